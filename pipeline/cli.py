@@ -1,0 +1,54 @@
+"""`microcoder <command>`: every DVC stage and tool, each runnable alone with explicit paths.
+
+Each command lives in `stages/<name>.py` as a function `main` (a typer command); heavy imports
+stay inside those functions so `microcoder --help` is fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+
+import typer
+
+app = typer.Typer(
+    help="MicroCoder: curate hard, fresh coding problems into an RL dataset and train with MicroCoder-GRPO.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+# (command name, module under stages/, one-line help) in pipeline order.
+COMMANDS = [
+    ("tiny-model", "tiny_model", "Build the deterministic tiny local Qwen3 model + tokenizer."),
+    ("scrape", "scrape", "Stage: read sources into data/raw (problems + rejects + stats)."),
+    ("dedup", "dedup", "Stage: exact + MinHash near-duplicate clustering and decontamination."),
+    ("validate", "validate", "Stage: verify tests with reference solutions; cap and drop bad tests."),
+    ("rollout", "rollout", "Stage: sample k solutions per problem from the policy and score them."),
+    ("filter", "filter", "Stage: pass-rate band and calibrated LLM difficulty."),
+    ("build", "build", "Stage: curated Hub-layout shards + dataset card."),
+    ("publish", "publish", "Stage: push a dataset version to the Hugging Face Hub."),
+    ("train", "train", "Stage: MicroCoder-GRPO training on the curated shards."),
+    ("eval-model", "eval_model", "Stage: pass@1 of base and trained models by platform and difficulty."),
+    ("evaluate", "evaluate", "Judge submissions against problems with the sandboxed evaluator."),
+    ("stats", "stats", "Run DuckDB SQL over any stage's shards."),
+]
+
+
+@app.callback()
+def _root() -> None:
+    """MicroCoder: curate hard, fresh coding problems into an RL dataset and train with MicroCoder-GRPO."""
+
+
+def _register() -> None:
+    for name, module, help_text in COMMANDS:
+        if importlib.util.find_spec(f"stages.{module}") is None:
+            continue
+        mod = importlib.import_module(f"stages.{module}")
+        app.command(name, help=help_text)(mod.main)
+
+
+_register()
+
+if __name__ == "__main__":
+    app()

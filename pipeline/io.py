@@ -1,0 +1,166 @@
+"""Problem shards in and out: parquet (zstd) and our jsonl, atomic writes, per-stage rejects."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.schema import PROBLEM_SCHEMA, Problem
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
+    """Yield a temp path next to `path`; on success rename it over `path` (atomic on POSIX)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix or ".tmp", dir=path.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, path)
+    except BaseException:
+        tmp_path.unlink(missing_ok=True)
+        raise
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def write_json(path: str | os.PathLike, obj: Any) -> None:
+    write_text_atomic(path, json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n")
+
+
+def write_jsonl(path: str | os.PathLike, rows: Iterable[dict[str, Any]]) -> int:
+    n = 0
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+            n += 1
+    return n
+
+
+def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
+    """Yield (line_number, record, error) for each non-blank line; a bad line gives error text."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError as e:
+                yield n, None, f"line {n}: invalid JSON ({e})"
+                continue
+            if not isinstance(rec, dict):
+                yield n, None, f"line {n}: expected a JSON object, got {type(rec).__name__}"
+                continue
+            yield n, rec, None
+
+
+# --- problem shards ---------------------------------------------------------------------------
+def problems_to_table(problems: Iterable[Problem], extra_schema: pa.Schema | None = None) -> pa.Table:
+    """Arrow table with the core schema first, then any extra columns the problems carry."""
+    rows = [p.to_row() for p in problems]
+    extra_names: list[str] = []
+    for r in rows:
+        for k in r:
+            if k not in PROBLEM_SCHEMA.names and k not in extra_names:
+                extra_names.append(k)
+    fields = list(PROBLEM_SCHEMA)
+    for name in extra_names:
+        if extra_schema is not None and name in extra_schema.names:
+            fields.append(extra_schema.field(name))
+        else:
+            values = [r.get(name) for r in rows]
+            fields.append(pa.field(name, pa.array(values).type))
+    schema = pa.schema(fields)
+    columns = {f.name: [r.get(f.name) for r in rows] for f in schema}
+    return pa.Table.from_pydict(columns, schema=schema)
+
+
+def write_problems(path: str | os.PathLike, problems: Iterable[Problem], extra_schema: pa.Schema | None = None) -> int:
+    """Write problems as one parquet file (zstd), atomically. `.jsonl` paths write our jsonl."""
+    path = Path(path)
+    problems = list(problems)
+    if path.suffix == ".jsonl":
+        return write_jsonl(path, (p.to_dict() for p in problems))
+    table = problems_to_table(problems, extra_schema)
+    with atomic_path(path, ".parquet") as tmp:
+        pq.write_table(table, tmp, compression="zstd")
+    return len(problems)
+
+
+def read_table(path: str | os.PathLike) -> pa.Table:
+    """A parquet file, or a directory of parquet shards read as one table."""
+    path = Path(path)
+    if path.is_dir():
+        files = sorted(path.rglob("*.parquet"))
+        if not files:
+            return PROBLEM_SCHEMA.empty_table()
+        return pa.concat_tables([pq.read_table(f) for f in files], promote_options="default")
+    return pq.read_table(path)
+
+
+def read_problems(path: str | os.PathLike) -> list[Problem]:
+    """Problems from parquet (file or shard dir) or our jsonl. jsonl lines must be valid records."""
+    path = Path(path)
+    if path.suffix == ".jsonl":
+        out = []
+        for n, rec, err in read_jsonl(path):
+            if err:
+                raise ValueError(f"{path}:{err}")
+            out.append(Problem.from_dict(rec))
+        return out
+    return [Problem.from_dict(r) for r in read_table(path).to_pylist()]
+
+
+def iter_problem_batches(path: str | os.PathLike, batch_size: int = 256) -> Iterator[list[Problem]]:
+    """Stream problems from parquet in batches (bounded memory for large shards)."""
+    path = Path(path)
+    files = sorted(path.rglob("*.parquet")) if path.is_dir() else [path]
+    for f in files:
+        for batch in pq.ParquetFile(f).iter_batches(batch_size=batch_size):
+            yield [Problem.from_dict(r) for r in batch.to_pylist()]
+
+
+# --- rejects ----------------------------------------------------------------------------------
+def reject_row(id: str | None, stage: str, reason: str, record: Any) -> dict[str, Any]:
+    """One rejects-file line: the id (if known), the stage, the reason, and the whole record."""
+    if isinstance(record, Problem):
+        record = record.to_dict()
+    return {"id": id, "stage": stage, "reason": reason, "record": record}
+
+
+class RejectsWriter:
+    """Collects a stage's rejects and writes them atomically as jsonl on close."""
+
+    def __init__(self, path: str | os.PathLike, stage: str):
+        self.path = Path(path)
+        self.stage = stage
+        self.rows: list[dict[str, Any]] = []
+
+    def add(self, id: str | None, reason: str, record: Any) -> None:
+        self.rows.append(reject_row(id, self.stage, reason, record))
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def close(self) -> None:
+        write_jsonl(self.path, self.rows)
+
+    def __enter__(self) -> RejectsWriter:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
