@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.params import apply_overrides, load_params
+
+runner = CliRunner()
+
+
+def test_help_lists_commands():
+    res = runner.invoke(app, ["--help"])
+    assert res.exit_code == 0
+    assert "tiny-model" in res.output
+
+
+def test_tiny_model_command(tmp_path):
+    res = runner.invoke(app, ["tiny-model", str(tmp_path / "m"), "--seed", "3"])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "m" / "model.safetensors").exists()
+
+
+def test_overrides_are_typed_and_dotted(tmp_path):
+    p = tmp_path / "params.yaml"
+    p.write_text("dedup:\n  threshold: 0.7\n  minhash: {num_perm: 128}\n")
+    got = load_params("dedup", p, ["threshold=0.8", "minhash.num_perm=64", "sources=[a, b]", "flag=true"])
+    assert got == {"threshold": 0.8, "minhash": {"num_perm": 64}, "sources": ["a", "b"], "flag": True}
+    assert load_params("missing", p) == {}
+    with pytest.raises(ValueError, match="key=value"):
+        apply_overrides({}, ["novalue"])
+
+
+def test_config_from_params_rejects_unknown_keys():
+    from dataclasses import dataclass, field
+
+    from pipeline.config import config_from_params, describe
+
+    @dataclass
+    class Cfg:
+        k: int = field(default=4, metadata={"help": "samples per problem"})
+
+    assert config_from_params(Cfg, {"k": 8}).k == 8
+    with pytest.raises(ValueError, match=r"unknown Cfg params \['kk'\]; valid: \['k'\]"):
+        config_from_params(Cfg, {"kk": 8})
+    assert describe(Cfg) == "k = 4: samples per problem"
