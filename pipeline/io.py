@@ -116,7 +116,7 @@ def read_problems(path: str | os.PathLike) -> list[Problem]:
     path = Path(path)
     if path.suffix == ".jsonl":
         out = []
-        for n, rec, err in read_jsonl(path):
+        for _line, rec, err in read_jsonl(path):
             if err:
                 raise ValueError(f"{path}:{err}")
             out.append(Problem.from_dict(rec))
