@@ -1,0 +1,146 @@
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.schema import Checker, Problem, ReferenceSolution, TestCase
+from pipeline.validate import ValidateConfig, cap_tests, classify_test, validate_problems
+
+SUM = "a, b = map(int, input().split())\nprint(a + b)\n"
+
+
+def stdio_problem(pid: str, tests, refs, **kw) -> Problem:
+    return Problem(id=pid, source="t", statement="Print a + b.", style="stdio", tests=tests,
+                   reference_solutions=refs, **kw)
+
+
+def sum_tests(n: int, wrong: int | None = None) -> list[TestCase]:
+    tests = []
+    for i in range(n):
+        out = str(i + 2 * i + 1)
+        if i == wrong:
+            out = "999"
+        tests.append(TestCase(f"{i} {2 * i + 1}\n", out + "\n", "public" if i == 0 else "private"))
+    return tests
+
+
+@pytest.mark.parametrize("statuses,policy,expected", [
+    (["AC", "AC"], "all", "valid"),
+    (["WA", "TLE"], "all", "broken"),
+    (["AC", "WA"], "all", "ambiguous"),
+    (["AC", "AC", "WA"], "majority", "valid"),
+    (["AC", "WA"], "majority", "ambiguous"),
+])
+def test_classify(statuses, policy, expected):
+    assert classify_test(statuses, policy) == expected
+
+
+def test_caps_keep_public_then_largest_private():
+    tests = [TestCase("1", "1", "public")] + [TestCase("x" * n, "y", "private") for n in (5, 50, 20, 10)]
+    cfg = ValidateConfig(max_tests=3, max_test_bytes=40, max_total_bytes=10_000)
+    kept, oversize, capped = cap_tests(tests, list(range(5)), cfg)
+    assert oversize == 1  # the 50-byte input
+    assert kept == [0, 3, 4]  # public + the two largest remaining private inputs
+    assert capped == 1
+    kept, _, capped = cap_tests(tests, [0, 1, 3, 4], ValidateConfig(max_tests=10, max_total_bytes=20))
+    assert kept == [0, 1, 4] and capped == 1  # dropping the 21-byte test fits 19 <= 20
+
+
+def test_invalid_policy_is_a_clear_error():
+    with pytest.raises(ValueError, match="policy"):
+        ValidateConfig(policy="some")
+
+
+@pytest.fixture
+def cfg(tmp_path):
+    return ValidateConfig(min_tests=3, workers=2, cache_path=str(tmp_path / "cache.sqlite"))
+
+
+def test_wrong_expected_output_is_dropped_and_reported(cfg):
+    p = stdio_problem("t/sum", sum_tests(6, wrong=3), [ReferenceSolution("python", SUM)])
+    res = validate_problems([p], cfg, progress=False)
+    assert [q.id for q in res.kept] == ["t/sum"]
+    v = res.kept[0].extra["validation"]
+    assert (v["tests_in"], v["tests_valid"], v["tests_broken"], v["tests_kept"]) == (6, 5, 1, 5)
+    assert "999" not in {t.output.strip() for t in res.kept[0].tests}
+    broken = [r for r in res.report if r["test_class"] == "broken"]
+    assert len(broken) == 1 and broken[0]["test_index"] == 3 and broken[0]["actual"].strip() == "10"
+
+
+def test_disagreeing_references_make_tests_ambiguous(cfg):
+    wrong_ref = "a, b = map(int, input().split())\nprint(a + b if a < 3 else 0)\n"
+    p = stdio_problem("t/amb", sum_tests(6), [ReferenceSolution("python", SUM), ReferenceSolution("python", wrong_ref)])
+    res = validate_problems([p], cfg, progress=False)
+    v = res.kept[0].extra["validation"]
+    assert v["tests_ambiguous"] == 3 and v["tests_valid"] == 3
+    maj = validate_problems([p], ValidateConfig(policy="majority", min_tests=3, cache_path=cfg.cache_path), progress=False)
+    assert maj.kept[0].extra["validation"]["tests_ambiguous"] == 3  # 1 of 2 is not a majority
+
+
+def test_problem_below_min_tests_is_rejected_and_unverified_is_kept(cfg):
+    few = stdio_problem("t/few", sum_tests(3, wrong=0), [ReferenceSolution("python", SUM)])
+    noref = stdio_problem("t/noref", sum_tests(4), [])
+    cerr = stdio_problem("t/ce", sum_tests(4), [ReferenceSolution("cpp", "int main( {")])
+    res = validate_problems([few, noref, cerr], cfg, progress=False)
+    assert [p.id for p in res.kept] == ["t/noref"]
+    assert res.kept[0].extra["validation"]["status"] == "unverified"
+    reasons = {p.id: r for p, r in res.rejects}
+    assert reasons["t/few"].startswith("only 2 valid tests")
+    assert "CE" in reasons["t/ce"]
+    rej = validate_problems([noref], ValidateConfig(unverified="reject", cache_path=cfg.cache_path), progress=False)
+    assert rej.rejects[0][1].startswith("no reference solution")
+
+
+def test_float_checker_and_functional(cfg):
+    flt = stdio_problem("t/half", [TestCase(f"{i}\n", f"{i / 3:.3f}\n") for i in range(1, 5)],
+                        [ReferenceSolution("python", "print(int(input()) / 3)")],
+                        checker=Checker(kind="float", rel_tol=1e-3, abs_tol=1e-3))
+    fn = Problem(id="t/fn", source="t", statement="add", style="functional", entry_point="add",
+                 tests=[TestCase(f"{i}\n{i}", json.dumps(2 * i)) for i in range(4)],
+                 reference_solutions=[ReferenceSolution("python", "def add(a, b):\n    return a + b\n")])
+    res = validate_problems([flt, fn], cfg, progress=False)
+    assert sorted(p.id for p in res.kept) == ["t/fn", "t/half"], res.rejects
+
+
+def test_cache_makes_rerun_skip_execution(cfg, monkeypatch):
+    p = stdio_problem("t/sum", sum_tests(5), [ReferenceSolution("python", SUM)])
+    first = validate_problems([p], cfg, progress=False)
+    import pipeline.evaluator as ev
+
+    def boom(*a, **k):
+        raise AssertionError("the evaluator must not run on a fully cached problem")
+
+    monkeypatch.setattr(ev, "Evaluator", boom)
+    again = validate_problems([p], cfg, progress=False)
+    assert again.kept == first.kept and again.stats == first.stats
+
+
+def test_stats_account_for_every_test(cfg):
+    probs = [stdio_problem(f"t/{i}", sum_tests(6, wrong=i), [ReferenceSolution("python", SUM)]) for i in range(3)]
+    probs.append(stdio_problem("t/none", sum_tests(4), []))
+    s = validate_problems(probs, cfg, progress=False).stats
+    t = s["tests"]
+    assert t["tests_in"] == t["tests_valid"] + t["tests_broken"] + t["tests_ambiguous"] + t["tests_nondeterministic"] + t["tests_unverified"]
+    assert t["tests_valid"] + t["tests_unverified"] == t["tests_kept"] + t["tests_oversize"] + t["tests_capped"]
+    assert s["problems_in"] == s["problems_kept"] + s["problems_rejected"]
+
+
+def test_stage_command_writes_all_outputs(tmp_path, cfg):
+    from typer.testing import CliRunner
+
+    from pipeline import io
+    from pipeline.cli import app
+
+    src = tmp_path / "in.parquet"
+    io.write_problems(src, [stdio_problem("t/sum", sum_tests(6, wrong=2), [ReferenceSolution("python", SUM)])])
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["validate", "--problems", str(src), "--out-dir", str(out), "--params",
+                                   str(tmp_path / "none.yaml"), "--set", f"cache_path={cfg.cache_path}",
+                                   "--set", "min_tests=3", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert len(io.read_problems(out / "problems.parquet")) == 1
+    assert pq.read_table(out / "report.parquet").num_rows == 6
+    assert json.loads((out / "stats.json").read_text())["tests"]["tests_broken"] == 1
+    assert (out / "rejects.jsonl").read_text() == ""
