@@ -23,13 +23,29 @@ def parse_override(item: str) -> tuple[list[str], Any]:
 def apply_overrides(params: dict[str, Any], overrides: list[str] | None) -> dict[str, Any]:
     for item in overrides or []:
         keys, value = parse_override(item)
-        node = params
+        node: Any = params
         for k in keys[:-1]:
-            if not isinstance(node.get(k), dict):
-                node[k] = {}
-            node = node[k]
-        node[keys[-1]] = value
+            node = _child(node, k, item)
+        if isinstance(node, list):
+            node[_index(node, keys[-1], item)] = value
+        else:
+            node[keys[-1]] = value
     return params
+
+
+def _index(node: list, key: str, item: str) -> int:
+    """A list element addressed by its position (`sources.0.path=...`)."""
+    if not key.lstrip("-").isdigit() or not -len(node) <= int(key) < len(node):
+        raise ValueError(f"--set {item!r}: {key!r} is not an index of a list of {len(node)}")
+    return int(key)
+
+
+def _child(node: Any, key: str, item: str) -> Any:
+    if isinstance(node, list):
+        return node[_index(node, key, item)]
+    if not isinstance(node.get(key), (dict, list)):
+        node[key] = {}
+    return node[key]
 
 
 def load_params(section: str, path: str | Path | None = None, overrides: list[str] | None = None) -> dict[str, Any]:

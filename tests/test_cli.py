@@ -44,3 +44,18 @@ def test_config_from_params_rejects_unknown_keys():
     with pytest.raises(ValueError, match=r"unknown Cfg params \['kk'\]; valid: \['k'\]"):
         config_from_params(Cfg, {"kk": 8})
     assert describe(Cfg) == "k = 4: samples per problem"
+
+
+def test_overrides_index_into_lists():
+    params = {"sources": [{"name": "a", "enabled": True}, {"name": "b", "enabled": False}]}
+    apply_overrides(params, ["sources.1.enabled=true", "sources.0.path=x.jsonl"])
+    assert params["sources"] == [{"name": "a", "enabled": True, "path": "x.jsonl"}, {"name": "b", "enabled": True}]
+    with pytest.raises(ValueError, match="not an index"):
+        apply_overrides(params, ["sources.5.enabled=true"])
+
+
+def test_atomic_outputs_get_the_usual_mode(tmp_path):
+    from pipeline.io import write_json
+
+    write_json(tmp_path / "s.json", {})
+    assert (tmp_path / "s.json").stat().st_mode & 0o044 == 0o044
