@@ -1,0 +1,149 @@
+"""What every source shares: the reject record, the run context, robust line readers."""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import json
+import zlib
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pipeline.schema import Problem
+
+
+class SourceError(RuntimeError):
+    """A whole source cannot be read (missing file, API down, bad options): not a record's fault."""
+
+
+@dataclass
+class Reject:
+    """One input record that did not become a Problem. `code` is a short reason category (the
+    stats key); `detail` says exactly what was wrong; `record` is the raw input."""
+
+    code: str
+    detail: str
+    record: Any
+    id: str | None = None
+
+    @property
+    def reason(self) -> str:
+        return f"{self.code}: {self.detail}" if self.detail else self.code
+
+
+Item = Problem | Reject
+
+
+@dataclass
+class SourceContext:
+    """Per-source run state handed to a source's `read`."""
+
+    name: str  # the configured source name: the id prefix (`<name>/<native id>`)
+    since: dt.date | None = None
+    http_factory: Callable[[], Any] | None = None
+    skipped: Counter = field(default_factory=Counter)  # listing entries filtered before being read
+    _http: Any = None
+
+    @property
+    def http(self):
+        """The shared polite HTTP client (created on first use)."""
+        if self._http is None:
+            if self.http_factory is None:
+                raise SourceError(f"source {self.name!r} needs HTTP but no client is configured")
+            self._http = self.http_factory()
+        return self._http
+
+    def skip(self, reason: str, n: int = 1) -> None:
+        self.skipped[reason] += n
+
+
+def open_text(path: Path):
+    """Open a text file, transparently gunzipping `.gz` files."""
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
+    return open(path, encoding="utf-8", errors="replace")
+
+
+def iter_json_lines(path: str | Path) -> Iterator[tuple[int, dict[str, Any] | None, Reject | None]]:
+    """(line number, record, reject) per non-blank line of a jsonl or jsonl.gz file. A bad line
+    or a truncated / corrupt gzip stream becomes a Reject instead of an exception."""
+    path = Path(path)
+    n = 0
+    try:
+        with open_text(path) as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except (ValueError, RecursionError) as e:
+                    yield n, None, Reject("bad_json", f"{path.name} line {n}: {e}", {"line": n, "text": line[:2000]})
+                    continue
+                if not isinstance(rec, dict):
+                    yield n, None, Reject("bad_json", f"{path.name} line {n}: expected a JSON object, got "
+                                          f"{type(rec).__name__}", {"line": n, "text": line[:2000]})
+                    continue
+                yield n, rec, None
+    except (EOFError, OSError, zlib.error, UnicodeDecodeError) as e:
+        yield n + 1, None, Reject("unreadable", f"{path.name}: stream ends or breaks after line {n} ({e})",
+                                  {"path": str(path), "after_line": n})
+
+
+def expand_paths(path: str | Path, patterns: tuple[str, ...] = ("*.jsonl", "*.jsonl.gz", "*.json")) -> list[Path]:
+    """A file, or the matching files of a directory (sorted); SourceError when nothing is there."""
+    path = Path(path)
+    if path.is_dir():
+        files = sorted({f for pat in patterns for f in path.glob(pat)})
+        if not files:
+            raise SourceError(f"{path}: no files matching {list(patterns)}")
+        return files
+    if not path.exists():
+        raise SourceError(f"{path}: no such file")
+    return [path]
+
+
+def need(record: dict[str, Any], key: str, types: type | tuple[type, ...] = str, *, allow_empty: bool = False):
+    """A required field of a raw record, type-checked; raises FieldError with a clear message."""
+    if key not in record or record[key] is None:
+        raise FieldError(f"{key}: missing")
+    value = record[key]
+    if not isinstance(value, types):
+        names = types.__name__ if isinstance(types, type) else "/".join(t.__name__ for t in types)
+        raise FieldError(f"{key}: expected {names}, got {type(value).__name__}")
+    if not allow_empty and isinstance(value, (str, list, dict)) and not value:
+        raise FieldError(f"{key}: empty")
+    return value
+
+
+class FieldError(ValueError):
+    """A raw record lacks a field or has it in the wrong type (becomes a `bad_record` reject)."""
+
+
+RECORD_ERRORS = (TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError)
+
+
+def guarded(convert: Callable[..., Item], record: Any, *args: Any) -> Item:
+    """`convert(record, *args)`, with any unexpected shape error turned into a `bad_record` reject:
+    one malformed record must never end the whole source."""
+    try:
+        return convert(record, *args)
+    except RECORD_ERRORS as e:
+        return Reject("bad_record", f"{type(e).__name__}: {e}", jsonable(record))
+
+
+def jsonable(record: Any, limit: int = 200_000) -> Any:
+    """A raw record made safe for the rejects file: bytes decoded, huge strings cut."""
+    if isinstance(record, dict):
+        return {str(k): jsonable(v, limit) for k, v in record.items()}
+    if isinstance(record, (list, tuple)):
+        return [jsonable(v, limit) for v in record]
+    if isinstance(record, bytes):
+        record = record.decode("utf-8", errors="replace")
+    if isinstance(record, str) and len(record) > limit:
+        return record[:limit] + f"... [{len(record) - limit} more characters]"
+    if isinstance(record, (str, int, float, bool)) or record is None:
+        return record
+    return str(record)

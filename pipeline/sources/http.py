@@ -1,0 +1,171 @@
+"""A polite HTTP client for the live platforms.
+
+- at least `min_interval_s` between requests to one host;
+- retries with exponential backoff on 429/5xx and transport errors, honouring `Retry-After`;
+- a User-Agent that names the project;
+- an on-disk cache keyed by method + URL + body, so a rerun does not refetch. Listing calls pass
+  `ttl_s` so they are refreshed after a while; problem pages are cached for good.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import httpx
+
+from pipeline.io import write_text_atomic
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+DEFAULT_USER_AGENT = "MicroCoder-dataset-builder/0.1 (research dataset of public programming problems; polite crawler)"
+
+
+class HttpError(RuntimeError):
+    def __init__(self, url: str, status: int | None, detail: str):
+        super().__init__(f"{url}: {detail}")
+        self.url = url
+        self.status = status
+
+
+@dataclass
+class HttpConfig:
+    user_agent: str = field(default=DEFAULT_USER_AGENT, metadata={"help": "User-Agent sent with every request."})
+    min_interval_s: float = field(default=1.0, metadata={"help": "Minimum seconds between requests to one host."})
+    max_retries: int = field(default=5, metadata={"help": "Retries on 429/5xx/transport errors."})
+    backoff_s: float = field(default=2.0, metadata={"help": "First retry delay; doubles each retry."})
+    max_backoff_s: float = field(default=120.0, metadata={"help": "Cap on one retry delay (also on Retry-After)."})
+    timeout_s: float = field(default=30.0, metadata={"help": "Per-request timeout."})
+    cache_dir: str | None = field(default=".cache/microcoder/http", metadata={
+        "help": "On-disk response cache (null disables it). Keep it out of DVC outs and git."})
+    refresh: bool = field(default=False, metadata={"help": "Ignore cached responses (still write new ones)."})
+
+
+class HttpClient:
+    def __init__(self, config: HttpConfig | None = None, *, transport: httpx.BaseTransport | None = None,
+                 sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic):
+        self.config = config or HttpConfig()
+        self._sleep, self._clock = sleep, clock
+        self._last: dict[str, float] = {}
+        self.stats = {"requests": 0, "cache_hits": 0, "retries": 0}
+        self._client = httpx.Client(headers={"User-Agent": self.config.user_agent}, timeout=self.config.timeout_s,
+                                    follow_redirects=True, transport=transport)
+        self._cache = Path(self.config.cache_dir) if self.config.cache_dir else None
+
+    def close(self) -> None:
+        self._client.close()
+
+    def get_text(self, url: str, params: dict[str, Any] | None = None, *, ttl_s: float | None = None) -> str:
+        return self.request("GET", url, params=params, ttl_s=ttl_s)
+
+    def get_json(self, url: str, params: dict[str, Any] | None = None, *, ttl_s: float | None = None) -> Any:
+        return _decode_json(url, self.get_text(url, params, ttl_s=ttl_s))
+
+    def post_json(self, url: str, payload: Any, *, ttl_s: float | None = None) -> Any:
+        return _decode_json(url, self.request("POST", url, body=payload, ttl_s=ttl_s))
+
+    def request(self, method: str, url: str, *, params: dict[str, Any] | None = None, body: Any = None,
+                ttl_s: float | None = None) -> str:
+        """The response text of a 2xx answer (from the cache when fresh); HttpError otherwise."""
+        if params:
+            url = f"{url}{'&' if '?' in url else '?'}{urlencode(sorted(params.items()))}"
+        payload = json.dumps(body, sort_keys=True) if body is not None else None
+        key = hashlib.sha256(f"{method} {url}\n{payload or ''}".encode()).hexdigest()
+        cached = self._cache_get(key, ttl_s)
+        if cached is not None:
+            self.stats["cache_hits"] += 1
+            return cached
+        text = self._fetch(method, url, payload)
+        self._cache_put(key, method, url, text)
+        return text
+
+    def _fetch(self, method: str, url: str, payload: str | None) -> str:
+        host = urlsplit(url).netloc
+        headers = {"Content-Type": "application/json"} if payload is not None else {}
+        for attempt in range(self.config.max_retries + 1):
+            self._wait_turn(host)
+            self.stats["requests"] += 1
+            try:
+                resp = self._client.request(method, url, content=payload, headers=headers)
+            except httpx.TransportError as e:
+                if attempt == self.config.max_retries:
+                    raise HttpError(url, None, f"{type(e).__name__}: {e}") from e
+                self._backoff(attempt, None)
+                continue
+            if resp.status_code in RETRY_STATUSES and attempt < self.config.max_retries:
+                self._backoff(attempt, resp.headers.get("Retry-After"))
+                continue
+            if not 200 <= resp.status_code < 300:
+                raise HttpError(url, resp.status_code, f"HTTP {resp.status_code}")
+            return resp.text
+        raise HttpError(url, None, "retries exhausted")  # not reached: the loop returns or raises
+
+    def _wait_turn(self, host: str) -> None:
+        last = self._last.get(host)
+        if last is not None:
+            wait = last + self.config.min_interval_s - self._clock()
+            if wait > 0:
+                self._sleep(wait)
+        self._last[host] = self._clock()
+
+    def _backoff(self, attempt: int, retry_after: str | None) -> None:
+        self.stats["retries"] += 1
+        delay = retry_after_seconds(retry_after, self._wall_now())
+        if delay is None:
+            delay = self.config.backoff_s * 2**attempt
+        self._sleep(min(max(delay, 0.0), self.config.max_backoff_s))
+
+    @staticmethod
+    def _wall_now() -> float:
+        return time.time()
+
+    # --- cache ------------------------------------------------------------------------------
+    def _cache_file(self, key: str) -> Path | None:
+        return self._cache / key[:2] / f"{key}.json" if self._cache else None
+
+    def _cache_get(self, key: str, ttl_s: float | None) -> str | None:
+        path = self._cache_file(key)
+        if path is None or self.config.refresh or not path.is_file():
+            return None
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None  # a damaged entry is simply refetched
+        if ttl_s is not None and time.time() - float(entry.get("fetched_at", 0)) > ttl_s:
+            return None
+        return entry.get("body")
+
+    def _cache_put(self, key: str, method: str, url: str, text: str) -> None:
+        path = self._cache_file(key)
+        if path is not None:
+            entry = {"method": method, "url": url, "fetched_at": time.time(), "body": text}
+            write_text_atomic(path, json.dumps(entry, ensure_ascii=False))
+
+
+def retry_after_seconds(value: str | None, now: float) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date); None if absent/bad."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return when.timestamp() - now
+
+
+def _decode_json(url: str, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        raise HttpError(url, 200, f"response is not JSON: {e}") from e

@@ -1,0 +1,111 @@
+"""Hub datasets through one code path: `datasets.load_dataset(...)`, then a per-dataset row mapping.
+
+`dataset` names a Hub id (e.g. `deepmind/code_contests`); `path` names local files in the same
+layout (parquet, json/jsonl, arrow), loaded with `load_dataset("parquet"|"json"|"arrow",
+data_files=...)`. Either way rows stream through the adapter in `hub_rows.py`. A stream that
+breaks mid-way ends with one `unreadable` reject saying where.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pipeline.sources import hub_rows
+from pipeline.sources.base import RECORD_ERRORS, Item, Reject, SourceContext, SourceError, jsonable
+
+DEFAULT_DATASETS = {
+    "codecontests": "deepmind/code_contests",
+    "taco": "BAAI/TACO",
+    "apps": "codeparrot/apps",
+    "open-r1-codeforces": "open-r1/codeforces",
+    "deepcoder": "agentica-org/DeepCoder-Preview-Dataset",
+    "livecodebench": "livecodebench/code_generation_lite",
+}
+BUILDERS = {".parquet": "parquet", ".jsonl": "json", ".json": "json", ".gz": "json", ".arrow": "arrow"}
+
+
+@dataclass
+class Options:
+    adapter: str = field(default="", metadata={"help": f"Row layout: one of {sorted(DEFAULT_DATASETS)}."})
+    dataset: str | None = field(default=None, metadata={"help": "Hub dataset id (default: the adapter's own)."})
+    path: str | None = field(default=None, metadata={"help": "Local file or folder in the dataset's layout."})
+    config: str | None = field(default=None, metadata={"help": "Dataset config (load_dataset `name`)."})
+    split: str = field(default="train", metadata={"help": "Split to read."})
+    data_files: Any = field(default=None, metadata={"help": "load_dataset `data_files` (str, list or dict)."})
+    revision: str | None = field(default=None, metadata={"help": "Hub revision (commit, tag or branch)."})
+    streaming: bool = field(default=True, metadata={"help": "Stream rows instead of materialising the dataset."})
+    max_solutions: int = field(default=4, metadata={"help": "Reference solutions kept per language."})
+    include_generated: bool = field(default=True, metadata={"help": "Keep generated tests (code_contests)."})
+
+
+def read(opts: Options, ctx: SourceContext) -> Iterator[Item]:
+    mapper = hub_rows.ADAPTERS.get(opts.adapter)
+    if mapper is None:
+        raise SourceError(f"unknown hub adapter {opts.adapter!r}; valid: {sorted(hub_rows.ADAPTERS)}")
+    try:
+        rows = iter(load_rows(opts))
+    except SourceError:
+        raise
+    except Exception as e:  # noqa: BLE001 - a local file that does not load is a reject
+        yield Reject("unreadable", f"cannot load {opts.path}: {type(e).__name__}: {e}", {"path": opts.path})
+        return
+    n = 0
+    while True:
+        try:
+            row = next(rows)
+        except StopIteration:
+            return
+        except Exception as e:  # noqa: BLE001 - a broken file/stream is a reject, not a crash
+            yield Reject("unreadable", f"dataset stream broke after {n} rows: {type(e).__name__}: {e}",
+                         {"dataset": opts.dataset, "path": opts.path, "after_row": n})
+            return
+        n += 1
+        try:
+            yield mapper(row, ctx.name, opts)
+        except hub_rows.RowError as e:
+            yield Reject(e.code, str(e), jsonable(row), e.id)
+        except RECORD_ERRORS as e:  # an unexpected shape in one row must not end the source
+            yield Reject("bad_record", f"{type(e).__name__}: {e}", jsonable(row))
+
+
+def load_rows(opts: Options):
+    """The rows, from local files or the Hub, through `datasets.load_dataset`."""
+    import datasets
+
+    if opts.path:
+        files = _local_files(Path(opts.path))
+        builders = {BUILDERS[f.suffix] for f in files}
+        if len(builders) != 1:
+            raise SourceError(f"{opts.path}: mixed file formats {sorted(builders)}")
+        return datasets.load_dataset(builders.pop(), data_files=[str(f) for f in files], split="train",
+                                     streaming=opts.streaming)
+    dataset = opts.dataset or DEFAULT_DATASETS.get(opts.adapter)
+    kwargs: dict[str, Any] = {"split": opts.split, "streaming": opts.streaming}
+    if opts.config:
+        kwargs["name"] = opts.config
+    if opts.data_files:
+        kwargs["data_files"] = opts.data_files
+    if opts.revision:
+        kwargs["revision"] = opts.revision
+    try:
+        return datasets.load_dataset(dataset, **kwargs)
+    except Exception as e:  # noqa: BLE001 - network/hub/layout problems are the source's failure
+        raise SourceError(f"load_dataset({dataset!r}) failed: {type(e).__name__}: {e}") from e
+
+
+def _local_files(path: Path) -> list[Path]:
+    if path.is_dir():
+        files = sorted(f for f in path.rglob("*") if f.is_file() and f.suffix in BUILDERS)
+    elif path.is_file():
+        files = [path]
+    else:
+        raise SourceError(f"{path}: no such file or folder")
+    if not files:
+        raise SourceError(f"{path}: no {sorted(BUILDERS)} files")
+    unknown = [f.name for f in files if f.suffix not in BUILDERS]
+    if unknown:
+        raise SourceError(f"{path}: unsupported file types {unknown}")
+    return files

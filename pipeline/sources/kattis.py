@@ -1,0 +1,272 @@
+"""Kattis / ICPC problem packages (the problemarchive format) as stdio problems.
+
+A package is a folder with `problem.yaml`, a statement (`problem_statement/problem[.en].{md,tex,html}`
+or `statement/`), `data/sample|secret/**/*.in` + `.ans`, `submissions/accepted/*` and optionally
+`output_validators/<name>/`. `path` is one package or a folder of packages (one record each).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pipeline.schema import Checker, Problem, ReferenceSolution, TestCase
+from pipeline.sources.base import RECORD_ERRORS, Item, Reject, SourceContext, SourceError
+from pipeline.sources.normalize import clean_text, html_to_markdown, stable_id
+
+LANGUAGE_BY_SUFFIX = {".py": "python", ".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".c++": "cpp"}
+STATEMENT_NAMES = ("problem.en.md", "problem.md", "problem.en.tex", "problem.tex", "problem.en.html", "problem.html")
+
+
+class PackageError(ValueError):
+    def __init__(self, code: str, detail: str):
+        super().__init__(detail)
+        self.code = code
+
+
+@dataclass
+class Options:
+    path: str = field(default="", metadata={"help": "A Kattis problem package, or a folder of packages."})
+    default_time_limit_s: float = field(default=2.0, metadata={
+        "help": "Time limit when the package has neither `.timelimit` nor limits.time_limit."})
+    max_solutions: int = field(default=4, metadata={"help": "Accepted submissions kept per language."})
+
+
+def read(opts: Options, ctx: SourceContext) -> Iterator[Item]:
+    root = Path(opts.path)
+    if not root.is_dir():
+        raise SourceError(f"{root}: not a folder")
+    packages = [root] if (root / "problem.yaml").exists() else sorted(
+        p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    for pkg in packages:
+        record = {"package": str(pkg)}
+        pid = stable_id(ctx.name, pkg.name)
+        try:
+            yield convert(pkg, ctx.name, opts)
+        except PackageError as e:
+            yield Reject(e.code, str(e), record, pid)
+        except (OSError, UnicodeDecodeError) as e:
+            yield Reject("unreadable", f"{pkg.name}: {e}", record, pid)
+        except RECORD_ERRORS as e:  # odd problem.yaml shapes and the like
+            yield Reject("bad_package", f"{pkg.name}: {type(e).__name__}: {e}", record, pid)
+
+
+def convert(pkg: Path, source: str, opts: Options) -> Problem:
+    config = _problem_yaml(pkg)
+    validation = str(config.get("validation") or "default").split()
+    types = str(config.get("type") or "pass-fail").split()
+    if "interactive" in validation or "interactive" in types:
+        raise PackageError("interactive", "interactive problem (needs an interactor, not a stdio judge)")
+    if "score" in validation or "scoring" in types:
+        raise PackageError("scoring", "scoring problem (no pass/fail verdict)")
+    title, statement = _statement(pkg, config)
+    tests, skipped = _tests(pkg)
+    if not tests:
+        raise PackageError("no_tests", "no data/**/*.in with a matching .ans")
+    limits = config.get("limits") or {}
+    if not isinstance(limits, dict):
+        raise PackageError("bad_package", f"limits: expected a mapping, got {type(limits).__name__}")
+    time_limit, time_source = _time_limit(pkg, limits, opts.default_time_limit_s)
+    checker = _checker(pkg, validation, config.get("validator_flags"))
+    meta: dict[str, Any] = {"skipped_tests": skipped, "time_limit_from": time_source}
+    for key in ("author", "source", "rights_owner", "uuid"):
+        if config.get(key) is not None:
+            meta[key] = str(config[key])
+    if limits.get("time_multiplier") is not None:
+        meta["time_multiplier"] = limits["time_multiplier"]
+    if config.get("validator_flags"):
+        meta["validator_flags"] = str(config["validator_flags"])
+    memory = limits.get("memory")
+    return Problem(
+        id=stable_id(source, pkg.name),
+        source=source,
+        source_id=pkg.name,
+        url=str(config["source_url"]) if config.get("source_url") else None,
+        title=title,
+        statement=statement,
+        platform="kattis",
+        style="stdio",
+        tests=tests,
+        checker=checker,
+        time_limit_s=time_limit,
+        memory_limit_mb=int(memory) if isinstance(memory, (int, float)) and not isinstance(memory, bool) else 256,
+        reference_solutions=_solutions(pkg, opts.max_solutions),
+        license=str(config["license"]) if config.get("license") else None,
+        meta=meta,
+    )
+
+
+def _problem_yaml(pkg: Path) -> dict[str, Any]:
+    path = pkg / "problem.yaml"
+    if not path.exists():
+        raise PackageError("bad_package", f"{pkg.name}: no problem.yaml")
+    try:
+        config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as e:
+        raise PackageError("bad_package", f"problem.yaml does not parse: {e}") from e
+    if not isinstance(config, dict):
+        raise PackageError("bad_package", f"problem.yaml: expected a mapping, got {type(config).__name__}")
+    return config
+
+
+def _statement(pkg: Path, config: dict[str, Any]) -> tuple[str, str]:
+    name = config.get("name")
+    if isinstance(name, dict):
+        name = name.get("en") or next(iter(name.values()), None)
+    for folder in ("problem_statement", "statement"):
+        for fname in STATEMENT_NAMES:
+            path = pkg / folder / fname
+            if path.is_file():
+                text = path.read_text(encoding="utf-8")
+                if path.suffix == ".html":
+                    body = html_to_markdown(text)
+                elif path.suffix == ".tex":
+                    tex_title, body = tex_to_markdown(text)
+                    name = name or tex_title
+                else:
+                    body = clean_text(text)
+                if not body.strip():
+                    raise PackageError("no_statement", f"{folder}/{fname} is empty")
+                return str(name or pkg.name), body
+    raise PackageError("no_statement", f"no statement file ({', '.join(STATEMENT_NAMES)})")
+
+
+_TEX_TITLE = re.compile(r"\\problemname\{([^}]*)\}")
+_TEX_SECTION = re.compile(r"\\(sub)?section\*?\{([^}]*)\}")
+_TEX_DROP = re.compile(r"\\(illustration|begin\{figure\}|end\{figure\}|includegraphics)(\[[^\]]*\])?(\{[^}]*\})*")
+
+
+def tex_to_markdown(tex: str) -> tuple[str | None, str]:
+    """problemtools LaTeX statements -> markdown: title, section headings, paragraphs. Math stays
+    in `$...$` (which markdown renderers and models read as TeX)."""
+    m = _TEX_TITLE.search(tex)
+    title = m.group(1).strip() if m else None
+    body = _TEX_TITLE.sub("", tex)
+    body = _TEX_SECTION.sub(lambda s: ("\n### " if s.group(1) else "\n## ") + s.group(2).strip() + "\n", body)
+    body = _TEX_DROP.sub("", body)
+    body = re.sub(r"(?m)^\s*%.*$", "", body)  # whole-line comments
+    return title, clean_text(body)
+
+
+def _tests(pkg: Path) -> tuple[list[TestCase], int]:
+    tests, skipped = [], 0
+    for group, kind in (("sample", "public"), ("secret", "private")):
+        folder = pkg / "data" / group
+        if not folder.is_dir():
+            continue
+        for inp in sorted(folder.rglob("*.in")):
+            ans = inp.with_suffix(".ans")
+            if not ans.is_file() or inp.with_suffix(".interaction").exists():
+                skipped += 1
+                continue
+            tests.append(TestCase(inp.read_text(encoding="utf-8"), ans.read_text(encoding="utf-8"), kind))
+    return tests, skipped
+
+
+def _time_limit(pkg: Path, limits: dict[str, Any], default: float) -> tuple[float, str]:
+    marker = pkg / ".timelimit"
+    if marker.is_file():
+        try:
+            return float(marker.read_text().split()[0]), ".timelimit"
+        except (ValueError, IndexError) as e:
+            raise PackageError("bad_package", f".timelimit is not a number: {e}") from e
+    value = limits.get("time_limit")
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+        return float(value), "limits.time_limit"
+    return default, "default"
+
+
+def _flags(text: Any) -> dict[str, str | None]:
+    words = str(text or "").split()
+    flags: dict[str, str | None] = {}
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word.startswith("float_") and i + 1 < len(words):
+            flags[word] = words[i + 1]
+            i += 2
+        else:
+            flags[word] = None
+            i += 1
+    return flags
+
+
+def _checker(pkg: Path, validation: list[str], validator_flags: Any) -> Checker:
+    if validation and validation[0] == "custom":
+        program, language = _custom_validator(pkg)
+        return Checker(kind="program", program=program, language=language, protocol="kattis")
+    flags = _flags(validator_flags)
+    case_sensitive = "case_sensitive" in flags  # Kattis' default validator ignores case unless told
+    try:
+        both = float(flags["float_tolerance"]) if "float_tolerance" in flags else None
+        rel = float(flags["float_relative_tolerance"]) if "float_relative_tolerance" in flags else None
+        abs_ = float(flags["float_absolute_tolerance"]) if "float_absolute_tolerance" in flags else None
+    except (TypeError, ValueError) as e:
+        raise PackageError("bad_package", f"validator_flags: bad float tolerance ({e})") from e
+    if both is not None or rel is not None or abs_ is not None:
+        rel = both if rel is None and both is not None else rel
+        abs_ = both if abs_ is None and both is not None else abs_
+        return Checker(kind="float", rel_tol=rel if rel is not None else 0.0,
+                       abs_tol=abs_ if abs_ is not None else 0.0, case_sensitive=case_sensitive)
+    return Checker(kind="tokens", case_sensitive=case_sensitive)
+
+
+def _custom_validator(pkg: Path) -> tuple[str, str]:
+    """The one source file of the package's output validator; local headers are inlined."""
+    folders = [d for d in sorted((pkg / "output_validators").glob("*")) if d.is_dir()]
+    if not folders and (pkg / "output_validator").is_dir():
+        folders = [pkg / "output_validator"]
+    if len(folders) != 1:
+        raise PackageError("bad_validator", f"custom validation needs exactly one output validator, found {len(folders)}")
+    files = [f for f in sorted(folders[0].iterdir()) if f.is_file()]
+    sources = [f for f in files if f.suffix in LANGUAGE_BY_SUFFIX]
+    if len(sources) != 1:
+        raise PackageError("bad_validator", f"output validator {folders[0].name}: expected one .py or .cpp file, "
+                           f"found {[f.name for f in sources]}")
+    src = sources[0]
+    language = LANGUAGE_BY_SUFFIX[src.suffix]
+    code = src.read_text(encoding="utf-8")
+    if language == "cpp":
+        headers = {f.name: f for f in files if f.suffix in (".h", ".hpp", ".hh")}
+        code = _inline_headers(code, headers)
+    others = [f.name for f in files if f != src and f.suffix not in (".h", ".hpp", ".hh", ".txt", ".md")]
+    if others:
+        raise PackageError("bad_validator", f"output validator {folders[0].name} has extra files {others}")
+    return code, language
+
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"\s*$', re.MULTILINE)
+
+
+def _inline_headers(code: str, headers: dict[str, Path], seen: frozenset[str] = frozenset()) -> str:
+    def repl(m: re.Match) -> str:
+        name = m.group(1)
+        if name not in headers:
+            raise PackageError("bad_validator", f"validator includes {name!r}, which is not in its folder")
+        if name in seen:
+            return f"// {name} already included"
+        inner = _inline_headers(headers[name].read_text(encoding="utf-8"), headers, seen | {name})
+        return f"// --- begin {name}\n{inner}\n// --- end {name}"
+
+    return _INCLUDE.sub(repl, code)
+
+
+def _solutions(pkg: Path, per_language: int) -> list[ReferenceSolution]:
+    folder = pkg / "submissions" / "accepted"
+    if not folder.is_dir():
+        return []
+    out, count = [], {"python": 0, "cpp": 0}
+    for f in sorted(folder.iterdir()):
+        language = LANGUAGE_BY_SUFFIX.get(f.suffix)
+        if not f.is_file() or language is None or count[language] >= per_language:
+            continue
+        code = f.read_text(encoding="utf-8", errors="replace")
+        if code.strip():
+            out.append(ReferenceSolution(language, code))
+            count[language] += 1
+    return out

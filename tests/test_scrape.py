@@ -1,0 +1,170 @@
+"""The scrape stage: outputs, accounting, duplicates, limits, source errors and the CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.io import read_problems
+from pipeline.scrape import ScrapeConfig, run_scrape
+from pipeline.sources import SourceError
+
+FIX = Path(__file__).parent / "fixtures" / "sources"
+
+
+def read_outputs(out: Path):
+    stats = json.loads((out / "stats.json").read_text())
+    rejects = [json.loads(line) for line in (out / "rejects.jsonl").read_text().splitlines()]
+    return read_problems(out / "problems.parquet"), rejects, stats
+
+
+def test_run_scrape_accounts_for_every_record(tmp_path):
+    extra = tmp_path / "extra.jsonl"
+    seed_lines = (FIX / "seed.jsonl").read_text().splitlines()
+    dup_of_other_source = json.loads(seed_lines[0]) | {"id": "humaneval/900"}
+    extra.write_text("\n".join([seed_lines[0], seed_lines[0], json.dumps(dup_of_other_source)]) + "\n")
+    cfg = ScrapeConfig(progress=False, sources=[
+        {"name": "humaneval", "kind": "humaneval", "path": str(FIX / "humaneval_mini.jsonl")},
+        {"name": "seed", "kind": "jsonl", "path": str(FIX / "seed.jsonl")},
+        {"name": "extra", "kind": "jsonl", "path": str(extra)},
+        {"name": "lcd", "kind": "leetcodedataset", "path": str(FIX / "leetcodedataset.jsonl"), "limit": 2},
+        {"name": "off", "kind": "jsonl", "path": "does/not/exist.jsonl", "enabled": False},
+    ])
+    stats = run_scrape(cfg, tmp_path / "raw")
+    problems, rejects, on_disk = read_outputs(tmp_path / "raw")
+    assert on_disk == stats and set(stats["sources"]) == {"humaneval", "seed", "extra", "lcd"}
+    for name, s in stats["sources"].items():
+        assert s["accepted"] + s["rejected"] == s["read"], name
+        assert sum(s["rejected_by_reason"].values()) == s["rejected"], name
+    assert stats["sources"]["seed"] == {"kind": "jsonl", "read": 7, "accepted": 3, "rejected": 4, "error": None,
+                                        "rejected_by_reason": {"bad_json": 2, "invalid_problem": 2},
+                                        "skipped": {}, "http": None}
+    extra_stats = stats["sources"]["extra"]
+    assert extra_stats["read"] == 3 and extra_stats["rejected_by_reason"] == {"duplicate_id": 3}
+    dup_reasons = [r["reason"] for r in rejects if "duplicate_id" in r["reason"]]
+    assert any("already produced by source 'humaneval'" in r for r in dup_reasons)
+    assert any("already produced by source 'seed'" in r for r in dup_reasons)
+    assert stats["sources"]["lcd"]["read"] == 2
+    assert len(problems) == stats["total"]["accepted"] and len(rejects) == stats["total"]["rejected"]
+    assert len({p.id for p in problems}) == len(problems)
+    assert all(r["stage"] == "scrape" for r in rejects)
+    # statement whitespace is normalised on the way in (trailing spaces, blank runs)
+    add_two = next(p for p in problems if p.id == "seed/add-two")
+    assert add_two.statement == "Read two integers and print their sum.\n\nInput: `a b`"
+    assert pq.read_schema(tmp_path / "raw" / "problems.parquet").names[:3] == ["id", "source", "source_id"]
+
+
+def test_invalid_problem_from_a_source_is_rejected_by_the_stage(tmp_path):
+    pkg = tmp_path / "pkgs" / "slow"
+    shutil.copytree(FIX / "kattis" / "hello", pkg)
+    (pkg / ".timelimit").write_text("9999\n")
+    cfg = ScrapeConfig(progress=False, sources=[{"name": "k", "kind": "kattis", "path": str(tmp_path / "pkgs")}])
+    stats = run_scrape(cfg, tmp_path / "raw")
+    _, rejects, _ = read_outputs(tmp_path / "raw")
+    assert stats["sources"]["k"]["rejected_by_reason"] == {"invalid_problem": 1}
+    assert "time_limit_s" in rejects[0]["reason"] and rejects[0]["id"] == "k/slow"
+
+
+def test_source_errors_fail_or_are_recorded(tmp_path):
+    sources = [{"name": "seed", "kind": "jsonl", "path": str(tmp_path / "missing.jsonl")},
+               {"name": "he", "kind": "humaneval", "path": str(FIX / "humaneval_mini.jsonl")}]
+    with pytest.raises(SourceError, match="missing.jsonl"):
+        run_scrape(ScrapeConfig(sources=sources, progress=False), tmp_path / "a")
+    assert not (tmp_path / "a" / "problems.parquet").exists()
+    stats = run_scrape(ScrapeConfig(sources=sources, progress=False, on_source_error="skip"), tmp_path / "b")
+    assert "no such file" in stats["sources"]["seed"]["error"] and stats["sources"]["he"]["accepted"] == 2
+
+
+def test_since_filters_dated_records_as_rejects(tmp_path):
+    cfg = ScrapeConfig(progress=False, sources=[
+        {"name": "lcb", "kind": "livecodebench", "path": str(FIX / "livecodebench.jsonl"), "since": "2024-01-10"},
+        {"name": "he", "kind": "humaneval", "path": str(FIX / "humaneval_mini.jsonl"), "since": "2024-01-10"}])
+    stats = run_scrape(cfg, tmp_path / "raw")
+    problems, _, _ = read_outputs(tmp_path / "raw")
+    assert [p.id for p in problems] == ["lcb/abc337_a"]
+    assert stats["sources"]["lcb"]["rejected_by_reason"] == {"bad_record": 1, "bad_tests": 1, "before_since": 1}
+    assert stats["sources"]["he"]["rejected_by_reason"]["no_contest_date"] == 2
+
+
+def test_config_errors_are_clear(tmp_path):
+    with pytest.raises(SourceError, match="unknown source kind"):
+        run_scrape(ScrapeConfig(sources=[{"kind": "ftp"}], progress=False), tmp_path)
+    with pytest.raises(SourceError, match="named 'x'"):
+        run_scrape(ScrapeConfig(progress=False, sources=[{"name": "x", "kind": "humaneval"}] * 2), tmp_path)
+    with pytest.raises(SourceError, match="limit"):
+        run_scrape(ScrapeConfig(progress=False, sources=[{"kind": "humaneval", "limit": -1}]), tmp_path)
+
+
+def test_live_source_through_the_stage(httpserver, tmp_path):
+    d = FIX / "codeforces"
+    for route, name in (("/api/contest.list", "contest.list.json"), ("/api/problemset.problems", "problemset.problems.json"),
+                        ("/problemset/problem/2000/A", "problem_2000_A.html"),
+                        ("/problemset/problem/2000/B", "problem_2000_B.html")):
+        httpserver.expect_request(route).respond_with_data((d / name).read_text())
+    httpserver.expect_request("/problemset/problem/1999/Z").respond_with_data("no", status=404)
+    cfg = ScrapeConfig(progress=False, min_interval_s=0, max_retries=0, http_cache_dir=str(tmp_path / "cache"),
+                       sources=[{"name": "cf", "kind": "codeforces", "since": "2024-08-01",
+                                 "api_url": httpserver.url_for("/api"), "base_url": httpserver.url_for("/")}])
+    stats = run_scrape(cfg, tmp_path / "raw")
+    cf = stats["sources"]["cf"]
+    assert (cf["read"], cf["accepted"]) == (4, 1) and cf["skipped"] == {"before since": 1, "contest not finished": 1}
+    assert cf["http"]["requests"] == 5 and any((tmp_path / "cache").rglob("*.json"))
+
+
+runner = CliRunner()
+
+
+def test_cli_format_conversion(tmp_path):
+    out = tmp_path / "kattis.parquet"
+    result = runner.invoke(app, ["scrape", "--format", "kattis", "--path", str(FIX / "kattis"), "-o", str(out),
+                                 "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "kattis: read 6, accepted 3, rejected 3" in result.output
+    assert len(read_problems(out)) == 3
+    assert len((tmp_path / "kattis.rejects.jsonl").read_text().splitlines()) == 3
+    assert json.loads((tmp_path / "kattis.stats.json").read_text())["total"]["read"] == 6
+
+
+def test_cli_params_section(tmp_path):
+    params = tmp_path / "params.yaml"
+    params.write_text(yaml.safe_dump({"scrape": {"sources": [
+        {"name": "seed", "kind": "jsonl", "path": str(FIX / "seed.jsonl")},
+        {"name": "humaneval", "kind": "humaneval", "path": str(FIX / "humaneval_mini.jsonl")}]}}))
+    out = tmp_path / "raw"
+    result = runner.invoke(app, ["scrape", "--params", str(params), "--out-dir", str(out), "--no-progress",
+                                 "--set", "on_source_error=skip"])
+    assert result.exit_code == 0, result.output
+    _, _, stats = read_outputs(out)
+    assert stats["total"] == {"read": 12, "accepted": 5, "rejected": 7}
+    bad = runner.invoke(app, ["scrape", "--params", str(params), "--out-dir", str(out), "--set", "sources.0.path=x"])
+    assert bad.exit_code != 0
+
+
+def test_cli_reports_source_errors(tmp_path):
+    result = runner.invoke(app, ["scrape", "--format", "jsonl", "--path", str(tmp_path / "nope.jsonl"),
+                                 "-o", str(tmp_path / "o.parquet")])
+    assert result.exit_code == 1 and "no such file" in result.output
+
+
+def test_proposed_params_section_loads_and_runs_the_defaults(tmp_path, monkeypatch):
+    from pipeline.config import config_from_params
+    from pipeline.params import load_params
+
+    seed = tmp_path / "data" / "seed"
+    seed.mkdir(parents=True)
+    shutil.copy(FIX / "seed.jsonl", seed / "problems.jsonl")
+    monkeypatch.chdir(tmp_path)
+    cfg = config_from_params(ScrapeConfig, load_params("scrape", FIX / "params_scrape.yaml"))
+    stats = run_scrape(cfg, "data/raw")
+    assert set(stats["sources"]) == {"seed", "humaneval"}  # only the defaults are enabled
+    assert stats["sources"]["humaneval"]["read"] == 164
+    defaults = ScrapeConfig()
+    assert [s["name"] for s in defaults.sources] == ["seed", "humaneval"]
+    assert (cfg.http_cache_dir, cfg.min_interval_s) == (defaults.http_cache_dir, defaults.min_interval_s)
