@@ -145,7 +145,7 @@ def _run_references(problems: list[Problem], cfg: ValidateConfig, cache: ResultC
 
     start = time.monotonic()
     n_tests = sum(len(j.test_indices) for j in jobs)
-    bar = tqdm(total=n_tests, desc="validate: reference runs", unit="test", disable=not progress)
+    bar = tqdm(total=n_tests, desc="validate: reference runs", unit="test", disable=not progress, mininterval=1.0)
     with Evaluator(workers=cfg.workers, timeout_scale=cfg.timeout_scale) as ev:
         for verdict in ev.evaluate(sub_problems, submissions, mode="all", keep_outputs=True, progress=False):
             job = by_sid[verdict.submission_id]
@@ -162,7 +162,7 @@ def _run_references(problems: list[Problem], cfg: ValidateConfig, cache: ResultC
                     fresh.append((keys[(job.problem_idx, job.ref_idx, job.run, ti)], value))
             cache.put_many(fresh)
             bar.update(len(job.test_indices))
-            bar.set_postfix(tests_per_s=f"{bar.n / max(time.monotonic() - start, 1e-9):.1f}")
+            bar.set_postfix(tests_per_s=f"{bar.n / max(time.monotonic() - start, 1e-9):.1f}", refresh=False)
     bar.close()
     return results, _compile_status(results, ref_status)
 
