@@ -1,0 +1,45 @@
+"""`microcoder eval-model`: pass@1 / pass@k of the base and trained models by platform and difficulty.
+
+The DVC `evaluate` stage (`microcoder evaluate` is the code evaluator's CLI).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from stages.common import ParamsOpt, SetOpt
+
+
+def main(
+    benchmark: Annotated[Path | None, typer.Option(
+        help="Benchmark problems [params: evaluate.benchmark, data/seed/benchmark.jsonl].")] = None,
+    model: Annotated[list[str] | None, typer.Option(
+        "--model", help="name=path of a model to evaluate (repeatable; replaces params' evaluate.models).")] = None,
+    out_dir: Annotated[Path | None, typer.Option(help="Output directory [params: evaluate.output_dir, data/eval].")] = None,
+    params: ParamsOpt = Path("params.yaml"),
+    set_: SetOpt = None,
+) -> None:
+    import logging
+
+    from pipeline.config import config_from_params
+    from pipeline.params import load_params
+    from training.evaluate import EvalModelConfig, run_evaluation
+
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    section = load_params("evaluate", params, set_)
+    if model:
+        pairs = [m.split("=", 1) for m in model]
+        if any(len(p) != 2 or not p[0] or not p[1] for p in pairs):
+            raise typer.BadParameter(f"--model expects name=path, got {model}")
+        section["models"] = dict(pairs)
+    if benchmark is not None:
+        section["benchmark"] = str(benchmark)
+    if out_dir is not None:
+        section["output_dir"] = str(out_dir)
+    cfg = config_from_params(EvalModelConfig, section)
+    metrics = run_evaluation(cfg)
+    table = (Path(cfg.output_dir) / "table.md").read_text(encoding="utf-8")
+    typer.echo(f"eval-model: {metrics['benchmark']['problems']} problems, models {list(metrics['models'])}\n{table}")

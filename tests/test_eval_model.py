@@ -1,0 +1,138 @@
+"""Model evaluation: unbiased pass@k, the date window, grouping, and the stage's outputs."""
+
+from __future__ import annotations
+
+import json
+from math import comb
+
+import pytest
+
+from pipeline.rollout.backends import Sample
+from pipeline.schema import Problem, TestCase, Verdict
+from training.evaluate import (
+    EvalModelConfig,
+    ProblemScore,
+    aggregate,
+    load_benchmark,
+    pass_at_k,
+    render_table,
+    run_evaluation,
+    select_problems,
+)
+
+
+def problem(pid, platform="atcoder", difficulty="easy", date="2025-03-01", tests=True):
+    return Problem(id=pid, source="t", statement=f"Problem {pid}.", style="stdio", platform=platform,
+                   difficulty=difficulty, contest_date=date, tests=[TestCase("1\n", "1\n")] if tests else [])
+
+
+@pytest.mark.parametrize(("n", "c", "k"), [(4, 0, 1), (4, 4, 1), (4, 1, 1), (5, 2, 2), (10, 3, 5), (10, 7, 5)])
+def test_pass_at_k_matches_the_combinatorial_definition(n, c, k):
+    assert pass_at_k(n, c, k) == pytest.approx(1 - comb(n - c, k) / comb(n, k))
+
+
+def test_pass_at_k_rejects_bad_counts():
+    with pytest.raises(ValueError):
+        pass_at_k(4, 5, 1)
+    with pytest.raises(ValueError):
+        pass_at_k(4, 1, 5)
+
+
+def test_date_window_and_exclusions():
+    items = [problem("a", date="2024-12-31"), problem("b", date="2025-01-01"), problem("c", date="2025-06-30T10:00:00"),
+             problem("d", date="2025-07-01"), problem("e", date=None), problem("f", tests=False)]
+    kept, excluded = select_problems(items, "2025-01-01", "2025-06-30")
+    assert [p.id for p in kept] == ["b", "c"]
+    assert excluded == {"before 2025-01-01": 1, "after 2025-06-30": 1,
+                        "no contest_date (a date window is set)": 1, "no test cases": 1}
+    kept, excluded = select_problems(items[:4], None, None, max_problems=3)
+    assert len(kept) == 3 and excluded == {"over max_problems=3": 1}
+
+
+def test_aggregate_by_platform_and_difficulty():
+    scores = [ProblemScore("a", "atcoder", "easy", 4, 4, {"pass": 4}),
+              ProblemScore("b", "atcoder", "hard", 4, 0, {"fail": 3, "no_code": 1}),
+              ProblemScore("c", "leetcode", "easy", 4, 2, {"pass": 2, "error": 2})]
+    agg = aggregate(scores, [1, 2])
+    assert agg["overall"] == {"problems": 3, "pass@1": pytest.approx(0.5), "pass@2": pytest.approx((1 + 0 + 5 / 6) / 3)}
+    assert agg["by_platform"]["atcoder"]["pass@1"] == 0.5
+    assert agg["by_platform"]["leetcode"]["pass@1"] == 0.5
+    assert agg["by_difficulty"]["easy"]["pass@1"] == 0.75 and agg["by_difficulty"]["hard"]["pass@1"] == 0.0
+    assert agg["by_platform_difficulty"]["atcoder/hard"]["problems"] == 1
+    assert agg["samples"] == {"pass": 6, "fail": 3, "no_code": 1, "error": 2}
+    table = render_table({"base": agg, "trained": agg}, [1])
+    assert "| All | 3 | 50.0 | 50.0 | +0.0 |" in table
+    assert "| atcoder | 2 |" in table and "| hard | 1 |" in table
+
+
+def test_config_validation():
+    with pytest.raises(ValueError, match="pass_at"):
+        EvalModelConfig(n_samples=2, pass_at=[4])
+    with pytest.raises(ValueError, match="YYYY-MM-DD"):
+        EvalModelConfig(date_from="March 2025")
+    assert EvalModelConfig(pass_at=[4]).pass_at == [1, 4]
+
+
+def test_livecodebench_layout_is_read(tmp_path):
+    row = {"question_id": "abc100_a", "question_title": "T", "question_content": "Print 1.", "platform": "atcoder",
+           "difficulty": "easy", "contest_date": "2025-02-01T00:00:00", "starter_code": "", "metadata": "{}",
+           "public_test_cases": json.dumps([{"input": "\n", "output": "1\n", "testtype": "stdin"}]),
+           "private_test_cases": "[]"}
+    path = tmp_path / "lcb.jsonl"
+    path.write_text(json.dumps(row) + "\n" + json.dumps({**row, "question_id": "bad", "public_test_cases": "[]"}) + "\n")
+    problems, unreadable = load_benchmark(path)
+    assert [p.platform for p in problems] == ["atcoder"] and problems[0].contest_date.startswith("2025-02-01")
+    assert unreadable == {"unreadable LiveCodeBench row: no_tests": 1}
+
+
+class FakeBackend:
+    """Model 'good' answers correctly on odd samples; 'bad' never writes code."""
+
+    def __init__(self, name, model, thinking=False, **options):
+        self.model = model
+
+    def generate(self, prompts, n, sampling):
+        out = []
+        for _ in prompts:
+            samples = []
+            for i in range(n):
+                text = f"```python\nprint({'1' if i % 2 else '2'})\n```" if self.model == "good" else "no idea"
+                samples.append(Sample(text=text, token_count=5, finish_reason="stop", truncated=False))
+            out.append(samples)
+        return out
+
+
+class FakeJudge:
+    def evaluate_batch(self, problems, submissions, mode="first-failure", deadline_s=None):
+        return [Verdict(s.problem_id, s.submission_id, "AC" if "print(1)" in s.code else "WA") for s in submissions]
+
+    def close(self):
+        pass
+
+
+def test_run_evaluation_side_by_side(tmp_path):
+    bench = tmp_path / "bench.jsonl"
+    items = [problem("a"), problem("b", platform="leetcode", difficulty="hard"), problem("old", date="2020-01-01")]
+    bench.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in items))
+    cfg = EvalModelConfig(benchmark=str(bench), models={"base": "bad", "trained": "good"}, n_samples=4, pass_at=[2],
+                          date_from="2025-01-01", output_dir=str(tmp_path / "eval"), judge_batch_size=3)
+    metrics = run_evaluation(cfg, judge=FakeJudge(), backend_factory=FakeBackend)
+    assert metrics["benchmark"]["problems"] == 2 and metrics["benchmark"]["excluded"] == {"before 2025-01-01": 1}
+    base, trained = metrics["models"]["base"], metrics["models"]["trained"]
+    assert base["overall"]["pass@1"] == 0.0 and base["samples"]["no_code"] == 8
+    assert trained["overall"]["pass@1"] == 0.5 and trained["overall"]["pass@2"] == pytest.approx(1 - 1 / 6)
+    assert trained["by_platform"]["leetcode"] == {"problems": 1, "pass@1": 0.5, "pass@2": pytest.approx(5 / 6)}
+    table = (tmp_path / "eval" / "table.md").read_text()
+    assert "| All | 2 | 0.0 | 50.0 | +50.0 |" in table
+    rows = [json.loads(line) for line in (tmp_path / "eval" / "samples.jsonl").read_text().splitlines()]
+    assert len(rows) == 16 and {r["status"] for r in rows} == {"no_code", "pass", "fail"}
+    assert json.loads((tmp_path / "eval" / "metrics.json").read_text())["models"]["trained"]["path"] == "good"
+
+
+def test_missing_local_model_is_a_clear_error(tmp_path):
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text(json.dumps(problem("a").to_dict()) + "\n")
+    cfg = EvalModelConfig(benchmark=str(bench), models={"trained": str(tmp_path / "nope")},
+                          output_dir=str(tmp_path / "eval"))
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        run_evaluation(cfg, judge=FakeJudge(), backend_factory=FakeBackend)

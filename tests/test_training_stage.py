@@ -1,0 +1,60 @@
+"""`microcoder train` then `microcoder eval-model` end to end on the tiny model (CPU, seconds)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import yaml
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.io import read_problems, write_problems
+
+SEED = Path(__file__).resolve().parents[1] / "data" / "seed"
+
+
+def test_train_then_eval_model(tiny_model_dir, tmp_path):
+    problems = read_problems(SEED / "problems.jsonl")[:5]
+    problems[4].tests = []  # cannot be rewarded: must be rejected with a reason, not dropped
+    validated = tmp_path / "validated.parquet"
+    write_problems(validated, problems)
+    params = tmp_path / "params.yaml"
+    params.write_text(yaml.safe_dump({
+        "train": {"torch_threads": 1, "grpo": {"max_steps": 2, "per_device_train_batch_size": 4, "num_generations": 2,
+                           "max_completion_length": 16, "temperature_schedule": [[0, 1.0], [1, 1.3]],
+                           "dataloader_pin_memory": False}},
+        "evaluate": {"torch_threads": 1, "n_samples": 2, "max_tokens": 8, "max_problems": 3, "backend_options": {"progress": False}},
+    }))
+    out = tmp_path / "train"
+    runner = CliRunner()
+    result = runner.invoke(app, ["train", "--model", str(tiny_model_dir), "--input", str(tmp_path / "curated"),
+                                 "--fallback-input", str(validated), "--out-dir", str(out), "--params", str(params)])
+    assert result.exit_code == 0, result.output
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["steps"] == 2 and metrics["generations"] == 2
+    assert metrics["problems"] == {"read": 5, "used": 4, "rejected": 1}
+    assert metrics["final"]["temperature"] == 1.3 and metrics["temperature_changes"][0]["to"] == 1.3
+    for key in ("reward_mean", "pass_rate", "masked_frac", "diversity", "truncated_frac", "mean_length"):
+        assert metrics["final"][key] is not None, key
+    with open(out / "curves.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["step"] for r in rows] == ["0", "1"] and "diversity" in rows[0]
+    rejects = [json.loads(line) for line in (out / "rejects.jsonl").read_text().splitlines()]
+    assert rejects[0]["id"] == problems[4].id and "tests: empty" in rejects[0]["reason"]
+    assert (out / "checkpoint" / "model.safetensors").exists() and (out / "checkpoint" / "tokenizer.json").exists()
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no scratch left behind
+
+    eval_out = tmp_path / "eval"
+    result = runner.invoke(app, ["eval-model", "--benchmark", str(SEED / "benchmark.jsonl"),
+                                 "--model", f"base={tiny_model_dir}", "--model", f"trained={out / 'checkpoint'}",
+                                 "--out-dir", str(eval_out), "--params", str(params)])
+    assert result.exit_code == 0, result.output
+    ev = json.loads((eval_out / "metrics.json").read_text())
+    assert list(ev["models"]) == ["base", "trained"] and ev["benchmark"]["problems"] == 3
+    for model in ev["models"].values():
+        assert set(model) >= {"overall", "by_platform", "by_difficulty", "by_platform_difficulty", "samples"}
+        assert model["overall"]["problems"] == 3 and 0.0 <= model["overall"]["pass@1"] <= 1.0
+        assert sum(model["samples"].values()) == 6
+    assert "| All | 3 |" in (eval_out / "table.md").read_text()

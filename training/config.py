@@ -1,0 +1,184 @@
+"""`MicroCoderGRPOConfig`: TRL's `GRPOConfig` plus the MicroCoder-GRPO knobs (METHOD.md section 3).
+
+Defaults are the paper's MicroCoder-GRPO: no KL term (beta = 0), asymmetric clipping
+(eps = 0.2, eps_high = 0.28), token-level loss aggregation ("dapo"), conditional truncation masking
+with rho = 0.1 and a 128-token repetition window, and *no* blanket masking of truncated samples.
+`preset()` builds the paper's baselines (`grpo`, `dapo`) from the same class.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from trl import GRPOConfig
+
+
+@dataclass
+class MicroCoderGRPOConfig(GRPOConfig):
+    # --- defaults changed from GRPOConfig (repeated even where TRL agrees, so a TRL default change
+    # cannot silently change the method) ---
+    beta: float = field(default=0.0, metadata={"help": "KL coefficient; MicroCoder-GRPO uses none (0.0)."})
+    epsilon: float = field(default=0.2, metadata={"help": "Lower clipping bound: ratio >= 1 - epsilon."})
+    epsilon_high: float | None = field(
+        default=0.28, metadata={"help": "Upper clipping bound: ratio <= 1 + epsilon_high (clip-higher)."}
+    )
+    loss_type: str = field(
+        default="dapo", metadata={"help": "Loss aggregation; 'dapo' = token-level over the global batch."}
+    )
+    mask_truncated_completions: bool = field(
+        default=False,
+        metadata={"help": "Mask *every* truncated sample (DAPO's overlong filtering). MicroCoder-GRPO masks "
+                          "conditionally instead (truncation_mask_rho); the paper reports that masking all collapses training."},
+    )
+
+    # --- conditional truncation masking (METHOD.md section 3, conditions 1-4) ---
+    truncation_mask_rho: float = field(
+        default=0.1,
+        metadata={"help": "Probability rho of zeroing the advantage of a truncated, non-incorrect, non-repetitive "
+                          "sample (condition 4: U(0,1) < rho). 0 disables the mask."},
+    )
+    repetition_window: int = field(
+        default=128,
+        metadata={"help": "m: a sample is repetitive when its last m tokens equal the m tokens before them; "
+                          "samples shorter than 2m are non-repetitive."},
+    )
+
+    # --- temperature control T(D) ---
+    temperature_probe: list[float] | None = field(
+        default=None,
+        metadata={"help": "Candidate temperatures probed on the first generation batch before training; the lowest "
+                          "whose group diversity reaches diversity_target becomes the initial temperature. "
+                          "None: start at `temperature`. Paper-style list: [0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8]."},
+    )
+    diversity_target: float = field(
+        default=0.7, metadata={"help": "Diversity the temperature probe must reach (1 - mean pairwise 4-gram Jaccard)."}
+    )
+    diversity_ngram: int = field(default=4, metadata={"help": "Token n-gram size of the diversity metric."})
+    temperature_schedule: list[list[float]] | None = field(
+        default=None,
+        metadata={"help": "Staged schedule [[step, temperature], ...]: from global step `step` on, sample (and "
+                          "compute log-probs) at `temperature`. Stages only, never ramps. Example: [[0, 0.6], [140, 1.2]]."},
+    )
+    diversity_floor: float | None = field(
+        default=None,
+        metadata={"help": "Guard: when diversity stays below this for diversity_patience generation steps, move to "
+                          "the next schedule stage early. None disables the guard."},
+    )
+    diversity_patience: int = field(
+        default=3, metadata={"help": "Generation steps below diversity_floor before the guard moves to the next stage."}
+    )
+
+    # --- reward (the evaluator) ---
+    reward_pass: float = field(default=1.0, metadata={"help": "Reward of a sample that passes every test (AC)."})
+    reward_fail: float = field(
+        default=0.0, metadata={"help": "Reward of a sample whose code ran and failed (WA/TLE/MLE/RE/CE/OLE)."}
+    )
+    reward_no_code: float = field(
+        default=0.0, metadata={"help": "Reward of a sample without an extractable code block (often truncated)."}
+    )
+    reward_deadline_s: float = field(
+        default=120.0,
+        metadata={"help": "Hard wall-clock deadline per reward batch: samples still running are killed and scored "
+                          "as failed, so a hung sample never hangs the trainer."},
+    )
+    reward_workers: int | None = field(
+        default=None, metadata={"help": "Evaluator worker processes (None: the evaluator's default)."}
+    )
+    reward_timeout_scale: float = field(
+        default=1.0, metadata={"help": "Multiplier on each problem's time limit while judging rewards."}
+    )
+    reward_language: str = field(default="python", metadata={"help": "Language the policy is asked to answer in."})
+
+    def __post_init__(self) -> None:
+        if self.bf16 is None and not self.fp16:
+            # TRL defaults bf16 to True, which TrainingArguments rejects on CPU: use bf16 where supported.
+            import torch
+
+            self.bf16 = bool(self.use_cpu is False and torch.cuda.is_available() and torch.cuda.is_bf16_supported())
+        super().__post_init__()
+        self.validate_microcoder()
+
+    def validate_microcoder(self) -> None:
+        """Raise ValueError listing every invalid MicroCoder-GRPO setting."""
+        errs: list[str] = []
+        if not 0.0 <= self.truncation_mask_rho <= 1.0:
+            errs.append(f"truncation_mask_rho must be in [0, 1], got {self.truncation_mask_rho}")
+        if self.truncation_mask_rho > 0 and self.mask_truncated_completions:
+            errs.append("truncation_mask_rho > 0 with mask_truncated_completions=True: every truncated sample is "
+                        "already masked; use one (preset 'dapo' masks all, 'microcoder' masks conditionally)")
+        if self.repetition_window < 1:
+            errs.append(f"repetition_window must be >= 1, got {self.repetition_window}")
+        if not 0.0 <= self.diversity_target <= 1.0:
+            errs.append(f"diversity_target must be in [0, 1], got {self.diversity_target}")
+        if self.diversity_ngram < 1:
+            errs.append(f"diversity_ngram must be >= 1, got {self.diversity_ngram}")
+        if self.temperature_probe is not None:
+            if not self.temperature_probe or any(not _positive(t) for t in self.temperature_probe):
+                errs.append(f"temperature_probe must be a non-empty list of positive numbers, got {self.temperature_probe}")
+        if self.temperature_schedule is not None:
+            errs.extend(_schedule_errors(self.temperature_schedule))
+        if self.diversity_floor is not None and not 0.0 <= self.diversity_floor <= 1.0:
+            errs.append(f"diversity_floor must be in [0, 1], got {self.diversity_floor}")
+        if self.diversity_patience < 1:
+            errs.append(f"diversity_patience must be >= 1, got {self.diversity_patience}")
+        controlled = self.temperature_probe or self.temperature_schedule or self.diversity_floor is not None
+        if controlled and isinstance(self.generation_kwargs, dict) and "temperature" in self.generation_kwargs:
+            errs.append("generation_kwargs sets 'temperature', which would override the temperature controller")
+        if not (self.reward_deadline_s > 0 and math.isfinite(self.reward_deadline_s)):
+            errs.append(f"reward_deadline_s must be a positive number, got {self.reward_deadline_s}")
+        if self.reward_timeout_scale <= 0:
+            errs.append(f"reward_timeout_scale must be positive, got {self.reward_timeout_scale}")
+        if errs:
+            raise ValueError("invalid MicroCoderGRPOConfig: " + "; ".join(errs))
+
+    def schedule(self) -> list[tuple[int, float]]:
+        """The staged schedule as sorted (step, temperature) pairs ([] when none)."""
+        return sorted((int(s), float(t)) for s, t in (self.temperature_schedule or []))
+
+
+def _positive(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 and math.isfinite(x)
+
+
+def _schedule_errors(schedule: Any) -> list[str]:
+    if not isinstance(schedule, list) or not schedule:
+        return [f"temperature_schedule must be a non-empty list of [step, temperature], got {schedule!r}"]
+    errs = []
+    steps = []
+    for i, stage in enumerate(schedule):
+        if not isinstance(stage, (list, tuple)) or len(stage) != 2:
+            errs.append(f"temperature_schedule[{i}] must be [step, temperature], got {stage!r}")
+            continue
+        step, temp = stage
+        if not isinstance(step, int) or isinstance(step, bool) or step < 0:
+            if not (isinstance(step, float) and step.is_integer() and step >= 0):
+                errs.append(f"temperature_schedule[{i}]: step must be a non-negative integer, got {step!r}")
+        if not _positive(temp):
+            errs.append(f"temperature_schedule[{i}]: temperature must be positive, got {temp!r}")
+        steps.append(step)
+    if len(set(steps)) != len(steps):
+        errs.append(f"temperature_schedule has repeated steps: {steps}")
+    return errs
+
+
+# The paper's three training recipes (METHOD.md "Reported results" columns).
+PRESETS: dict[str, dict[str, Any]] = {
+    # GRPO: KL to the reference, symmetric clipping, per-sequence loss, no masking of truncated samples.
+    "grpo": {"beta": 0.04, "epsilon": 0.2, "epsilon_high": 0.2, "loss_type": "grpo",
+             "truncation_mask_rho": 0.0, "mask_truncated_completions": False},
+    # DAPO as TRL implements it: clip-higher, token-level loss, every truncated sample masked
+    # (DAPO's dynamic sampling and overlong reward shaping are not part of TRL's GRPOTrainer).
+    "dapo": {"beta": 0.0, "epsilon": 0.2, "epsilon_high": 0.28, "loss_type": "dapo",
+             "truncation_mask_rho": 0.0, "mask_truncated_completions": True},
+    # MicroCoder-GRPO: the class defaults.
+    "microcoder": {},
+}
+
+
+def preset(name: str, **overrides: Any) -> MicroCoderGRPOConfig:
+    """A config for one of the paper's recipes (`grpo`, `dapo`, `microcoder`), then `overrides`."""
+    if name not in PRESETS:
+        raise ValueError(f"unknown preset {name!r}; valid: {sorted(PRESETS)}")
+    return MicroCoderGRPOConfig(**{**PRESETS[name], **overrides})

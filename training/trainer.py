@@ -1,0 +1,206 @@
+"""`MicroCoderGRPOTrainer`: TRL's GRPOTrainer plus the three MicroCoder-GRPO changes.
+
+The override surface is two methods:
+- `_calculate_rewards`: unchanged, it only remembers this batch's completion token ids;
+- `_generate_and_score_completions`: before generation, the temperature controller may change the
+  temperature (a generation boundary); after TRL computed the group-normalised advantages, the
+  conditional truncation mask zeroes some of them (masked samples stay in the group mean and std,
+  as METHOD.md's formula says), and per-generation metrics are logged.
+
+With `truncation_mask_rho=0`, no probe, no schedule and no guard, nothing here touches the
+advantages, the temperature or any random stream TRL uses, so training equals plain GRPOTrainer
+(tests/test_training_trainer.py proves it on the tiny model).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+from typing import Any
+
+import torch
+from accelerate.utils import gather_object
+from trl import GRPOTrainer
+
+from training.config import MicroCoderGRPOConfig
+from training.diversity import batch_diversity
+from training.masking import conditional_truncation_mask
+from training.temperature import (
+    TemperatureController,
+    pick_probe_temperature,
+    set_temperature,
+    temperature_cells,
+)
+
+log = logging.getLogger(__name__)
+
+# Columns of `generation_log` (one row per generation step), in order: also the curves.csv header.
+GENERATION_FIELDS = (
+    "step", "generation", "temperature", "reward_mean", "pass_rate", "fail_rate", "no_code_rate", "error_rate",
+    "mean_length", "max_length", "truncated_frac", "masked_frac", "mask_candidates_frac", "diversity",
+)
+
+
+class MicroCoderGRPOTrainer(GRPOTrainer):
+    """GRPOTrainer with conditional truncation masking and diversity-driven staged temperature.
+
+    Per-sample statuses come from the first reward function with a `last_statuses` attribute
+    (`training.rewards.EvaluatorReward`); `truncation_mask_rho > 0` requires one.
+    `generation_log` holds one row per generation step (GENERATION_FIELDS).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        if not isinstance(self.args, MicroCoderGRPOConfig):
+            raise TypeError(f"MicroCoderGRPOTrainer needs a MicroCoderGRPOConfig, got {type(self.args).__name__}")
+        cfg = self.args
+        self._status_source = next((f for f in self.reward_funcs if hasattr(f, "last_statuses")), None)
+        if cfg.truncation_mask_rho > 0 and self._status_source is None:
+            raise ValueError("truncation_mask_rho > 0 needs a reward function that reports per-sample statuses "
+                             "(a `last_statuses` attribute, e.g. training.rewards.EvaluatorReward)")
+        # Python's own generator: the mask's draws never move torch's or numpy's random streams.
+        self._mask_rng = random.Random(f"microcoder-mask-{cfg.seed}-{self.accelerator.process_index}")
+        self._temperature_cells = temperature_cells(self)
+        self.temperature_controller = TemperatureController(
+            initial=cfg.temperature, schedule=cfg.schedule(), floor=cfg.diversity_floor,
+            patience=cfg.diversity_patience,
+        )
+        self._needs_probe = bool(cfg.temperature_probe)
+        self._last_completion_ids: list[list[int]] | None = None
+        self.generation_log: list[dict[str, float]] = []
+        self.probe_results: dict[float, float] = {}
+        self.temperature_changes: list[dict[str, Any]] = []
+
+    # --- TRL hooks -------------------------------------------------------------------------------
+    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
+        self._last_completion_ids = completion_ids_list
+        return super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+
+    def _generate_and_score_completions(self, inputs):
+        training = self.model.training
+        if training:
+            self._before_generation(inputs)
+        output = super()._generate_and_score_completions(inputs)
+        if training:
+            self._after_scoring(output)
+        return output
+
+    # --- temperature -----------------------------------------------------------------------------
+    def _before_generation(self, inputs: list[dict[str, Any]]) -> None:
+        if self._needs_probe:
+            self._needs_probe = False
+            self._probe_temperature(inputs)
+        step = self.state.global_step
+        t = self.temperature_controller.temperature_at(step)
+        if t != self.temperature:
+            reason = self.temperature_controller.reason_at(step)
+            log.info("step %d: temperature %.3g -> %.3g (%s)", step, self.temperature, t, reason)
+            self.temperature_changes.append({"step": step, "from": self.temperature, "to": t, "reason": reason})
+            set_temperature(self, t)
+
+    def _probe_temperature(self, inputs: list[dict[str, Any]]) -> None:
+        """Sample the first generation batch at each candidate temperature; keep the lowest whose
+        diversity reaches the target. The probe's generations are not trained on or logged."""
+        cfg = self.args
+        prompts = [x["prompt"] for x in inputs]
+        saved_metrics = {k: list(v) for k, v in self._metrics["train"].items()}
+        saved_tokens = self.state.num_input_tokens_seen
+        try:
+            for t in sorted(cfg.temperature_probe):
+                set_temperature(self, t)
+                completion_ids = self._generate(prompts)[1]
+                all_ids = gather_object(completion_ids)
+                self.probe_results[t] = batch_diversity(all_ids, self.num_generations, cfg.diversity_ngram)
+        finally:
+            self._metrics["train"].clear()
+            self._metrics["train"].update(saved_metrics)
+            self.state.num_input_tokens_seen = saved_tokens
+        chosen, reason = pick_probe_temperature(self.probe_results, cfg.diversity_target)
+        log.info("temperature probe %s -> %.3g (%s)",
+                 {t: round(d, 3) for t, d in self.probe_results.items()}, chosen, reason)
+        self.temperature_controller.set_initial(chosen)
+        self.temperature_changes.append({"step": self.state.global_step, "from": cfg.temperature, "to": chosen,
+                                         "reason": f"probe: {reason}"})
+        set_temperature(self, self.temperature_controller.temperature_at(self.state.global_step))
+
+    # --- masking and metrics ---------------------------------------------------------------------
+    def _after_scoring(self, output: dict[str, Any]) -> None:
+        cfg = self.args
+        ids = self._last_completion_ids
+        if ids is None or len(ids) != len(output["advantages"]):
+            raise RuntimeError("completion ids of this batch were not captured (TRL internals changed?)")
+        statuses = self._statuses(len(ids))
+        device = output["advantages"].device
+        if statuses is not None:
+            tm = conditional_truncation_mask(
+                ids, statuses, self.max_completion_length, cfg.truncation_mask_rho, cfg.repetition_window,
+                self._mask_rng, self.eos_token_ids,
+            )
+            mask = torch.tensor(tm.mask, dtype=torch.bool, device=device)
+            if mask.any():
+                output["advantages"] = output["advantages"].masked_fill(mask, 0.0)
+            candidates = torch.tensor(tm.candidates, dtype=torch.bool, device=device)
+            truncated = torch.tensor(tm.truncated, dtype=torch.bool, device=device)
+        else:
+            mask = candidates = torch.zeros(len(ids), dtype=torch.bool, device=device)
+            eos = set(self.eos_token_ids)
+            truncated = torch.tensor([len(x) >= self.max_completion_length and not (x and x[-1] in eos) for x in ids],
+                                     dtype=torch.bool, device=device)
+        if self.mask_truncated_completions:  # DAPO-style: TRL drops every truncated sample from the loss
+            mask = truncated
+        self._log_generation(ids, statuses, mask, candidates, truncated)
+
+    def _statuses(self, n: int) -> list[str] | None:
+        if self._status_source is None:
+            return None
+        statuses = list(self._status_source.last_statuses)
+        if len(statuses) != n:
+            raise RuntimeError(f"the reward function reported {len(statuses)} statuses for {n} samples")
+        return statuses
+
+    def _log_generation(self, ids, statuses, mask, candidates, truncated) -> None:
+        gather = self.accelerator.gather
+        mask_all, cand_all, trunc_all = gather(mask), gather(candidates), gather(truncated)
+        lengths = gather(torch.tensor([len(x) for x in ids], device=mask.device, dtype=torch.float32))
+        all_ids = gather_object(ids)
+        diversity = batch_diversity(all_ids, self.num_generations, self.args.diversity_ngram)
+        rates = dict.fromkeys(("pass", "fail", "no_code", "error"), math.nan)
+        if statuses is not None:
+            all_statuses = gather_object(statuses)
+            rates = {s: sum(x == s for x in all_statuses) / len(all_statuses) for s in rates}
+        if mask_all.any():  # keep TRL's completions table consistent with the advantages trained on
+            self._mask_logged_advantages(mask_all)
+        reward = self._metrics["train"]["reward"][-1] if self._metrics["train"]["reward"] else math.nan
+        row = {
+            "step": self.state.global_step,
+            "generation": len(self.generation_log),
+            "temperature": self.temperature,
+            "reward_mean": reward,
+            "pass_rate": rates["pass"],
+            "fail_rate": rates["fail"],
+            "no_code_rate": rates["no_code"],
+            "error_rate": rates["error"],
+            "mean_length": lengths.mean().item(),
+            "max_length": lengths.max().item(),
+            "truncated_frac": trunc_all.float().mean().item(),
+            "masked_frac": mask_all.float().mean().item(),
+            "mask_candidates_frac": cand_all.float().mean().item(),
+            "diversity": diversity,
+        }
+        self.generation_log.append(row)
+        for key in ("temperature", "pass_rate", "truncated_frac", "masked_frac", "mask_candidates_frac",
+                    "diversity", "no_code_rate", "error_rate"):
+            if not math.isnan(row[key]):
+                self._metrics["train"][f"microcoder/{key}"].append(row[key])
+        self.temperature_controller.observe(self.state.global_step, diversity)
+
+    def _mask_logged_advantages(self, mask_all: torch.Tensor) -> None:
+        logged = self._logs["advantages"]
+        n = len(mask_all)
+        if len(logged) < n:
+            return
+        values = list(logged)
+        tail = [0.0 if m else a for a, m in zip(values[-n:], mask_all.tolist(), strict=True)]
+        logged.clear()
+        logged.extend(values[:-n] + tail)
