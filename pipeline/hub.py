@@ -1,0 +1,385 @@
+"""The curated dataset: Hub-layout shards (the training view), a dataset card with stats computed by
+DuckDB over the written shards, DVC plot data, and publishing a version to the Hugging Face Hub.
+
+Layout of `data/curated/` (what `datasets.load_dataset("data/curated")` reads):
+    README.md                         card with YAML front matter (configs, license, ...)
+    data/train-00000-of-0000N.parquet the rows: the full Problem record + difficulty columns + prompt
+    plots/pass_rate_hist.csv          DVC plot data
+    plots/difficulty_by_source.csv
+    stats.json                        the card's numbers, machine-readable
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import yaml
+
+from pipeline.io import atomic_path, problems_to_table, read_problems, write_json, write_text_atomic
+from pipeline.rollout.prompts import build_messages
+
+MESSAGE_TYPE = pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))
+SHARD_PATTERN = "data/train-*"
+DATA_SECTIONS = ("scrape", "sources", "dedup", "validate", "rollout", "filter", "build")  # shown in the card
+DEFAULT_TAGS = ["code", "competitive-programming", "reinforcement-learning", "rlvr", "microcoder"]
+CARD_SUMMARY = (
+    "Competitive-programming problems curated for reinforcement learning of coding models "
+    "(MicroCoder-Dataset): scraped, deduplicated and decontaminated, tests validated against "
+    "reference solutions, and filtered by the measured pass rate of policy rollouts so that "
+    "what remains is hard but learnable."
+)
+
+
+@dataclass
+class BuildConfig:
+    name: str = field(default="MicroCoder-Dataset", metadata={"help": "Dataset name (card title)."})
+    version: str = field(default="0.1.0", metadata={"help": "Dataset version (the Hub tag when published)."})
+    license: str | None = field(default=None, metadata={
+        "help": "Card license id; null = the rows' license when they all share one, else 'other' (per-row licenses are listed)."})
+    tags: list[str] = field(default_factory=lambda: list(DEFAULT_TAGS), metadata={"help": "Card tags."})
+    task_categories: list[str] = field(default_factory=lambda: ["text-generation"], metadata={"help": "Card task categories."})
+    max_shard_size: str = field(default="256MB", metadata={"help": "Target in-memory size of one shard (e.g. 256MB, 1GB)."})
+    language: str = field(default="python", metadata={"help": "Language asked for in the training prompts."})
+    thinking: bool = field(default=False, metadata={"help": "Thinking wording in the training prompts."})
+    system_prompt: str | None = field(default=None, metadata={"help": "System prompt of the training prompts (null = built-in)."})
+    include_reference_solutions: bool = field(default=True, metadata={"help": "Keep reference solutions in the rows."})
+
+
+def parse_size(text: str | int) -> int:
+    """`256MB` -> bytes (decimal units, as the Hub uses)."""
+    if isinstance(text, int):
+        return text
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?B)?\s*", str(text).upper())
+    if not m:
+        raise ValueError(f"bad size {text!r}; use e.g. 256MB or 1GB")
+    scale = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}[m.group(2) or "B"]
+    return int(float(m.group(1)) * scale)
+
+
+def size_category(n: int) -> str:
+    for limit, label in [(10**3, "n<1K"), (10**4, "1K<n<10K"), (10**5, "10K<n<100K"), (10**6, "100K<n<1M"),
+                         (10**7, "1M<n<10M")]:
+        if n < limit:
+            return label
+    return "10M<n<100M"
+
+
+def card_license(by_license: dict[str, int]) -> str:
+    """The Hub license id shared by every row (`Apache-2.0` -> `apache-2.0`), else `other`."""
+    names = [k for k in by_license if k != "unknown"]
+    if len(names) == 1 and "unknown" not in by_license:
+        return names[0].strip().lower().replace(" ", "-")
+    return "other"
+
+
+def git_revision(cwd: str | Path = ".") -> str:
+    """HEAD's commit, with `-dirty` when tracked files have uncommitted changes; `unknown` outside git."""
+    try:
+        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return rev + ("-dirty" if dirty else "")
+
+
+# --- shards -------------------------------------------------------------------------------------
+def training_table(problems, cfg: BuildConfig) -> pa.Table:
+    """The rows: every problem column (core first, then stage columns) plus `prompt` messages."""
+    from pipeline.difficulty.filter import FILTER_COLUMNS
+
+    for p in problems:
+        try:
+            p.extra["prompt"] = build_messages(p, thinking=cfg.thinking, language=cfg.language,
+                                               system_prompt=cfg.system_prompt)
+        except ValueError as e:
+            raise ValueError(f"build: cannot build the training prompt: {e}") from e
+        if not cfg.include_reference_solutions:
+            p.reference_solutions = []
+    extra = pa.schema(list(FILTER_COLUMNS) + [pa.field("prompt", MESSAGE_TYPE)])
+    return problems_to_table(problems, extra_schema=extra)
+
+
+def write_shards(table: pa.Table, out_dir: Path, max_shard_bytes: int) -> list[Path]:
+    """Hub layout `data/train-0000k-of-0000N.parquet`, N from the table's in-memory size (like
+    `datasets.push_to_hub`), contiguous row ranges. Shards of an earlier build are removed."""
+    data_dir = out_dir / "data"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    for old in data_dir.glob("*.parquet"):
+        old.unlink()
+    n = max(1, min(table.num_rows, math.ceil(table.nbytes / max_shard_bytes)))
+    per = math.ceil(table.num_rows / n) if table.num_rows else 0
+    paths = []
+    for i in range(n):
+        path = data_dir / f"train-{i:05d}-of-{n:05d}.parquet"
+        with atomic_path(path, ".parquet") as tmp:
+            pq.write_table(table.slice(i * per, per), tmp, compression="zstd", row_group_size=1000)
+        paths.append(path)
+    return paths
+
+
+def dataset_info(table: pa.Table, shards: list[Path]) -> dict[str, Any]:
+    """The card's `dataset_info` (features, split sizes). Besides documenting the schema, it makes
+    `datasets`' cache key depend on the content: with only `configs` in the card, `load_dataset`
+    of a rebuilt folder (or of another folder with the same name) returns the old cached rows."""
+    from datasets import DatasetInfo, Features, SplitDict, SplitInfo
+
+    info = DatasetInfo(
+        features=Features.from_arrow_schema(table.schema),
+        splits=SplitDict({"train": SplitInfo(name="train", num_bytes=table.nbytes, num_examples=table.num_rows)}),
+        download_size=sum(p.stat().st_size for p in shards), dataset_size=table.nbytes, config_name="default",
+    )
+    return info._to_yaml_dict()
+
+
+# --- stats over the shards (DuckDB) ---------------------------------------------------------
+def shard_stats(shards: list[Path]) -> dict[str, Any]:
+    import duckdb
+
+    con = duckdb.connect()
+    files = "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in shards) + "]"
+    con.execute(f"CREATE VIEW curated AS SELECT * FROM read_parquet({files})")
+
+    def rows(sql: str) -> list[tuple]:
+        return con.execute(sql).fetchall()
+
+    def counts(column: str) -> dict[str, int]:
+        return {("unknown" if k is None else str(k)): v for k, v in
+                rows(f"SELECT {column}, count(*) FROM curated GROUP BY 1 ORDER BY 2 DESC, 1")}
+
+    total, n_tests, max_tests, unsolved, measured, mean_pass = rows(
+        "SELECT count(*), sum(len(tests)), max(len(tests)), count(*) FILTER (WHERE unsolved), "
+        "count(pass_rate), avg(pass_rate) FROM curated")[0]
+    hist = {f"{i / 10:.1f}-{(i + 1) / 10:.1f}": 0 for i in range(10)}
+    for b, c in rows("SELECT least(floor(pass_rate * 10), 9)::INT AS b, count(*) FROM curated "
+                     "WHERE pass_rate IS NOT NULL GROUP BY 1"):
+        hist[list(hist)[b]] = c
+    by_source_difficulty = [
+        {"source": s, "difficulty": d or "unknown", "count": c, "mean_pass_rate": None if m is None else round(m, 4)}
+        for s, d, c, m in rows("SELECT source, difficulty, count(*), avg(pass_rate) FROM curated "
+                               "GROUP BY 1, 2 ORDER BY 1, 2 NULLS LAST")
+    ]
+    out = {
+        "problems": total,
+        "tests": int(n_tests or 0),
+        "max_tests_per_problem": int(max_tests or 0),
+        "unsolved": unsolved,
+        "with_pass_rate": measured,
+        "mean_pass_rate": None if mean_pass is None else round(mean_pass, 4),
+        "by_source": counts("source"),
+        "by_style": counts("style"),
+        "by_difficulty": counts("difficulty"),
+        "by_platform": counts("platform"),
+        "by_license": counts("license"),
+        "by_selection_reason": counts("selection_reason"),
+        "pass_rate_histogram": hist,
+        "difficulty_by_source": by_source_difficulty,
+    }
+    con.close()
+    return out
+
+
+def _read_stats(path: Path) -> dict[str, Any] | None:
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def write_plots(stats: dict[str, Any], plots_dir: Path) -> None:
+    lines = ["bin,count"] + [f"{b},{c}" for b, c in stats["pass_rate_histogram"].items()]
+    write_text_atomic(plots_dir / "pass_rate_hist.csv", "\n".join(lines) + "\n")
+    rows = ["source,difficulty,label,count,mean_pass_rate"]
+    for r in stats["difficulty_by_source"]:
+        mean = "" if r["mean_pass_rate"] is None else r["mean_pass_rate"]
+        rows.append(",".join(_csv(v) for v in (r["source"], r["difficulty"], f"{r['source']} / {r['difficulty']}",
+                                                r["count"], mean)))
+    write_text_atomic(plots_dir / "difficulty_by_source.csv", "\n".join(rows) + "\n")
+
+
+def _csv(v: Any) -> str:
+    s = str(v)
+    return '"' + s.replace('"', '""') + '"' if any(c in s for c in ',"\n') else s
+
+
+# --- the card -------------------------------------------------------------------------------
+def _md_table(header: list[str], rows: list[list[Any]]) -> str:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join("" if v is None else str(v).replace("|", "\\|") for v in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def _flat_numbers(d: dict[str, Any], prefix: str = "") -> list[list[Any]]:
+    """Scalar entries of a stats.json, nested objects one level deep (`a.b`), as table rows."""
+    out = []
+    for k, v in d.items():
+        if isinstance(v, dict) and not prefix:
+            out += _flat_numbers(v, f"{k}.")
+        elif isinstance(v, (int, float, str, bool)):
+            out.append([f"{prefix}{k}", v])
+    return out
+
+
+def render_card(cfg: BuildConfig, stats: dict[str, Any], upstream: dict[str, Any], params: dict[str, Any],
+                revision: str, info: dict[str, Any] | None = None) -> str:
+    front = {
+        "pretty_name": cfg.name,
+        "license": cfg.license or card_license(stats["by_license"]),
+        "size_categories": [size_category(stats["problems"])],
+        "task_categories": list(cfg.task_categories),
+        "tags": list(cfg.tags),
+        **({"dataset_info": info} if info else {}),
+        "configs": [{"config_name": "default", "data_files": [{"split": "train", "path": SHARD_PATTERN}]}],
+    }
+    s = stats
+    parts = [
+        "---\n" + yaml.safe_dump(front, sort_keys=False) + "---",
+        f"# {cfg.name} v{cfg.version}",
+        CARD_SUMMARY,
+        "## Contents",
+        f"{s['problems']} problems ({s['tests']} test cases, at most {s['max_tests_per_problem']} per problem) in "
+        f"{s['shards']} shard(s) under `data/`. {s['with_pass_rate']} problems have a measured pass rate "
+        f"(mean {s['mean_pass_rate']}); {s['unsolved']} were never solved by the policy and are marked `unsolved`.",
+        "Each row is a full problem record (statement, style, starter code / entry point, tests, checker, "
+        "limits, metadata) plus the difficulty columns of the filter (`pass_rate`, `n_samples`, `pass_at_k`, "
+        "`unsolved`, `difficulty_scores`, `predicted_difficulty`, `predicted_pass_rate`, `selection_reason`) "
+        "and `prompt`, the chat messages used for training (explicit stdin/stdout or function-completion "
+        "instructions). Functional tests hold one JSON value per argument line and the JSON of the return value.",
+        "```python\nfrom datasets import load_dataset\nds = load_dataset(\"<this repo or folder>\", split=\"train\")\n```",
+        "## Statistics",
+        "### By source\n" + _md_table(["source", "problems"], [[k, v] for k, v in s["by_source"].items()]),
+        "### By style\n" + _md_table(["style", "problems"], [[k, v] for k, v in s["by_style"].items()]),
+        "### By difficulty (source label)\n" + _md_table(["difficulty", "problems"], [[k, v] for k, v in s["by_difficulty"].items()]),
+        "### Difficulty by source\n" + _md_table(["source", "difficulty", "problems", "mean pass rate"],
+                                                 [[r["source"], r["difficulty"], r["count"], r["mean_pass_rate"]]
+                                                  for r in s["difficulty_by_source"]]),
+        "### Pass-rate histogram (policy rollouts)\n" + _md_table(["pass rate", "problems"],
+                                                                  [[k, v] for k, v in s["pass_rate_histogram"].items()]),
+        "### Selection\n" + _md_table(["reason", "problems"], [[k, v] for k, v in s["by_selection_reason"].items()]),
+        "### Licenses\n" + _md_table(["license", "problems"], [[k, v] for k, v in s["by_license"].items()]),
+        "## Provenance",
+    ]
+    for stage, st in upstream.items():
+        if st is None:
+            parts.append(f"### {stage}\nNo `{stage}` stats were found when this version was built.")
+        else:
+            parts.append(f"### {stage}\n" + _md_table(["count", "value"], _flat_numbers(st)))
+    parts.append(f"Built from git revision `{revision}` with these parameters:\n\n```yaml\n"
+                 + yaml.safe_dump(params, sort_keys=True).rstrip() + "\n```")
+    return "\n\n".join(parts) + "\n"
+
+
+# --- the stage ------------------------------------------------------------------------------
+def run_build(cfg: BuildConfig, filtered_path: str | Path, out_dir: str | Path, *, data_dir: str | Path = "data",
+              params_path: str | Path = "params.yaml") -> dict[str, Any]:
+    """Build `out_dir` (see the module docs) from the filter stage's problems."""
+    out_dir = Path(out_dir)
+    problems = read_problems(filtered_path)
+    table = training_table(problems, cfg)
+    shards = write_shards(table, out_dir, parse_size(cfg.max_shard_size))
+    stats = shard_stats(shards)
+    stats["shards"] = len(shards)
+    stats["shard_files"] = [p.relative_to(out_dir).as_posix() for p in shards]
+    data_dir = Path(data_dir)
+    upstream = {
+        "dedup": _read_stats(data_dir / "dedup" / "stats.json"),
+        "validation": _read_stats(data_dir / "validated" / "stats.json"),
+        "rollout": _read_stats(data_dir / "rollouts" / "stats.json"),
+        "filter": _read_stats(data_dir / "filtered" / "stats.json"),
+    }
+    if upstream["rollout"]:  # the run's own timing is noise in a card
+        upstream["rollout"] = {k: v for k, v in upstream["rollout"].items() if k not in ("this_run", "config")}
+    all_params = (yaml.safe_load(Path(params_path).read_text()) if Path(params_path).exists() else None) or {}
+    params = {k: v for k, v in all_params.items() if k in DATA_SECTIONS}
+    params["build"] = asdict(cfg)  # the effective settings, overrides included
+    revision = git_revision(Path(params_path).resolve().parent if Path(params_path).exists() else ".")
+    stats.update(name=cfg.name, version=cfg.version, git_revision=revision)
+    card = render_card(cfg, stats, upstream, params, revision, dataset_info(table, shards))
+    write_text_atomic(out_dir / "README.md", card)
+    write_plots(stats, out_dir / "plots")
+    write_json(out_dir / "stats.json", {**stats, "upstream": upstream})
+    return stats
+
+
+# --- publish ----------------------------------------------------------------------------------
+@dataclass
+class PublishConfig:
+    enabled: bool = field(default=False, metadata={"help": "Upload when the stage runs (off: a no-op, --dry-run still works)."})
+    repo_id: str = field(default="", metadata={"help": "Dataset repo on the Hub, owner/name."})
+    private: bool = field(default=True, metadata={"help": "Create the repo private."})
+    tag_prefix: str = field(default="v", metadata={"help": "The tag is tag_prefix + the build version (e.g. v0.1.0)."})
+    token_env: str = field(default="HF_TOKEN", metadata={"help": "Environment variable holding the write token."})
+    endpoint: str | None = field(default=None, metadata={"help": "Hub endpoint (null = huggingface.co or HF_ENDPOINT)."})
+
+
+class PublishError(RuntimeError):
+    pass
+
+
+def publish_plan(cfg: PublishConfig, curated_dir: str | Path) -> dict[str, Any]:
+    """Exactly what an upload would send: repo, tag, and every file with its size."""
+    folder = Path(curated_dir)
+    stats_path = folder / "stats.json"
+    if not stats_path.exists():
+        raise PublishError(f"{folder} has no stats.json: run `microcoder build` first")
+    version = json.loads(stats_path.read_text()).get("version")
+    if not version:
+        raise PublishError(f"{stats_path} has no version")
+    if not re.fullmatch(r"[\w.-]+/[\w.-]+", cfg.repo_id or ""):
+        raise PublishError(f"publish.repo_id must be 'owner/name', got {cfg.repo_id!r}")
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))
+    listed = [{"path": p.relative_to(folder).as_posix(), "bytes": p.stat().st_size} for p in files]
+    return {"repo_id": cfg.repo_id, "repo_type": "dataset", "private": cfg.private, "revision": "main",
+            "tag": f"{cfg.tag_prefix}{version}", "version": version, "folder": str(folder),
+            "files": listed, "total_bytes": sum(f["bytes"] for f in listed)}
+
+
+def format_plan(plan: dict[str, Any]) -> str:
+    lines = [f"repo:     {plan['repo_id']} (dataset, {'private' if plan['private'] else 'public'})",
+             f"revision: {plan['revision']}, tag {plan['tag']}",
+             f"files:    {len(plan['files'])} from {plan['folder']}, {plan['total_bytes']} bytes"]
+    lines += [f"  {f['bytes']:>12}  {f['path']}" for f in plan["files"]]
+    return "\n".join(lines)
+
+
+def publish(cfg: PublishConfig, curated_dir: str | Path, *, api=None) -> dict[str, Any]:
+    """Create the repo (if needed), upload the folder, tag the commit with the version."""
+    plan = publish_plan(cfg, curated_dir)
+    token = os.environ.get(cfg.token_env)
+    if api is None:
+        if not token:
+            raise PublishError(f"{cfg.token_env} is not set: create a write token at "
+                               "https://huggingface.co/settings/tokens and export it (it is never logged)")
+        from huggingface_hub import HfApi
+
+        api = HfApi(endpoint=cfg.endpoint, token=token)
+    try:
+        api.create_repo(cfg.repo_id, repo_type="dataset", private=cfg.private, exist_ok=True)
+        tags = {t.name for t in api.list_repo_refs(cfg.repo_id, repo_type="dataset").tags}
+        if plan["tag"] in tags:
+            raise PublishError(f"{cfg.repo_id} already has tag {plan['tag']}: bump build.version to publish a new version")
+        commit = api.upload_folder(repo_id=cfg.repo_id, repo_type="dataset", folder_path=plan["folder"],
+                                   commit_message=f"{plan['tag']}: dataset version {plan['version']}")
+        api.create_tag(cfg.repo_id, tag=plan["tag"], revision=commit.oid, repo_type="dataset",
+                       tag_message=f"dataset version {plan['version']}")
+    except PublishError:
+        raise
+    except Exception as e:  # translate transport / HTTP errors into one clear message
+        raise PublishError(_explain(e, cfg)) from e
+    return {**plan, "commit": commit.oid, "commit_url": getattr(commit, "commit_url", None)}
+
+
+def _explain(e: Exception, cfg: PublishConfig) -> str:
+    status = getattr(getattr(e, "response", None), "status_code", None)
+    where = cfg.endpoint or os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+    if status in (401, 403):
+        return f"the Hub rejected the token in {cfg.token_env} (HTTP {status}): it needs write access to {cfg.repo_id}"
+    if status is not None:
+        return f"the Hub answered HTTP {status} for {cfg.repo_id}: {str(e).splitlines()[0][:300]}"
+    return f"cannot reach the Hub at {where} ({type(e).__name__}: {str(e)[:200]}): check the network or HF_ENDPOINT"

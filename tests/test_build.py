@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from pipeline.difficulty.filter import FilterConfig, run_filter
+from pipeline.hub import BuildConfig, parse_size, run_build, size_category
+from pipeline.io import read_problems, write_json, write_problems
+from pipeline.rollout.runner import write_shard
+from pipeline.schema import Problem, TestCase
+
+SOURCES = ["codeforces", "codeforces", "leetcode", "atcoder"]
+
+
+def problem(i: int) -> Problem:
+    functional = i % 3 == 0
+    return Problem(
+        id=f"p{i:02d}", source=SOURCES[i % 4], statement=f"Problem {i}. " + "words " * 40, title=f"T{i}",
+        style="functional" if functional else "stdio", entry_point="solve" if functional else None,
+        tests=[TestCase("1" if functional else "1\n", "1" if functional else "1\n")] * (1 + i % 3),
+        difficulty=["easy", "medium", "hard"][i % 3], platform=SOURCES[i % 4], license="MIT",
+    )
+
+
+@pytest.fixture
+def filtered(tmp_path):
+    problems = [problem(i) for i in range(12)]
+    write_problems(tmp_path / "validated.parquet", problems)
+    rows = []
+    for i, p in enumerate(problems):
+        correct = i % 4  # pass rates 0, .25, .5, .75 (all in band)
+        rows += [{"problem_id": p.id, "sample_index": j, "completion": "", "tokens": 1, "finish_reason": "stop",
+                  "truncated": False, "status": "AC" if j < correct else "WA", "passed": 0, "total": 1,
+                  "reason": None} for j in range(4)]
+    write_shard(tmp_path / "rollouts" / "shards" / "part-00000.parquet", rows)
+    data = tmp_path / "data"
+    run_filter(FilterConfig(), tmp_path / "validated.parquet", tmp_path / "rollouts", data / "filtered")
+    write_json(data / "dedup" / "stats.json", {"problems_in": 20, "exact_duplicates": 5, "near_duplicates": 3})
+    params = tmp_path / "params.yaml"
+    params.write_text(yaml.safe_dump({"filter": {"max_pass_rate": 0.75}, "build": {"version": "1.2.3"}}))
+    return tmp_path, data, params
+
+
+def test_build_layout_card_and_load_dataset(filtered, tmp_path):
+    tmp, data, params = filtered
+    out = data / "curated"
+    cfg = BuildConfig(version="1.2.3", max_shard_size="1KB")
+    stats = run_build(cfg, data / "filtered" / "problems.parquet", out, data_dir=data, params_path=params)
+    shards = sorted((out / "data").glob("*.parquet"))
+    n = len(shards)
+    assert n > 1 and [s.name for s in shards] == [f"train-{i:05d}-of-{n:05d}.parquet" for i in range(n)]
+    rows = [r for s in shards for r in pq.read_table(s).to_pylist()]
+    assert len(rows) == 12 == stats["problems"]
+
+    # The card's numbers are the shards' numbers.
+    assert stats["by_source"] == dict(Counter(r["source"] for r in rows))
+    assert stats["by_style"] == dict(Counter(r["style"] for r in rows))
+    assert stats["tests"] == sum(len(r["tests"]) for r in rows)
+    assert stats["unsolved"] == sum(bool(r["unsolved"]) for r in rows) == 3
+    hist = stats["pass_rate_histogram"]
+    assert hist["0.0-0.1"] == 3 and hist["0.2-0.3"] == 3 and hist["0.5-0.6"] == 3 and hist["0.7-0.8"] == 3
+    card = (out / "README.md").read_text()
+    front = yaml.safe_load(card.split("---\n")[1])
+    assert front["configs"] == [{"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*"}]}]
+    assert front["size_categories"] == ["n<1K"] and front["license"] == "mit"
+    assert "text-generation" in front["task_categories"] and "code" in front["tags"]
+    assert "# MicroCoder-Dataset v1.2.3" in card
+    assert "| codeforces | 6 |" in card and "| functional | 4 |" in card
+    assert "| exact_duplicates | 5 |" in card and "No `validation` stats were found" in card
+    assert "max_pass_rate: 0.75" in card and stats["git_revision"] in card
+    saved = json.loads((out / "stats.json").read_text())
+    assert saved["by_source"] == stats["by_source"] and saved["upstream"]["dedup"]["near_duplicates"] == 3
+
+    # Training view: chat prompt, tests, checker, metadata.
+    r = next(r for r in rows if r["id"] == "p03")
+    assert [m["role"] for m in r["prompt"]] == ["system", "user"] and "function `solve`" in r["prompt"][1]["content"]
+    assert r["pass_rate"] == 0.75 and r["selection_reason"] == "in_band" and r["tests"][0]["input"] == "1"
+
+    # Plots for DVC.
+    hist_csv = (out / "plots" / "pass_rate_hist.csv").read_text().splitlines()
+    assert hist_csv[0] == "bin,count" and len(hist_csv) == 11
+    by_source = (out / "plots" / "difficulty_by_source.csv").read_text().splitlines()
+    assert by_source[0] == "source,difficulty,label,count,mean_pass_rate"
+    assert sum(int(line.split(",")[3]) for line in by_source[1:]) == 12
+
+    # And the Hub loader reads it as one train split.
+    from datasets import load_dataset
+
+    cache = tmp_path / "hf-cache"
+    ds = load_dataset(str(out), cache_dir=str(cache))
+    assert list(ds) == ["train"] and ds["train"].num_rows == 12
+    assert sorted(ds["train"]["id"]) == sorted(r["id"] for r in rows)
+    assert front["dataset_info"]["splits"] == [{"name": "train", "num_bytes": front["dataset_info"]["dataset_size"],
+                                                "num_examples": 12}]
+
+    # A rebuild replaces the old shard set, and `datasets` does not serve the old cached rows.
+    few = data / "few.parquet"
+    write_problems(few, read_problems(data / "filtered" / "problems.parquet")[:5])
+    run_build(BuildConfig(version="1.2.3"), few, out, data_dir=data, params_path=params)
+    assert [s.name for s in (out / "data").glob("*.parquet")] == ["train-00000-of-00001.parquet"]
+    assert load_dataset(str(out), cache_dir=str(cache), split="train").num_rows == 5
+
+
+def test_helpers():
+    from pipeline.hub import card_license
+
+    assert card_license({"Apache-2.0": 3}) == "apache-2.0"
+    assert card_license({"MIT": 3, "unknown": 1}) == "other" and card_license({"MIT": 1, "CC BY 4.0": 2}) == "other"
+    assert parse_size("256MB") == 256_000_000 and parse_size("1.5GB") == 1_500_000_000 and parse_size(10) == 10
+    with pytest.raises(ValueError):
+        parse_size("lots")
+    assert size_category(999) == "n<1K" and size_category(25_000) == "10K<n<100K"

@@ -1,0 +1,49 @@
+"""rollout -> filter -> build -> stats through the CLI on seed problems and the tiny model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.io import read_jsonl, write_problems
+from pipeline.schema import Problem, validate_problem
+
+SEED = Path(__file__).resolve().parents[1] / "data" / "seed" / "problems.jsonl"
+
+
+def test_stages_end_to_end(tmp_path, tiny_model_dir):
+    evaluator = pytest.importorskip("pipeline.evaluator")
+    if not hasattr(evaluator, "Evaluator"):
+        pytest.skip("pipeline.evaluator is not complete yet")
+    from datasets import load_dataset
+
+    from pipeline.cli import app
+
+    valid = [Problem.from_dict(r) for _, r, _ in read_jsonl(SEED) if r and not validate_problem(r)]
+    picked = [p for p in valid if p.style == "stdio"][:3] + [p for p in valid if p.style == "functional"][:2]
+    data = tmp_path / "data"
+    write_problems(data / "validated" / "problems.parquet", picked)
+    params = tmp_path / "params.yaml"
+    params.write_text(f"rollout:\n  model: {tiny_model_dir}\n  k: 2\n  max_tokens: 16\nbuild:\n  version: 0.0.1\n")
+    runner = CliRunner()
+    common = ["--params", str(params)]
+    r = runner.invoke(app, ["rollout", "--problems", str(data / "validated" / "problems.parquet"),
+                            "--out-dir", str(data / "rollouts"), "--no-progress", *common])
+    assert r.exit_code == 0, r.output
+    assert "5/5 problems rolled out" in r.output
+    r = runner.invoke(app, ["filter", "--problems", str(data / "validated" / "problems.parquet"),
+                            "--rollouts", str(data / "rollouts"), "--out-dir", str(data / "filtered"), *common])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["build", "--problems", str(data / "filtered" / "problems.parquet"),
+                            "--out-dir", str(data / "curated"), "--data-dir", str(data), *common])
+    assert r.exit_code == 0, r.output
+    report = json.loads((data / "filtered" / "report.json").read_text())
+    stats = json.loads((data / "curated" / "stats.json").read_text())
+    assert report["kept"] + report["rejected"] == 5 and stats["problems"] == report["kept"]
+    ds = load_dataset(str(data / "curated"), split="train", cache_dir=str(tmp_path / "hf-cache"))
+    assert ds.num_rows == stats["problems"]
+    r = runner.invoke(app, ["stats", "SELECT count(*) AS n FROM rollouts", "--data-dir", str(data), "--format", "json"])
+    assert json.loads(r.output) == [{"n": 10}]

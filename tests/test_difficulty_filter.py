@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.config import config_from_params
+from pipeline.difficulty.filter import FilterConfig, histogram, run_filter
+from pipeline.io import read_jsonl, read_problems, write_problems
+from pipeline.rollout.backends import Sample
+from pipeline.rollout.runner import write_shard
+from pipeline.schema import Problem, TestCase
+
+
+def problem(i: int) -> Problem:
+    return Problem(id=f"p{i:02d}", source="seed", statement=f"statement-{i:02d}", style="stdio",
+                   tests=[TestCase("1\n", "1\n")], extra={"validation": {"verified": True}})
+
+
+def rollout_rows(pid: str, correct: int, n: int = 4, se: int = 0):
+    statuses = ["AC"] * correct + ["WA"] * (n - correct) + ["SE"] * se
+    return [{"problem_id": pid, "sample_index": j, "completion": "", "tokens": 3, "finish_reason": "stop",
+             "truncated": False, "status": s, "passed": int(s == "AC"), "total": 1, "reason": None}
+            for j, s in enumerate(statuses)]
+
+
+class ScoreBackend:
+    """A rater whose score tracks the problem's hidden difficulty (higher = harder)."""
+
+    def __init__(self, difficulty: dict[str, int], broken: set[str] = frozenset()):
+        self.difficulty, self.broken = difficulty, broken
+
+    def generate(self, prompts, n, sampling):
+        out = []
+        for messages in prompts:
+            key = next(k for k in self.difficulty if k in messages[1]["content"])
+            d = self.difficulty[key]
+            text = "no idea" if key in self.broken else json.dumps(
+                {"algorithmic_thinking": d, "implementation_complexity": d, "mathematical_reasoning": d,
+                 "edge_cases": d, "problem_comprehension": d})
+            out.append([Sample(text, 5, "stop", False)])
+        return out
+
+
+@pytest.fixture
+def stage_inputs(tmp_path):
+    problems = [problem(i) for i in range(14)]
+    write_problems(tmp_path / "validated.parquet", problems)
+    rollouts = tmp_path / "rollouts"
+    rows = []
+    # p00..p09 rolled out: correct = 4 - i // 2 -> pass rates 1, 1, .75, .75, .5, .5, .25, .25, 0, 0
+    for i in range(10):
+        rows += rollout_rows(f"p{i:02d}", 4 - i // 2, se=1 if i == 3 else 0)
+    rows += rollout_rows("ghost", 2)  # not in the problems: ignored, counted
+    write_shard(rollouts / "shards" / "part-00000.parquet", rows)
+    return tmp_path, problems
+
+
+def test_band_only(stage_inputs):
+    tmp, problems = stage_inputs
+    report = run_filter(FilterConfig(), tmp / "validated.parquet", tmp / "rollouts", tmp / "out")
+    kept = {p.id: p for p in read_problems(tmp / "out" / "problems.parquet")}
+    assert sorted(kept) == [f"p{i:02d}" for i in range(2, 10)]
+    assert kept["p03"].extra["n_samples"] == 4 and kept["p03"].extra["pass_rate"] == 0.75  # SE left out
+    assert kept["p08"].extra["unsolved"] is True and kept["p08"].extra["selection_reason"] == "unsolved"
+    assert kept["p04"].extra["unsolved"] is False and kept["p04"].extra["pass_at_k"] == pytest.approx(1.0)
+    assert kept["p04"].extra["validation"] == {"verified": True}  # upstream columns ride along
+    assert kept["p04"].extra["predicted_pass_rate"] is None
+    rejects = {r["id"]: r for _, r, _ in read_jsonl(tmp / "out" / "rejects.jsonl")}
+    assert sorted(rejects) == ["p00", "p01", "p10", "p11", "p12", "p13"]
+    assert rejects["p00"]["reason"].startswith("too_easy: pass rate 1.000 (4/4 samples)")
+    assert rejects["p10"]["reason"].startswith("unmeasured: no judged rollouts")
+    assert report["by_reason"] == {"in_band": 6, "too_easy": 2, "unmeasured": 4, "unsolved": 2}
+    assert report["kept"] + report["rejected"] == report["problems_in"] == 14
+    assert report["rollouts_not_in_problems"] == 1 and report["system_errors"] == 1
+    assert report["calibration"] == {"fitted": False, "reason": "predictor disabled"}
+    stats = json.loads((tmp / "out" / "stats.json").read_text())
+    assert stats["kept"] == 8 and stats["rejected"] == 6
+    schema = pq.read_schema(tmp / "out" / "problems.parquet")
+    assert str(schema.field("predicted_pass_rate").type) == "double"
+    assert str(schema.field("unsolved").type) == "bool"
+
+
+def test_predict_calibrate_select(stage_inputs):
+    tmp, _ = stage_inputs
+    # Rater difficulty rises as the pass rate falls; p10 rated easy, p11 hard, p12 medium, p13 unparseable.
+    difficulty = {f"statement-{i:02d}": 1 + i // 2 for i in range(10)}
+    difficulty |= {"statement-10": 1, "statement-11": 5, "statement-12": 3, "statement-13": 3}
+    cfg = config_from_params(FilterConfig, {"predict": {"enabled": True, "min_calibration_problems": 5,
+                                                        "cv_folds": 2, "retries": 1}})
+    backend = ScoreBackend(difficulty, broken={"statement-13"})
+    report = run_filter(cfg, tmp / "validated.parquet", tmp / "rollouts", tmp / "out", predict_backend=backend)
+    cal = report["calibration"]
+    assert cal["fitted"] and cal["method"] == "isotonic" and cal["n_problems"] == 10
+    assert cal["spearman"] < -0.9 and cal["cv_mae"] is not None
+    kept = {p.id: p.extra for p in read_problems(tmp / "out" / "problems.parquet")}
+    rejects = {r["id"]: r["reason"] for _, r, _ in read_jsonl(tmp / "out" / "rejects.jsonl")}
+    assert kept["p11"]["selection_reason"] == "predicted_in_band"
+    assert kept["p11"]["predicted_pass_rate"] == pytest.approx(0.0)
+    assert kept["p11"]["unsolved"] is None and kept["p11"]["n_samples"] == 0
+    assert kept["p12"]["predicted_pass_rate"] == pytest.approx(0.5)
+    assert rejects["p10"].startswith("predicted_too_easy: calibrated predicted pass rate 1.000")
+    assert rejects["p13"].startswith("unmeasured") and "prediction missing: not valid JSON" in rejects["p13"]
+    assert kept["p04"]["difficulty_scores"]["algorithmic_thinking"] == 3
+    assert kept["p04"]["predicted_difficulty"] == pytest.approx(3.0)
+    assert report["prediction"]["missing"] == 1 and report["prediction"]["missing_ids"] == ["p13"]
+    assert report["prediction"]["attempts"] == {1: 13, 2: 1}
+
+
+def test_histogram_bins():
+    assert histogram([0.0, 0.05, 0.1, 0.99, 1.0])["0.0-0.1"] == 2
+    assert histogram([1.0])["0.9-1.0"] == 1

@@ -1,0 +1,220 @@
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.config import config_from_params
+from pipeline.io import read_jsonl, write_problems
+from pipeline.rollout.backends import Sample
+from pipeline.rollout.runner import RolloutConfig, read_rollouts, run_rollout, shard_paths
+from pipeline.schema import Problem, TestCase
+
+
+def problems(n: int = 4) -> list[Problem]:
+    return [Problem(id=f"p{i}", source="seed", statement=f"Print the number {i}.", style="stdio",
+                    tests=[TestCase("\n", f"{i}\n")]) for i in range(n)]
+
+
+class CountingBackend:
+    """Answers without code (so nothing reaches the evaluator); records what it was asked; can die."""
+
+    def __init__(self, die_after_calls: int | None = None):
+        self.asked: list[str] = []
+        self.calls = 0
+        self.die_after_calls = die_after_calls
+
+    def generate(self, prompts, n, sampling):
+        if self.die_after_calls is not None and self.calls >= self.die_after_calls:
+            raise KeyboardInterrupt("killed")
+        self.calls += 1
+        self.asked += [m[-1]["content"].split(".")[0] for m in prompts]
+        return [[Sample(f"no code here {j}", 4, "length", True) for j in range(n)] for _ in prompts]
+
+
+class NoEvaluator:
+    def evaluate_batch(self, *a, **kw):
+        raise AssertionError("nothing with code should be judged")
+
+    def close(self):
+        pass
+
+
+def run(tmp_path, probs, backend, **params):
+    path = tmp_path / "validated.parquet"
+    write_problems(path, probs)
+    cfg = config_from_params(RolloutConfig, {"k": 2, "shard_size": 1, **params})
+    return run_rollout(cfg, path, tmp_path / "rollouts", backend=backend, evaluator=NoEvaluator(), progress=False)
+
+
+def test_rows_shards_and_stats(tmp_path):
+    stats = run(tmp_path, problems(3), CountingBackend())
+    out = tmp_path / "rollouts"
+    assert [p.name for p in shard_paths(out)] == ["part-00000.parquet", "part-00001.parquet", "part-00002.parquet"]
+    t = read_rollouts(out)
+    assert t.num_rows == 6 and t.column_names[:3] == ["problem_id", "sample_index", "completion"]
+    row = t.to_pylist()[0]
+    assert row == {"problem_id": "p0", "sample_index": 0, "completion": "no code here 0", "tokens": 4,
+                   "finish_reason": "length", "truncated": True, "status": "no_code", "passed": 0, "total": 1,
+                   "reason": None}
+    assert stats["samples"] == 6 and stats["status"] == {"no_code": 6} and stats["truncated"] == 6
+    assert stats["problems_rolled_out"] == 3 and stats["this_run"]["problems_generated"] == 3
+    assert json.loads((out / "stats.json").read_text())["tokens_total"] == 24
+    fingerprint = json.loads((out / "shards" / "manifest.json").read_text())["fingerprint"]
+    assert fingerprint["generation"]["k"] == 2 and len(fingerprint["judge"]["evaluator"]) == 16
+
+
+def test_resume_after_a_kill_generates_only_missing_problems(tmp_path):
+    probs = problems(4)
+    with pytest.raises(KeyboardInterrupt):
+        run(tmp_path, probs, CountingBackend(die_after_calls=2))
+    out = tmp_path / "rollouts"
+    assert len(shard_paths(out)) == 2  # the two finished shards survived the kill
+    assert not list(out.glob(".*"))  # and no half-written temp file
+    backend = CountingBackend()
+    stats = run(tmp_path, probs, backend)
+    assert backend.asked == ["Print the number 2", "Print the number 3"]
+    assert stats["this_run"]["problems_resumed"] == 2 and stats["problems_rolled_out"] == 4
+    t = read_rollouts(out)
+    assert sorted(zip(t["problem_id"].to_pylist(), t["sample_index"].to_pylist(), strict=True)) == [
+        (f"p{i}", j) for i in range(4) for j in range(2)]
+    # A rerun of a finished stage generates nothing.
+    again = CountingBackend()
+    run(tmp_path, probs, again)
+    assert again.asked == [] and read_rollouts(out).num_rows == 8
+
+
+def test_changed_settings_or_inputs(tmp_path):
+    probs = problems(3)
+    run(tmp_path, probs, CountingBackend())
+    # Problem p2 left the input: its rows go; nothing new is generated.
+    backend = CountingBackend()
+    stats = run(tmp_path, probs[:2], backend)
+    assert backend.asked == [] and stats["problems_rolled_out"] == 2 and read_rollouts(tmp_path / "rollouts").num_rows == 4
+    # New sampling settings invalidate every earlier sample.
+    backend = CountingBackend()
+    run(tmp_path, probs[:2], backend, temperature=1.2)
+    assert len(backend.asked) == 2
+
+
+class FixedVerdictEvaluator:
+    """Gives every submission the same status (stands in for an older / newer judge)."""
+
+    def __init__(self, status: str):
+        self.status, self.judged = status, 0
+
+    def evaluate_batch(self, problems, submissions, mode):
+        from pipeline.schema import Verdict
+
+        assert mode == "first-failure"
+        self.judged += len(submissions)
+        return [Verdict(s.problem_id, s.submission_id, self.status, passed=int(self.status == "AC"), total=1)
+                for s in submissions]
+
+    def close(self):
+        pass
+
+
+class CodeBackend(CountingBackend):
+    def generate(self, prompts, n, sampling):
+        self.calls += 1
+        return [[Sample("```python\nprint(0)\n```", 5, "stop", False) for _ in range(n)] for _ in prompts]
+
+
+def test_changed_judging_rejudges_stored_samples_without_generating(tmp_path, monkeypatch):
+    pytest.importorskip("pipeline.evaluator")
+    import pipeline.rollout.runner as runner
+
+    path = tmp_path / "validated.parquet"
+    write_problems(path, problems(3))
+    cfg = RolloutConfig(k=2, shard_size=2)
+    old = FixedVerdictEvaluator("WA")
+    run_rollout(cfg, path, tmp_path / "out", backend=CodeBackend(), evaluator=old, progress=False)
+    assert old.judged == 6 and set(read_rollouts(tmp_path / "out")["status"].to_pylist()) == {"WA"}
+    monkeypatch.setattr(runner, "evaluator_digest", lambda: "a-newer-evaluator")
+    backend, new = CodeBackend(), FixedVerdictEvaluator("AC")
+    stats = run_rollout(cfg, path, tmp_path / "out", backend=backend, evaluator=new, progress=False)
+    assert backend.calls == 0 and new.judged == 6 and stats["this_run"]["samples_rejudged"] == 6
+    t = read_rollouts(tmp_path / "out")
+    assert set(t["status"].to_pylist()) == {"AC"} and t.num_rows == 6
+    assert t["completion"].to_pylist()[0] == "```python\nprint(0)\n```"
+    # Judged with the current evaluator now: a rerun does nothing.
+    again = FixedVerdictEvaluator("RE")
+    run_rollout(cfg, path, tmp_path / "out", backend=backend, evaluator=again, progress=False)
+    assert again.judged == 0
+
+
+def test_unpromptable_problems_are_rejected_not_dropped(tmp_path):
+    probs = problems(2) + [Problem(id="f", source="seed", statement="Add.", style="functional", entry_point="add",
+                                   tests=[TestCase("1\n2", "3")])]
+    stats = run(tmp_path, probs, CountingBackend(), language="cpp")
+    (reject,) = [r for _, r, _ in read_jsonl(tmp_path / "rollouts" / "rejects.jsonl")]
+    assert reject["id"] == "f" and "Python only" in reject["reason"] and reject["stage"] == "rollout"
+    assert stats["problems_rejected"] == 1 and stats["problems_rolled_out"] == 2
+
+
+def test_config_validation():
+    with pytest.raises(ValueError, match="backend"):
+        RolloutConfig(backend="tgi")
+    with pytest.raises(ValueError, match="temperature"):
+        RolloutConfig(temperature=-1)
+    with pytest.raises(ValueError, match="unknown RolloutConfig"):
+        config_from_params(RolloutConfig, {"samples": 3})
+
+
+# --- with the real evaluator --------------------------------------------------------------------
+class ScriptedBackend:
+    def __init__(self, answers: dict[str, list[str]]):
+        self.answers = answers
+
+    def generate(self, prompts, n, sampling):
+        out = []
+        for m in prompts:
+            key = next(k for k in self.answers if k in m[-1]["content"])
+            out.append([Sample(t, 9, "stop", False) for t in self.answers[key][:n]])
+        return out
+
+
+def test_samples_are_judged_by_the_evaluator(tmp_path):
+    pytest.importorskip("pipeline.evaluator")
+    from pipeline.evaluator import Evaluator
+
+    probs = [
+        Problem(id="sum", source="seed", statement="Read two integers and print their sum.", style="stdio",
+                tests=[TestCase("1 2\n", "3\n"), TestCase("5 7\n", "12\n")]),
+        Problem(id="add", source="seed", statement="Return a + b.", style="functional", entry_point="add",
+                tests=[TestCase("1\n2", "3"), TestCase("2\n2", "4")]),
+    ]
+    answers = {
+        "their sum": ["```python\na, b = map(int, input().split())\nprint(a + b)\n```",
+                      "```python\nprint(3)\n```", "Let me think", "<think>```python\nprint(1)\n```"],
+        "Return a + b": ["```python\ndef add(a, b):\n    return a + b\n```",
+                         "```python\ndef add(a, b):\n    return a - b\n```", "```python\ndef add(a, b):\n", "nope"],
+    }
+    path = tmp_path / "validated.parquet"
+    write_problems(path, probs)
+    ev = Evaluator(workers=2)
+    try:
+        stats = run_rollout(RolloutConfig(k=4, shard_size=1), path, tmp_path / "out",
+                            backend=ScriptedBackend(answers), evaluator=ev, progress=False)
+    finally:
+        ev.close()
+    rows = {(r["problem_id"], r["sample_index"]): r for r in read_rollouts(tmp_path / "out").to_pylist()}
+    assert rows[("sum", 0)]["status"] == "AC" and rows[("sum", 0)]["passed"] == 2 == rows[("sum", 0)]["total"]
+    assert rows[("sum", 1)]["status"] == "WA" and rows[("sum", 1)]["passed"] == 1  # first-failure: test 2 fails
+    assert rows[("sum", 2)]["status"] == "no_code" and rows[("sum", 3)]["status"] == "no_code"
+    assert rows[("add", 0)]["status"] == "AC" and rows[("add", 1)]["status"] == "WA"
+    assert rows[("add", 2)]["status"] == "no_code"
+    assert stats["status"] == {"AC": 2, "WA": 2, "no_code": 4} and stats["problems_solved_any"] == 2
+    assert pq.read_schema(tmp_path / "out" / "shards" / "part-00000.parquet").field("passed").type.bit_width == 32
+
+
+def test_tiny_model_end_to_end(tmp_path, tiny_model_dir):
+    pytest.importorskip("pipeline.evaluator")
+    path = tmp_path / "validated.parquet"
+    write_problems(path, problems(2))
+    cfg = config_from_params(RolloutConfig, {"model": str(tiny_model_dir), "k": 2, "max_tokens": 16})
+    stats = run_rollout(cfg, path, tmp_path / "out", progress=False)
+    assert stats["samples"] == 4 and stats["problems_rolled_out"] == 2
+    assert stats["this_run"]["tokens_generated"] > 0 and stats["this_run"]["tokens_per_s"] > 0
