@@ -41,7 +41,7 @@ lint: setup
 # Anchors for bench/: LiveCodeBench's evaluator (no deps: it would pull a conflicting stack) and datatrove.
 bench-setup: setup
 	$(BIN)/python -m pip install -q -e '.[bench]'
-	$(BIN)/python -m pip install -q --no-deps nvidia-livecodebench
+	$(BIN)/python -m pip install -q --no-deps nvidia-livecodebench==26.3
 
 bench: bench-setup
 	$(BIN)/python bench/evaluator_vs_lcb.py

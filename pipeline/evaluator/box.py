@@ -1,0 +1,238 @@
+"""A sandboxed, long-lived judge process (`harness.py`) and the parent's side of its protocol.
+
+A box is started once and reused for many submissions (the harness cleans up after every run);
+it is restarted when it dies, times out or is killed (batch deadline). Killing a box takes the
+whole sandbox down: the outer bwrap process, the namespace's PID 1 (by its parent-death signal
+and directly), hence every process inside.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pipeline.evaluator import sandbox as sb
+
+START_TIMEOUT_S = 60.0
+HEADER_MAX = 1 << 20
+
+
+class BoxError(RuntimeError):
+    """The judge process failed (not the submission): died, timed out, or broke the protocol."""
+
+
+class BoxKilled(BoxError):
+    """The box was killed on purpose (cancellation)."""
+
+
+@dataclass
+class Reply:
+    header: dict[str, Any]
+    blobs: list[bytes] = field(default_factory=list)
+
+
+class Box:
+    def __init__(self, spec: sb.BoxSpec, binds: list[sb.Bind], workdir: Path, name: str):
+        self.spec, self.name = spec, name
+        self.binds = [sb.Bind(sb.HARNESS_DIR, "/judge"), *binds]
+        self.workdir = Path(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.log_path = self.workdir / f"{name}.log"
+        self.scratch = self.workdir / f"{name}-scratch"
+        self.proc: subprocess.Popen | None = None
+        self.info: dict[str, Any] = {}
+        self._buf = bytearray()
+        self._lock = threading.Lock()
+        self._killed = False
+
+    # paths -----------------------------------------------------------------------------------
+    def inside(self, host: str | os.PathLike) -> str:
+        """Where a host path under one of the binds appears inside the sandbox."""
+        host = os.path.abspath(host)
+        for b in self.binds:
+            root = os.path.abspath(b.host)
+            if host == root or host.startswith(root + os.sep):
+                return b.inside + host[len(root):] if self.spec.kind == "bwrap" else host
+        raise ValueError(f"{host} is not visible inside box {self.name}")
+
+    def _command(self) -> tuple[list[str], dict[str, str], dict[str, Any]]:
+        kind = self.spec.kind
+        if kind == "bwrap":
+            home, wipe = "/tmp", ["/tmp", "/dev/shm"]
+            cmd = sb.bwrap_args(self.spec, self.binds)
+        else:
+            self.scratch.mkdir(exist_ok=True)
+            os.chmod(self.scratch, 0o1777)
+            home, wipe = str(self.scratch), [str(self.scratch)]
+            cmd = []
+            if kind == "unshare":
+                cmd = sb.unshare_args(self.spec, self.scratch, shm=os.path.isdir("/dev/shm"))
+                if os.path.isdir("/dev/shm"):
+                    wipe.append("/dev/shm")
+        harness = self.inside(sb.HARNESS_DIR / "harness.py")
+        cmd += sb.drop_args(self.spec) + sb.limit_args(self.spec) + sb.harness_command(harness)
+        init = {"op": "init", "scratch": home, "wipe": wipe}
+        return cmd, sb.sandbox_env(home), init
+
+    # lifecycle ---------------------------------------------------------------------------------
+    @property
+    def killed(self) -> bool:
+        return self._killed
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self) -> None:
+        with self._lock:
+            if self._killed:
+                raise BoxKilled(f"box {self.name} was killed")
+            cmd, env, init = self._command()
+            self._buf.clear()
+            with open(self.log_path, "ab") as log:
+                self.proc = subprocess.Popen(
+                    cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
+                    cwd=self.workdir, start_new_session=True, close_fds=True, bufsize=0)
+        reply = self.request(init, START_TIMEOUT_S)
+        if not reply.header.get("ok"):
+            self.kill()
+            raise BoxError(f"box {self.name} did not start: {reply.header}")
+        self.info = reply.header
+
+    def ensure(self) -> Box:
+        if not self.alive:
+            self.close()
+            self.start()
+        return self
+
+    def send(self, req: dict[str, Any]) -> None:
+        """Send a request without waiting (for requests that have no reply, e.g. reply=False)."""
+        proc = self.proc
+        if proc is None:
+            raise BoxError(f"box {self.name} is not running")
+        data = json.dumps(req).encode() + b"\n"
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(proc.stdin.fileno(), view):]
+        except (OSError, ValueError):
+            raise self._failure("the judge process is gone") from None
+
+    def request(self, req: dict[str, Any], timeout: float) -> Reply:
+        """Send one request and wait (at most `timeout` s) for its reply; BoxError on failure."""
+        self.send(req)
+        deadline = time.monotonic() + timeout
+        line = self._read_until(lambda: self._buf.find(b"\n"), deadline, header=True)
+        try:
+            header = json.loads(bytes(self._buf[:line]))
+        except ValueError:
+            raise self._failure("malformed reply from the judge process") from None
+        del self._buf[: line + 1]
+        sizes = header.pop("sizes", [])
+        need = sum(sizes)
+        self._read_until(lambda: 0 if len(self._buf) >= need else -1, deadline)
+        blobs, pos = [], 0
+        for n in sizes:
+            blobs.append(bytes(self._buf[pos:pos + n]))
+            pos += n
+        del self._buf[:need]
+        return Reply(header, blobs)
+
+    def _read_until(self, found, deadline: float, header: bool = False) -> int:
+        fd = self.proc.stdout.fileno()
+        while True:
+            pos = found()
+            if pos >= 0:
+                return pos
+            if header and len(self._buf) > HEADER_MAX:
+                raise self._failure("oversized reply header")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.kill(on_purpose=False)
+                raise BoxError(f"box {self.name}: the judge process did not answer in time")
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if not ready:
+                continue
+            try:
+                data = os.read(fd, 1 << 20)
+            except OSError:
+                data = b""
+            if not data:
+                raise self._failure("the judge process exited")
+            self._buf += data
+
+    def _failure(self, what: str) -> BoxError:
+        killed = self._killed
+        self.kill(on_purpose=killed)
+        if killed:
+            return BoxKilled(f"box {self.name} was killed")
+        return BoxError(f"box {self.name}: {what}. Log tail: {self.log_tail()!r}")
+
+    def log_tail(self, n: int = 800) -> str:
+        try:
+            return self.log_path.read_bytes()[-n:].decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def kill(self, on_purpose: bool = True) -> None:
+        """SIGKILL the sandbox: the namespace's PID 1 directly and the outer process (whose death
+        also reaches PID 1 through --die-with-parent). Safe to call from any thread."""
+        if on_purpose:
+            self._killed = True
+        proc = self.proc
+        if proc is None or proc.poll() is not None:
+            return
+        for pid in _children(proc.pid) + [proc.pid]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def reset(self) -> None:
+        """Allow a restart after a deliberate kill."""
+        self.close()
+        self._killed = False
+
+    def close(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            try:
+                proc.stdin.close()  # EOF: the harness cleans up and exits
+                proc.wait(timeout=2)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        if proc.poll() is None:
+            self.proc = proc
+            self.kill(on_purpose=False)
+            self.proc = None
+        for stream in (proc.stdin, proc.stdout):
+            try:
+                stream.close()
+            except (OSError, AttributeError):
+                pass
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except (OSError, ValueError):
+        return []

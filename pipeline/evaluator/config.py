@@ -1,0 +1,55 @@
+"""Evaluator settings (the `evaluator:` section of params.yaml) and the Submission record."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Submission:
+    problem_id: str
+    submission_id: str
+    language: str  # python | cpp
+    code: str
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Submission:
+        """From a jsonl record; raises ValueError naming every missing or mistyped field."""
+        names = [f.name for f in dataclasses.fields(cls)]
+        bad = [n for n in names if not isinstance(d.get(n), str)]
+        if bad:
+            raise ValueError(f"submission fields must be strings: {', '.join(bad)}")
+        return cls(**{n: d[n] for n in names})
+
+
+@dataclass
+class EvaluatorConfig:
+    workers: int | None = field(default=None, metadata={"help": "Parallel judges (default: os.cpu_count())."})
+    timeout_scale: float = field(default=1.0, metadata={"help": "Multiplies every problem's time limit."})
+    sandbox: str = field(default="auto", metadata={"help": "auto | bwrap | unshare | none (tests only)."})
+    wall_factor: float = field(default=2.0, metadata={
+        "help": "Wall-clock limit = time limit x wall_factor + wall_slack_s (CPU time is judged against "
+                "the time limit itself; the wall limit catches sleeping or blocked programs)."})
+    wall_slack_s: float = field(default=1.0, metadata={"help": "See wall_factor."})
+    output_limit_mb: float = field(default=64, metadata={
+        "help": "Output limit per test (OLE beyond; at least 2x the expected output)."})
+    memory_slack_mb: int = field(default=32, metadata={
+        "help": "Address space added to the memory limit for native programs (libc, loader, stack)."})
+    tmpfs_mb: int = field(default=256, metadata={"help": "Size of the sandbox's private /tmp (disk-fill bound)."})
+    shm_mb: int = field(default=64, metadata={"help": "Size of the sandbox's private /dev/shm."})
+    nproc: int = field(default=64, metadata={"help": "Processes + threads per sandbox (fork-bomb bound)."})
+    nofile: int = field(default=256, metadata={"help": "Open files per program."})
+    file_size_mb: int = field(default=64, metadata={"help": "Largest file a program may write."})
+    cpp_compiler: str = field(default="g++", metadata={"help": "C++ compiler (on PATH)."})
+    cpp_flags: list[str] = field(default_factory=lambda: ["-O2", "-std=gnu++17", "-DONLINE_JUDGE", "-pipe"],
+                                 metadata={"help": "C++ compile flags (ONLINE_JUDGE as on Codeforces)."})
+    compile_time_limit_s: float = field(default=30.0, metadata={"help": "CPU limit of one compilation."})
+    compile_memory_mb: int = field(default=2048, metadata={"help": "Memory limit of one compilation."})
+    checker_time_limit_s: float = field(default=10.0, metadata={"help": "CPU limit of one checker run."})
+    checker_memory_mb: int = field(default=1024, metadata={"help": "Memory limit of one checker run."})
+    keep_output_bytes: int = field(default=4096, metadata={
+        "help": "How much of an actual output is kept in TestResult.output when keep_outputs=True."})
+    input_cache_problems: int = field(default=512, metadata={
+        "help": "Problems whose test inputs stay on disk between submissions (LRU)."})

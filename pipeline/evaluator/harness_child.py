@@ -1,0 +1,480 @@
+"""What runs in the judge's forked children (stdlib only; imported by harness.py in the sandbox).
+
+A Python stdio child gets fresh `sys.std*` streams on the test's pipes and a fresh `__main__`, and
+ends the way interpreter shutdown does (non-daemon threads joined, atexit run, streams flushed). A
+functional "session" child loads the submission once (with LeetCode's implicit prelude for
+`class Solution` code), then answers one call per test: arguments decoded from JSON lines
+(ListNode / TreeNode parameters built from their list form), the return value encoded as JSON
+(tuples, sets, numpy values, linked lists and trees mapped; `converted` records that it happened).
+"""
+
+import json
+import os
+import re
+import resource
+import signal
+import sys
+import time
+
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+HARNESS_FAIL_EXIT = 126
+LEETCODE_PRELUDE = '''
+from typing import *
+from collections import *
+from itertools import *
+from functools import *
+from heapq import *
+from bisect import *
+from math import *
+from string import *
+from operator import *
+import collections, itertools, functools, heapq, bisect, math, string, operator, re, random, sys, copy, json
+try:
+    from sortedcontainers import SortedList, SortedDict, SortedSet
+except ImportError:
+    pass
+inf = float("inf")
+
+
+class ListNode:
+    def __init__(self, val=0, next=None):
+        self.val = val
+        self.next = next
+
+
+class TreeNode:
+    def __init__(self, val=0, left=None, right=None):
+        self.val = val
+        self.left = left
+        self.right = right
+'''
+
+
+_PRELUDE_NS = None
+
+
+def leetcode_prelude():
+    """LeetCode's implicit imports and ListNode / TreeNode, built once in the judge process (the
+    forked children copy the finished namespace instead of re-running the star imports)."""
+    global _PRELUDE_NS
+    if _PRELUDE_NS is None:
+        import builtins
+
+        ns = {}
+        exec(compile(LEETCODE_PRELUDE, "<prelude>", "exec", dont_inherit=True), ns)
+        # `from math import *` must not replace builtins such as pow (LeetCode keeps them)
+        _PRELUDE_NS = {k: v for k, v in ns.items() if not k.startswith("__") and not hasattr(builtins, k)}
+    return _PRELUDE_NS
+
+
+# --- small utilities -----------------------------------------------------------------------
+def write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def vm_size_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[0]) * PAGE_SIZE
+
+
+def set_limit(res, value):
+    if value is None:
+        return
+    value = int(value)
+    _soft, hard = resource.getrlimit(res)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(res, (value, value))
+
+
+# --- the forked child -----------------------------------------------------------------------
+def child_setup(fds, cwd, limits, python_child):
+    """In the forked child: own session, fds 0-2 (+ extra at 3, 4...), cwd, resource limits."""
+    os.setsid()
+    for target, fd in enumerate(fds):
+        if fd != target:
+            os.dup2(fd, target)
+        os.set_inheritable(target, True)
+    os.closerange(len(fds), 1 << 16)
+    os.chdir(cwd)
+    signal.signal(signal.SIGINT, signal.default_int_handler if python_child else signal.SIG_DFL)
+    if not python_child:
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+            signal.signal(sig, signal.SIG_DFL)
+    mem = limits.get("mem_bytes")
+    if mem is not None and python_child:
+        mem += vm_size_bytes()  # the warm interpreter's own mappings are not the program's
+    cpu = limits.get("rlimit_cpu_s", limits.get("cpu_s"))
+    if cpu is not None:
+        soft = int(cpu) + 2
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 1))
+    set_limit(resource.RLIMIT_AS, mem)
+    set_limit(resource.RLIMIT_STACK, limits.get("stack_bytes"))
+    set_limit(resource.RLIMIT_FSIZE, limits.get("fsize_bytes"))
+    set_limit(resource.RLIMIT_NOFILE, limits.get("nofile"))
+    set_limit(resource.RLIMIT_CORE, 0)
+    set_limit(resource.RLIMIT_MSGQUEUE, 0)
+
+
+def python_streams(argv, code_path):
+    """Fresh sys.std* on fds 0-2 and a fresh __main__, as a newly started interpreter has."""
+    import io
+    import random
+    import types
+
+    sys.stdin = sys.__stdin__ = io.TextIOWrapper(
+        io.BufferedReader(io.FileIO(0, "r", closefd=False)), encoding="utf-8")
+    sys.stdout = sys.__stdout__ = io.TextIOWrapper(
+        io.BufferedWriter(io.FileIO(1, "w", closefd=False), 1 << 16), encoding="utf-8")
+    sys.stderr = sys.__stderr__ = io.TextIOWrapper(
+        io.BufferedWriter(io.FileIO(2, "w", closefd=False)), encoding="utf-8",
+        errors="backslashreplace", line_buffering=True)
+    sys.argv = list(argv) or [code_path]
+    sys.setrecursionlimit(1000)
+    random.seed()  # a fresh interpreter seeds from the OS; forked children must not share state
+    module = types.ModuleType("__main__")
+    module.__file__ = code_path
+    module.__builtins__ = __builtins__
+    sys.modules["__main__"] = module
+    return module
+
+
+def exit_code_of(exc):
+    code = exc.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    try:
+        print(code, file=sys.stderr)
+    except Exception:
+        pass
+    return 1
+
+
+def finish_python(code):
+    """What interpreter shutdown does: join non-daemon threads, run atexit, flush; then exit."""
+    try:
+        if "threading" in sys.modules:
+            sys.modules["threading"]._shutdown()
+    except BaseException:
+        pass
+    try:
+        import atexit
+
+        atexit._run_exitfuncs()
+    except BaseException:
+        pass
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+    os._exit(code)
+
+
+def read_source(req):
+    """The program text: inline in the request ("source") or a file ("code")."""
+    if req.get("source") is not None:
+        return req["source"].encode("utf-8", "surrogatepass")
+    with open(req["code"], "rb") as f:
+        return f.read()
+
+
+def compile_or_report(req, status_fd, filename="solution.py"):
+    try:
+        return compile(read_source(req), filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError) as e:
+        import traceback
+
+        msg = "".join(traceback.format_exception_only(type(e), e))
+        write_all(status_fd, b"C" + msg.encode("utf-8", "replace")[:4000])
+        os._exit(1)
+
+
+def run_python_child(req, status_fd):
+    code = compile_or_report(req, status_fd)
+    write_all(status_fd, b"S")  # from here on, everything is the program's doing
+    module = python_streams(req.get("argv") or [], req.get("code") or "solution.py")
+    rc = 0
+    try:
+        exec(code, module.__dict__)
+    except SystemExit as e:
+        rc = exit_code_of(e)
+    except BaseException as e:
+        import traceback
+
+        try:  # without the harness's own frame, as `python solution.py` would print it
+            traceback.print_exception(type(e), e, e.__traceback__.tb_next)
+        except BaseException:
+            pass
+        rc = 1
+    finish_python(rc)
+
+
+def exec_child(req, status_fd, env):
+    os.set_inheritable(status_fd, False)  # closed on exec: EOF with no message = exec worked
+    argv = req["argv"]
+    try:
+        os.execve(argv[0], argv, env)
+    except OSError as e:
+        tag = b"M" if e.errno == 12 else b"H"  # ENOMEM: the image does not fit the memory limit
+        write_all(status_fd, tag + f"cannot execute {argv[0]}: {e}".encode())
+        os._exit(HARNESS_FAIL_EXIT)
+
+
+# --- functional session child -----------------------------------------------------------------
+def send_frame(fd, header, payload=b""):
+    header["n"] = len(payload)
+    write_all(fd, json.dumps(header).encode() + b"\n" + payload)
+
+
+def resolve_entry(ns, entry):
+    """A factory returning the callable for one call: a fresh Solution() per test (as LeetCode)."""
+    entry = entry.strip()
+    m = re.fullmatch(r"(\w+)\s*(?:\(\s*\))?\s*\.\s*(\w+)", entry)
+    if m:
+        cls, meth = ns.get(m.group(1)), m.group(2)
+        if isinstance(cls, type) and hasattr(cls, meth):
+            return lambda: getattr(cls(), meth)
+        raise LookupError(f"entry point {entry!r} not found: no class {m.group(1)} with method {meth}")
+    obj = ns.get(entry)
+    if callable(obj) and not isinstance(obj, type):
+        return lambda: obj
+    sol = ns.get("Solution")
+    if isinstance(sol, type) and hasattr(sol, entry):
+        return lambda: getattr(sol(), entry)
+    raise LookupError(f"entry point {entry!r} not found (no function {entry} and no Solution.{entry})")
+
+
+def annotation_text(ann):
+    import inspect
+
+    if ann is inspect.Parameter.empty:
+        return ""
+    if isinstance(ann, str):
+        return ann
+    return ann.__name__ if isinstance(ann, type) else str(ann)  # typing.Optional[ListNode] etc.
+
+
+def to_linked_list(values, cls):
+    if values is None:
+        return None
+    head = None
+    for v in reversed(values):
+        head = cls(v, head)
+    return head
+
+
+def to_tree(values, cls):
+    from collections import deque
+
+    if not values or values[0] is None:
+        return None
+    it = iter(values)
+    root = cls(next(it))
+    queue = deque([root])
+    while queue:
+        node = queue.popleft()
+        for side in ("left", "right"):
+            try:
+                v = next(it)
+            except StopIteration:
+                return root
+            if v is not None:
+                child = cls(v)
+                setattr(node, side, child)
+                queue.append(child)
+    return root
+
+
+def convert_args(fn, args, ns):
+    """LeetCode's ListNode/TreeNode parameters arrive as JSON lists: build the structures."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return args
+    out = list(args)
+    for i, p in enumerate(params[: len(out)]):
+        t = annotation_text(p.annotation)
+        for name, build in (("ListNode", to_linked_list), ("TreeNode", to_tree)):
+            if name in t and isinstance(out[i], list):
+                cls = ns.get(name) or ns["__prelude__"][name]
+                many = re.search(r"[Ll]ist\[\s*(?:Optional\[\s*)?" + name, t)
+                out[i] = [build(v, cls) for v in out[i]] if many else build(out[i], cls)
+    return out
+
+
+class Encoder:
+    """Return value -> JSON-able data. `converted` records any non-JSON type that was mapped."""
+
+    def __init__(self):
+        self.converted = False
+
+    def enc(self, x, depth=0):
+        if depth > 2000:
+            raise ValueError("return value nested too deeply")
+        if x is None or isinstance(x, (bool, str)):
+            return x
+        if isinstance(x, int):
+            return int(x)
+        if isinstance(x, float):
+            return float(x)
+        if type(x) is list:
+            return [self.enc(v, depth + 1) for v in x]
+        self.converted = True
+        if isinstance(x, tuple):
+            return [self.enc(v, depth + 1) for v in x]
+        if isinstance(x, (set, frozenset)):
+            return {"__set__": [self.enc(v, depth + 1) for v in x]}
+        if isinstance(x, dict):
+            return {self.key(k): self.enc(v, depth + 1) for k, v in x.items()}
+        if hasattr(x, "val") and hasattr(x, "next"):
+            return self.linked(x)
+        if hasattr(x, "val") and hasattr(x, "left") and hasattr(x, "right"):
+            return self.tree(x)
+        if hasattr(x, "tolist") and callable(x.tolist):  # numpy scalars and arrays
+            return self.enc(x.tolist(), depth + 1)
+        import collections
+        import decimal
+        import fractions
+
+        if isinstance(x, (decimal.Decimal, fractions.Fraction)):
+            return float(x)
+        if isinstance(x, (list, collections.deque, range)):
+            return [self.enc(v, depth + 1) for v in x]
+        return {"__repr__": repr(x)[:200], "__type__": type(x).__name__}
+
+    @staticmethod
+    def key(k):
+        if isinstance(k, str):
+            return k
+        if k is None or isinstance(k, (bool, int, float)):
+            return json.dumps(k)
+        return repr(k)
+
+    def linked(self, node):
+        out, seen = [], 0
+        while node is not None:
+            out.append(self.enc(node.val))
+            node = node.next
+            seen += 1
+            if seen > 10**6:
+                raise ValueError("linked list too long (cycle?)")
+        return out
+
+    def tree(self, root):
+        from collections import deque
+
+        out, queue = [], deque([root])
+        while queue:
+            node = queue.popleft()
+            if node is None:
+                out.append(None)
+                continue
+            out.append(self.enc(node.val))
+            queue.append(node.left)
+            queue.append(node.right)
+            if len(out) > 2 * 10**6:
+                raise ValueError("tree too large (cycle?)")
+        while out and out[-1] is None:
+            out.pop()
+        return out
+
+
+def session_child(req, res_fd, cmd_fd):
+    """Load the functional submission once, then answer one call per command line."""
+    import io
+    import traceback
+    import types
+
+    def fail(event, exc=None, msg=None):
+        tb = exc.__traceback__.tb_next if exc is not None and exc.__traceback__ else None
+        text = msg or "".join(traceback.format_exception(type(exc), exc, tb))[-4000:]
+        send_frame(res_fd, {"event": event}, text.encode("utf-8", "replace"))
+        os._exit(1)
+
+    try:
+        code = compile(read_source(req), "solution.py", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError) as e:
+        fail("compile_error", msg="".join(traceback.format_exception_only(type(e), e)))
+    sys.stdin = sys.__stdin__ = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
+    sys.stdout = sys.__stdout__ = io.TextIOWrapper(io.FileIO(1, "w", closefd=False))
+    sys.stderr = sys.__stderr__ = io.TextIOWrapper(
+        io.FileIO(2, "w", closefd=False), errors="backslashreplace", line_buffering=True)
+    sys.argv = ["solution.py"]
+    sys.setrecursionlimit(1000)
+    import random
+
+    random.seed()
+    module = types.ModuleType("solution")
+    module.__builtins__ = __builtins__
+    ns = module.__dict__
+    prelude = leetcode_prelude() if req.get("prelude") == "leetcode" else {}
+    ns.update(prelude)
+    ns["__prelude__"] = {"ListNode": prelude.get("ListNode"), "TreeNode": prelude.get("TreeNode")}
+    sys.modules["solution"] = module
+    try:
+        exec(code, ns)
+    except BaseException as e:  # noqa: BLE001 - the program's own failure, reported as such
+        fail("load_error", e)
+    try:
+        factory = resolve_entry(ns, req["entry"])
+    except LookupError as e:
+        fail("entry_error", msg=str(e))
+    send_frame(res_fd, {"event": "ready"})
+    cmds = os.fdopen(cmd_fd, "rb", buffering=0)
+    while True:
+        line = cmds.readline()
+        if not line:
+            os._exit(0)
+        command = json.loads(line)
+        try:
+            text = command.get("input_text")
+            if text is None:
+                with open(command["input"], encoding="utf-8") as f:
+                    text = f.read()
+            args = [json.loads(s) for s in text.split("\n") if s.strip()]
+        except Exception as e:  # noqa: BLE001 - reported as a harness failure
+            send_frame(res_fd, {"event": "harness_error"}, repr(e).encode())
+            continue
+        t0 = time.process_time()
+        try:
+            fn = factory()
+            call_args = convert_args(fn, args, ns)
+            result = fn(*call_args)
+        except BaseException as e:  # noqa: BLE001
+            cpu = time.process_time() - t0
+            tb = "".join(traceback.format_exception(type(e), e, e.__traceback__.tb_next))[-4000:]
+            send_frame(res_fd, {"event": "result", "ok": False, "error_type": type(e).__name__,
+                                "cpu_s": cpu, "maxrss_kb": maxrss_kb()}, tb.encode("utf-8", "replace"))
+            if isinstance(e, SystemExit):
+                os._exit(0)
+            continue
+        cpu = time.process_time() - t0
+        if result is None:
+            returns = annotation_text(getattr(fn, "__annotations__", {}).get("return", ""))
+            if returns == "None" and call_args:
+                result = call_args[0]  # "modify in place, return nothing": LeetCode judges the argument
+            elif "ListNode" in returns or "TreeNode" in returns:
+                result = []  # LeetCode prints an empty list / tree as []
+        enc = Encoder()
+        try:
+            payload = json.dumps(enc.enc(result)).encode()
+            header = {"event": "result", "ok": True, "converted": enc.converted}
+        except (ValueError, TypeError, RecursionError, OverflowError) as e:
+            payload = f"return value cannot be serialised: {e}".encode()
+            header = {"event": "result", "ok": False, "error_type": "Unserialisable"}
+        header.update(cpu_s=cpu, maxrss_kb=maxrss_kb())
+        send_frame(res_fd, header, payload)
+
+
+def maxrss_kb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+

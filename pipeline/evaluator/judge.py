@@ -1,0 +1,382 @@
+"""Judge one submission against one problem on one worker: the verdict logic.
+
+Time: CPU time is judged against `time_limit_s x timeout_scale` (TestResult.time_s is that CPU
+time); the wall-clock limit (x wall_factor + wall_slack_s) only catches sleeping / blocked
+programs. Memory: address-space limit = the problem's memory limit (+ the warm interpreter's own
+mappings for Python, + memory_slack_mb for native code); MemoryError / bad_alloc / a peak RSS at
+the limit reads as MLE.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from contextlib import nullcontext
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.evaluator import checkers
+from pipeline.evaluator.box import BoxError, BoxKilled
+from pipeline.evaluator.compare import Comparison, compare_functional, compare_stdio
+from pipeline.evaluator.compile import Compiler, install
+from pipeline.evaluator.config import EvaluatorConfig, Submission
+from pipeline.evaluator.workspace import MB, Worker
+from pipeline.schema import STYLES, Problem, TestResult, Verdict
+
+LANGUAGES = ("python", "cpp")
+MODES = ("first-failure", "all")
+REPLY_GRACE_S = 15.0  # on top of a run's wall limit before the judge process is declared stuck
+
+
+class Cancelled(Exception):
+    """The batch deadline passed: stop judging this submission."""
+
+
+@dataclass
+class Limits:
+    cpu_s: float
+    wall_s: float
+    mem_bytes: int
+    out_bytes: int
+
+
+@dataclass
+class Job:
+    problem: Problem
+    sub: Submission
+    worker: Worker
+    cfg: EvaluatorConfig
+    compiler: Compiler
+    mode: str
+    keep_outputs: bool
+    cancel: threading.Event
+    limits: Limits | None = None
+
+
+def bad_input_reason(problem: Problem | None, sub: Submission) -> tuple[str, str] | None:
+    """(status, reason) when the pair cannot be judged at all."""
+    if problem is None:
+        return "SE", f"unknown problem id {sub.problem_id!r}"
+    if sub.language not in LANGUAGES:
+        return "CE", f"unsupported language {sub.language!r} (supported: {', '.join(LANGUAGES)})"
+    if not sub.code.strip():
+        return "CE", "empty code"
+    if problem.meta.get("interactive") or "interactive" in (problem.tags or []) or problem.style == "interactive":
+        return "SE", "interactive problems are not supported by the evaluator"
+    if problem.style not in STYLES:
+        return "SE", f"unsupported problem style {problem.style!r}"
+    if not problem.tests:
+        return "SE", "the problem has no tests"
+    if problem.style == "functional":
+        if not (problem.entry_point or "").strip():
+            return "SE", "functional problem without an entry_point"
+        if sub.language != "python":
+            return "SE", "functional problems are judged for Python submissions only"
+    ck = problem.checker
+    if ck is not None and ck.kind == "program" and not (ck.program or "").strip():
+        return "SE", "checker kind 'program' without a program"
+    return None
+
+
+def limits_for(problem: Problem, cfg: EvaluatorConfig, timeout_scale: float) -> Limits:
+    cpu = problem.time_limit_s * timeout_scale
+    longest = max(len(t.output) for t in problem.tests)
+    return Limits(cpu_s=cpu, wall_s=cpu * cfg.wall_factor + cfg.wall_slack_s,
+                  mem_bytes=problem.memory_limit_mb * MB,
+                  out_bytes=max(int(cfg.output_limit_mb * MB), 2 * longest + 4096))
+
+
+def run_limits(job: Job, native: bool) -> dict[str, Any]:
+    lim = job.limits
+    mem = lim.mem_bytes + (job.cfg.memory_slack_mb * MB if native else 0)
+    return {"cpu_s": lim.cpu_s, "wall_s": lim.wall_s, "mem_bytes": mem, "stack_bytes": lim.mem_bytes,
+            "fsize_bytes": job.cfg.file_size_mb * MB, "nofile": job.cfg.nofile, "out_bytes": lim.out_bytes}
+
+
+def _checkpoint(job: Job) -> None:
+    if job.cancel.is_set():
+        raise Cancelled()
+
+
+def _tail(text: str, lines: int = 4, chars: int = 400) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])[-chars:]
+
+
+def _signal_name(sig: int) -> str:
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return f"signal {sig}"
+
+
+def _memory_exceeded(stderr: str, maxrss_kb: float, mem_bytes: int) -> bool:
+    return ("MemoryError" in stderr or "bad_alloc" in stderr or "Cannot allocate memory" in stderr
+            or maxrss_kb * 1024 >= 0.95 * mem_bytes)
+
+
+def _tle(cpu: float, limit: float, why: str | None) -> str:
+    if why == "wall":
+        return f"wall-clock limit exceeded ({cpu:.2f} s CPU)"
+    return f"CPU time {cpu:.2f} s > limit {limit:.2f} s"
+
+
+# --- comparison ------------------------------------------------------------------------------------
+def compare(job: Job, index: int, input_path, actual: str, *, converted: bool = False) -> Comparison:
+    problem, expected = job.problem, job.problem.tests[index].output
+    checker = problem.checker
+    if checker is not None and checker.kind == "program":
+        checkers.prepare(checker, job.worker, job.compiler)
+        return checkers.run_checker(checker, job.worker, job.cfg, input_path, expected, actual)
+    if problem.style == "functional":
+        return compare_functional(expected, actual, checker, converted=converted)
+    return compare_stdio(expected, actual, checker)
+
+
+def judged(job: Job, index: int, input_path, actual: str, tr: TestResult, converted: bool = False) -> TestResult:
+    """Fill AC/WA (or SE when the checker / test data fails) into a test that ran cleanly."""
+    if job.keep_outputs:
+        tr.output = actual[: job.cfg.keep_output_bytes]
+    try:
+        cmp = compare(job, index, input_path, actual, converted=converted)
+    except checkers.CheckerFailure as e:
+        tr.status, tr.diff = "SE", str(e)[:500]
+        return tr
+    except ValueError as e:  # the test's expected output is not valid for its style
+        tr.status, tr.diff = "SE", f"bad test data: {e}"[:500]
+        return tr
+    tr.status, tr.strategy, tr.diff = ("AC", cmp.strategy, None) if cmp.ok else ("WA", None, cmp.message)
+    return tr
+
+
+# --- stdio ---------------------------------------------------------------------------------------------
+def prepare_stdio(job: Job) -> tuple[dict[str, Any] | None, Verdict | None]:
+    """The run request shared by every test (Python source travels inline; a C++ binary is compiled
+    or taken from the cache and linked into the worker's job dir), or an early CE / SE verdict."""
+    worker, sub = job.worker, job.sub
+    box = worker.box("run")
+    if sub.language == "cpp":
+        result = job.compiler.compile(sub.code, worker)
+        meta = {"compile_s": round(result.seconds, 3), "compile_cached": result.cached}
+        if result.status != "ok":
+            return None, Verdict(sub.problem_id, sub.submission_id, result.status, total=len(job.problem.tests),
+                                 reason=result.message, meta=meta)
+        install(result.binary, worker.job / "prog")
+        req = {"op": "run", "kind": "exec", "argv": [box.inside(worker.job / "prog")], **run_limits(job, True)}
+        return {**req, "_meta": meta}, None
+    return {"op": "run", "kind": "python", "source": sub.code, **run_limits(job, False)}, None
+
+
+def run_stdio_test(job: Job, base: dict[str, Any], index: int, input_path) -> TestResult | str:
+    """One stdio test; returns a TestResult, or the compile error text (Python syntax errors)."""
+    box = job.worker.box("run")
+    req = {k: v for k, v in base.items() if not k.startswith("_")}
+    req["stdin"] = box.inside(input_path)
+    reply = box.request(req, job.limits.wall_s + REPLY_GRACE_S)
+    h = reply.header
+    if not h.get("ok"):
+        raise BoxError(f"judge process error: {h.get('harness_error')}")
+    if h.get("compile_error") is not None:
+        return h["compile_error"]
+    stdout = reply.blobs[0].decode("utf-8", "replace")
+    stderr = reply.blobs[1].decode("utf-8", "replace")
+    cpu, lim = h["cpu_s"], job.limits
+    tr = TestResult("SE", time_s=round(cpu, 4), memory_mb=round(h["maxrss_kb"] / 1024, 2))
+    sig = h["signal"]
+    if h.get("harness_error"):
+        tr.diff = f"judge failed to start the program: {h['harness_error']}"[:500]
+    elif h["why"] in ("cpu", "wall") or cpu > lim.cpu_s or sig == signal.SIGXCPU:
+        tr.status, tr.diff = "TLE", _tle(cpu, lim.cpu_s, h["why"])
+    elif h["ole"]:
+        tr.status, tr.diff = "OLE", f"output exceeded {lim.out_bytes} bytes"
+    elif h.get("exec_enomem"):
+        tr.status, tr.diff = "MLE", "the program's static memory exceeds the limit"
+    elif sig is not None or h["exit"] != 0:
+        if _memory_exceeded(stderr, h["maxrss_kb"], lim.mem_bytes):
+            tr.status, tr.diff = "MLE", _tail(stderr) or f"peak memory {tr.memory_mb} MB"
+        elif sig == signal.SIGXFSZ:
+            tr.status, tr.diff = "RE", "file size limit exceeded"
+        else:
+            what = f"killed by {_signal_name(sig)}" if sig is not None else f"exit code {h['exit']}"
+            tr.status, tr.diff = "RE", (f"{what}: {_tail(stderr)}" if stderr.strip() else what)[:500]
+    else:
+        return judged(job, index, input_path, stdout, tr)
+    if job.keep_outputs:
+        tr.output = stdout[: job.cfg.keep_output_bytes]
+    return tr
+
+
+def judge_stdio(job: Job, folder) -> tuple[list[TestResult], Verdict | None, dict[str, Any]]:
+    base, early = prepare_stdio(job)
+    if early is not None:
+        return [], early, {}
+    results: list[TestResult] = []
+    for i in range(len(job.problem.tests)):
+        _checkpoint(job)
+        tr = run_stdio_test(job, base, i, folder / f"{i}.in")
+        if isinstance(tr, str):
+            sub = job.sub
+            return [], Verdict(sub.problem_id, sub.submission_id, "CE", total=len(job.problem.tests),
+                               reason=tr.strip()[:2000]), {}
+        results.append(tr)
+        if tr.status != "AC" and job.mode == "first-failure":
+            break
+    return results, None, base.get("_meta", {})
+
+
+# --- functional ------------------------------------------------------------------------------------------
+def _num(x: Any) -> float:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else 0.0
+
+
+class Session:
+    """The functional submission loaded in the run box; reopened after a crash or a timeout."""
+
+    def __init__(self, job: Job):
+        self.job, self.box = job, job.worker.box("run")
+        code = job.sub.code
+        leetcode = "class Solution" in code or (job.problem.entry_point or "").strip().startswith("Solution")
+        self.open_req = {"op": "open", "source": code,
+                         "entry": job.problem.entry_point, "prelude": "leetcode" if leetcode else None,
+                         **run_limits(job, False),
+                         "rlimit_cpu_s": job.limits.cpu_s * (len(job.problem.tests) + 1) + 1}
+        self.is_open = False
+
+    def open(self) -> TestResult | str | None:
+        """None when loaded; a failed TestResult for the test at hand; or compile-error text."""
+        lim = self.job.limits
+        reply = self.box.request(self.open_req, lim.wall_s + REPLY_GRACE_S)
+        h, payload = reply.header, reply.blobs[0].decode("utf-8", "replace") if reply.blobs else ""
+        if not h.get("ok"):
+            raise BoxError(f"judge process error: {h.get('harness_error')}")
+        frame = h.get("frame") if isinstance(h.get("frame"), dict) else None
+        if frame is not None and frame.get("event") == "ready":
+            self.is_open = True
+            return None
+        if frame is not None and frame.get("event") == "compile_error":
+            return payload
+        tr = self._failure(h, frame, payload, loading=True)
+        return tr
+
+    def call(self, index: int, input_path) -> TestResult:
+        job, lim = self.job, self.job.limits
+        if not self.is_open:
+            failed = self.open()
+            if failed is not None:
+                return failed if isinstance(failed, TestResult) else TestResult("CE", diff=failed[:500])
+        reply = self.box.request({"op": "call", "input_text": job.problem.tests[index].input, "cpu_s": lim.cpu_s,
+                                  "wall_s": lim.wall_s}, lim.wall_s + REPLY_GRACE_S)
+        h, payload = reply.header, reply.blobs[0] if reply.blobs else b""
+        if not h.get("ok"):
+            raise BoxError(f"judge process error: {h.get('harness_error')}")
+        frame = h.get("frame") if isinstance(h.get("frame"), dict) else None
+        if frame is None or frame.get("event") != "result":
+            return self._failure(h, frame, payload.decode("utf-8", "replace"), loading=False)
+        cpu = max(_num(frame.get("cpu_s")), _num(h.get("kernel_cpu_s")))
+        tr = TestResult("RE", time_s=round(cpu, 4), memory_mb=round(_num(frame.get("maxrss_kb")) / 1024, 2))
+        text = payload.decode("utf-8", "replace")
+        if cpu > lim.cpu_s:
+            tr.status, tr.diff = "TLE", _tle(cpu, lim.cpu_s, None)
+        elif frame.get("ok") is True:
+            return judged(job, index, input_path, text, tr, converted=bool(frame.get("converted")))
+        elif frame.get("error_type") == "Unserialisable":
+            tr.status, tr.diff = "WA", text[:300]
+        elif frame.get("error_type") == "MemoryError":
+            tr.status, tr.diff = "MLE", _tail(text)
+        else:
+            tr.diff = _tail(text) or str(frame.get("error_type"))
+        if job.keep_outputs:
+            tr.output = text[: job.cfg.keep_output_bytes]
+        return tr
+
+    def _failure(self, h: dict[str, Any], frame: dict[str, Any] | None, text: str, loading: bool) -> TestResult:
+        """The session child died, was killed, or misbehaved: it is gone either way."""
+        self.is_open = False
+        lim = self.job.limits
+        cpu = _num(h.get("kernel_cpu_s"))
+        tr = TestResult("RE", time_s=round(cpu, 4), memory_mb=round(_num(h.get("maxrss_kb")) / 1024, 2))
+        where = " while loading the code" if loading else ""
+        killed = h.get("killed")
+        if killed in ("cpu", "wall") or cpu > lim.cpu_s:
+            tr.status, tr.diff = "TLE", _tle(cpu, lim.cpu_s, killed) + where
+        elif killed == "ole":
+            tr.status, tr.diff = "OLE", f"return value exceeded {lim.out_bytes} bytes"
+        elif killed == "protocol":
+            tr.diff = "the program corrupted the judge's result channel"
+        elif h.get("died"):
+            sig = h.get("signal")
+            if _memory_exceeded(text, _num(h.get("maxrss_kb")), lim.mem_bytes):
+                tr.status = "MLE"
+            what = f"killed by {_signal_name(sig)}" if sig is not None else f"exit code {h.get('exit')}"
+            tr.diff = (f"{what}{where}: {_tail(text)}" if text.strip() else what + where)[:500]
+        elif frame is not None and frame.get("event") in ("load_error", "entry_error"):
+            tr.status = "MLE" if "MemoryError" in text else "RE"
+            tr.diff = (f"error{where}: {_tail(text)}" if frame["event"] == "load_error" else text)[:500]
+        else:
+            tr.diff = f"unexpected message from the program's process{where}"
+        return tr
+
+
+def judge_functional(job: Job, folder) -> tuple[list[TestResult], Verdict | None, dict[str, Any]]:
+    session = Session(job)
+    results: list[TestResult] = []
+    try:
+        first = session.open()
+        if isinstance(first, str):
+            sub = job.sub
+            return [], Verdict(sub.problem_id, sub.submission_id, "CE", total=len(job.problem.tests),
+                               reason=first.strip()[:2000]), {}
+        if first is not None:  # the code cannot even load: every test fails the same way
+            n = 1 if job.mode == "first-failure" else len(job.problem.tests)
+            return [TestResult(first.status, first.time_s, first.memory_mb, diff=first.diff) for _ in range(n)], None, {}
+        for i in range(len(job.problem.tests)):
+            _checkpoint(job)
+            tr = session.call(i, folder / f"{i}.in" if folder is not None else None)
+            results.append(tr)
+            if tr.status != "AC" and job.mode == "first-failure":
+                break
+    finally:
+        if session.is_open and session.box.alive:
+            try:  # stop the session child now (no reply: the next request finds the box clean)
+                session.box.send({"op": "close", "reply": False})
+            except BoxError:
+                pass
+    return results, None, {}
+
+
+# --- entry point -------------------------------------------------------------------------------------------
+def judge(job: Job, timeout_scale: float, base_meta: dict[str, Any]) -> Verdict:
+    """Judge job.sub against job.problem; raises Cancelled (deadline) and BoxError (harness)."""
+    problem, sub = job.problem, job.sub
+    t0 = time.monotonic()
+    meta = dict(base_meta)
+    bad = bad_input_reason(problem, sub)
+    if bad is not None:
+        return Verdict(sub.problem_id, sub.submission_id, bad[0], total=len(problem.tests) if problem else 0,
+                       reason=bad[1], meta=meta)
+    job.limits = limits_for(problem, job.cfg, timeout_scale)
+    ck = problem.checker
+    meta["comparison"] = f"checker:{ck.kind}" if ck is not None else "cascade"
+    _checkpoint(job)
+    # stdin files for stdio; functional arguments travel inline (a file only for a checker program)
+    needs_files = problem.style == "stdio" or (ck is not None and ck.kind == "program")
+    with job.worker.inputs.use(problem) if needs_files else nullcontext() as folder:
+        run = judge_functional if problem.style == "functional" else judge_stdio
+        results, early, extra = run(job, folder)
+    meta.update(extra)
+    if early is not None:
+        early.meta = {**meta, **early.meta, "judge_s": round(time.monotonic() - t0, 4)}
+        return early
+    total = len(problem.tests)
+    passed = sum(t.status == "AC" for t in results)
+    failed = next((t for t in results if t.status != "AC"), None)
+    status = "AC" if failed is None and len(results) == total else (failed.status if failed else "SE")
+    reason = None
+    if failed is not None:
+        reason = f"test {results.index(failed) + 1}: {failed.status}" + (f" ({failed.diff})" if failed.diff else "")
+    meta["judge_s"] = round(time.monotonic() - t0, 4)
+    return Verdict(sub.problem_id, sub.submission_id, status, passed=passed, total=total,
+                   time_s=round(sum(t.time_s for t in results), 4), tests=results, reason=reason, meta=meta)
+
+
+__all__ = ["Cancelled", "Job", "MODES", "judge", "BoxError", "BoxKilled"]

@@ -1,0 +1,320 @@
+"""The Evaluator: a persistent pool of sandboxed judges, streaming and batch APIs.
+
+Threads drive the judge processes (all the work happens in subprocesses); each thread borrows a
+Worker (its boxes and directories) for one submission at a time. Boxes outlive submissions, so
+sandbox and interpreter start-up are paid once per worker, not per submission or test.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import queue
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from pipeline.evaluator import sandbox as sb
+from pipeline.evaluator.box import BoxError, BoxKilled
+from pipeline.evaluator.compile import Compiler
+from pipeline.evaluator.config import EvaluatorConfig, Submission
+from pipeline.evaluator.judge import MODES, Cancelled, Job, judge
+from pipeline.evaluator.workspace import InputStore, Worker
+from pipeline.schema import Problem, Verdict
+
+log = logging.getLogger(__name__)
+_warned: set[str] = set()
+_warn_lock = threading.Lock()
+
+
+def warn_once(message: str) -> None:
+    with _warn_lock:
+        if message in _warned:
+            return
+        _warned.add(message)
+    print(f"WARNING (microcoder evaluator): {message}", file=sys.stderr)
+
+
+def problem_map(problems: Iterable[Problem] | Mapping[str, Problem]) -> dict[str, Problem]:
+    if isinstance(problems, Mapping):
+        return dict(problems)
+    out: dict[str, Problem] = {}
+    for p in problems:
+        if p.id in out:
+            warn_once(f"duplicate problem id {p.id!r}: the first one is used")
+            continue
+        out[p.id] = p
+    return out
+
+
+def as_submission(item: Submission | Mapping[str, Any], index: int) -> tuple[Submission, str | None]:
+    """A Submission, or a placeholder plus the reason it is malformed (judged SE, never raised)."""
+    if isinstance(item, Submission):
+        return item, None
+    d = dict(item) if isinstance(item, Mapping) else {}
+    try:
+        return Submission.from_dict(d), None
+    except ValueError as e:
+        sid = d.get("submission_id") if isinstance(d.get("submission_id"), str) else f"#{index}"
+        pid = d.get("problem_id") if isinstance(d.get("problem_id"), str) else ""
+        return Submission(pid, sid, str(d.get("language", "")), ""), f"malformed submission: {e}"
+
+
+class _Control:
+    """Cancellation handle of one job: the deadline sets it and kills the boxes in use."""
+
+    def __init__(self):
+        self.event = threading.Event()
+        self._lock = threading.Lock()
+        self.worker: Worker | None = None
+
+    def attach(self, worker: Worker | None) -> None:
+        with self._lock:
+            self.worker = worker
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.event.set()
+            worker = self.worker
+        if worker is not None:
+            worker.kill()
+
+
+class Evaluator:
+    """A persistent pool of sandboxed judges; reuse it across calls (the trainer calls it every step).
+
+    `workers` parallel judges (default os.cpu_count()); `timeout_scale` multiplies every time limit;
+    `sandbox` is auto | bwrap | unshare | none (none: tests only). `config` supplies the remaining
+    settings (EvaluatorConfig; the three arguments above always win)."""
+
+    def __init__(self, workers: int | None = None, timeout_scale: float = 1.0, sandbox: str = "auto",
+                 *, config: EvaluatorConfig | None = None):
+        cfg = dataclasses.replace(config or EvaluatorConfig(), workers=workers, timeout_scale=timeout_scale,
+                                  sandbox=sandbox)
+        self.cfg = cfg
+        self.workers = max(1, workers or os.cpu_count() or 1)
+        self.timeout_scale = timeout_scale
+        self.root = Path(tempfile.mkdtemp(prefix="microcoder-eval-"))
+        os.chmod(self.root, 0o755)
+        self.inputs = InputStore(self.root / "inputs", cfg.input_cache_problems)
+        self.compiler = Compiler(self.root / "bin", cfg)
+        self._closed = False
+        try:
+            self.kind, self.meta, first = self._select_sandbox(sandbox)
+        except BaseException:
+            shutil.rmtree(self.root, ignore_errors=True)
+            raise
+        self._free: queue.SimpleQueue[Worker] = queue.SimpleQueue()
+        self._all = [first] + [self._worker(i) for i in range(1, self.workers)]
+        for w in self._all:
+            self._free.put(w)
+        self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="microcoder-eval")
+
+    @classmethod
+    def from_config(cls, cfg: EvaluatorConfig) -> Evaluator:
+        return cls(cfg.workers, cfg.timeout_scale, cfg.sandbox, config=cfg)
+
+    # sandbox selection -------------------------------------------------------------------------------
+    def _worker(self, slot: int, kind: str | None = None, drop: bool | None = None) -> Worker:
+        return Worker(slot, self.root, self.inputs, self.cfg, kind or self.kind,
+                      self._drop if drop is None else drop)
+
+    def _select_sandbox(self, requested: str) -> tuple[str, dict[str, Any], Worker]:
+        """Start worker 0's run box with the best sandbox that works here (bwrap > unshare > none
+        for 'auto'); every fallback is warned about once and recorded in Verdict.meta."""
+        kind, warning = sb.resolve_kind(requested)
+        fallbacks = ("bwrap", "unshare", "none")
+        order = [kind]
+        if requested == "auto":
+            order += [k for k in fallbacks[fallbacks.index(kind) + 1:] if sb.available(k)]
+        notes = [warning] if warning else []
+        for k in order:
+            for drop in ((True, False) if sb.is_root() and k != "none" else (False,)):
+                worker = Worker(0, self.root, self.inputs, self.cfg, k, drop)
+                try:
+                    worker.box("run")
+                except BoxError as e:
+                    worker.close()
+                    notes.append(f"sandbox {k}{' (unprivileged uid)' if drop else ''} failed to start: "
+                                 f"{str(e)[:300]}")
+                    continue
+                if sb.is_root() and k != "none" and not drop:
+                    notes.append(f"sandbox {k}: cannot run as an unprivileged uid here, so code runs as root "
+                                 "(RLIMIT_NPROC does not hold; only the namespaces contain processes)")
+                self._drop = drop
+                meta: dict[str, Any] = {"sandbox": k}
+                if notes:
+                    meta["sandbox_warning"] = " | ".join(notes)
+                    for n in notes:
+                        warn_once(n)
+                return k, meta, worker
+            if requested != "auto":
+                break
+        raise sb.SandboxUnavailable("no sandbox could be started: " + " | ".join(notes))
+
+    # one job -----------------------------------------------------------------------------------------
+    def _run(self, problem: Problem | None, item, index: int, mode: str, keep_outputs: bool,
+             control: _Control) -> Verdict:
+        sub, malformed = as_submission(item, index)
+        if malformed:
+            return Verdict(sub.problem_id, sub.submission_id, "SE", reason=malformed, meta=dict(self.meta))
+        worker = self._free.get()
+        control.attach(worker)
+        try:
+            if control.event.is_set():
+                raise Cancelled()
+            job = Job(problem, sub, worker, self.cfg, self.compiler, mode, keep_outputs, control.event)
+            return judge(job, self.timeout_scale, self.meta)
+        except (Cancelled, BoxKilled):
+            return self._deadline_verdict(problem, sub)
+        except BoxError as e:
+            if control.event.is_set():
+                return self._deadline_verdict(problem, sub)
+            return Verdict(sub.problem_id, sub.submission_id, "SE", total=len(problem.tests) if problem else 0,
+                           reason=f"judge process failed: {e}"[:1000], meta=dict(self.meta))
+        except Exception as e:  # noqa: BLE001 - an evaluator bug must not stop the run
+            log.error("evaluator error on %s/%s:\n%s", sub.problem_id, sub.submission_id, traceback.format_exc())
+            return Verdict(sub.problem_id, sub.submission_id, "SE", total=len(problem.tests) if problem else 0,
+                           reason=f"evaluator error: {e!r}"[:1000], meta=dict(self.meta))
+        finally:
+            control.attach(None)
+            worker.revive()
+            self._free.put(worker)
+
+    def _deadline_verdict(self, problem: Problem | None, sub: Submission) -> Verdict:
+        return Verdict(sub.problem_id, sub.submission_id, "TLE", total=len(problem.tests) if problem else 0,
+                       reason="batch deadline", meta=dict(self.meta))
+
+    @staticmethod
+    def _problem_of(pmap: dict[str, Problem], item) -> Problem | None:
+        pid = item.problem_id if isinstance(item, Submission) else (item.get("problem_id") if isinstance(item, Mapping) else None)
+        return pmap.get(pid) if isinstance(pid, str) else None
+
+    def _check(self, mode: str) -> None:
+        if self._closed:
+            raise RuntimeError("the Evaluator is closed")
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+
+    # public API --------------------------------------------------------------------------------------
+    def evaluate(self, problems, submissions: Iterable[Submission], *, mode: str = "first-failure",
+                 keep_outputs: bool = False, progress: bool = True) -> Iterator[Verdict]:
+        """Judge `submissions` (Submission objects or dicts) and yield Verdicts as they complete."""
+        self._check(mode)
+        pmap = problem_map(problems)
+        total = len(submissions) if hasattr(submissions, "__len__") else None
+        source = enumerate(submissions)
+        pending: dict[Future, _Control] = {}
+
+        def submit() -> bool:
+            try:
+                i, item = next(source)
+            except StopIteration:
+                return False
+            control = _Control()
+            fut = self._executor.submit(self._run, self._problem_of(pmap, item), item, i, mode, keep_outputs, control)
+            pending[fut] = control
+            return True
+
+        bar = tqdm(total=total, desc="evaluate", unit="sub", disable=not progress, dynamic_ncols=True)
+        try:
+            while len(pending) < 2 * self.workers and submit():
+                pass
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    pending.pop(fut)
+                    verdict = fut.result()
+                    bar.update(1)
+                    bar.set_postfix_str(verdict.status, refresh=False)
+                    submit()
+                    yield verdict
+        finally:
+            bar.close()
+            for fut, control in pending.items():  # abandoned early: stop what is still running
+                fut.cancel()
+                control.cancel()
+            wait(list(pending))
+
+    def evaluate_batch(self, problems, submissions: Iterable[Submission], *, mode: str = "first-failure",
+                       deadline_s: float | None = None, keep_outputs: bool = False,
+                       progress: bool = False) -> list[Verdict]:
+        """Judge all, return verdicts in submission order. Submissions unfinished `deadline_s` seconds
+        after the call get TLE with reason 'batch deadline'; their processes are killed."""
+        start = time.monotonic()
+        self._check(mode)
+        pmap = problem_map(problems)
+        items = list(submissions)
+        controls = [_Control() for _ in items]
+        bar = tqdm(total=len(items), desc="evaluate", unit="sub", disable=not progress, dynamic_ncols=True)
+        futures = [self._executor.submit(self._run, self._problem_of(pmap, item), item, i, mode, keep_outputs, c)
+                   for i, (item, c) in enumerate(zip(items, controls, strict=True))]
+        for fut in futures:
+            fut.add_done_callback(lambda _f: bar.update(1))
+        remaining = None if deadline_s is None else max(0.0, deadline_s - (time.monotonic() - start))
+        done, late = wait(futures, timeout=remaining)
+        for fut, control in zip(futures, controls, strict=True):
+            if fut in late:
+                fut.cancel()
+                control.cancel()
+        wait(futures)  # the cancelled ones return promptly: their boxes were killed
+        bar.close()
+        out = []
+        for i, (fut, item) in enumerate(zip(futures, items, strict=True)):
+            if fut in done:
+                out.append(fut.result())
+            else:
+                sub, _ = as_submission(item, i)
+                out.append(self._deadline_verdict(self._problem_of(pmap, item), sub))
+        return out
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._executor.shutdown(wait=True, cancel_futures=True)
+        closers = [threading.Thread(target=w.close) for w in self._all]  # each waits for its boxes
+        for t in closers:
+            t.start()
+        for t in closers:
+            t.join()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> Evaluator:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
+def evaluate(problems, submissions, *, workers: int | None = None, mode: str = "first-failure",
+             timeout_scale: float = 1.0, keep_outputs: bool = False, progress: bool = True) -> Iterator[Verdict]:
+    """One-shot streaming evaluation with a temporary Evaluator (closed when the iterator ends)."""
+    with Evaluator(workers, timeout_scale) as ev:
+        yield from ev.evaluate(problems, submissions, mode=mode, keep_outputs=keep_outputs, progress=progress)
+
+
+def evaluate_batch(problems, submissions, *, workers: int | None = None, mode: str = "first-failure",
+                   timeout_scale: float = 1.0, deadline_s: float | None = None,
+                   keep_outputs: bool = False) -> list[Verdict]:
+    """One-shot batch evaluation with a temporary Evaluator."""
+    start = time.monotonic()
+    with Evaluator(workers, timeout_scale) as ev:
+        remaining = None if deadline_s is None else max(0.0, deadline_s - (time.monotonic() - start))
+        return ev.evaluate_batch(problems, submissions, mode=mode, deadline_s=remaining, keep_outputs=keep_outputs)

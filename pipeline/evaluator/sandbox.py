@@ -1,0 +1,197 @@
+"""How a judge process is sandboxed: bubblewrap, an `unshare` fallback, or none (tests only).
+
+bwrap (the default): a new root holding read-only binds of the system dirs (/usr, /etc, ...) and of
+the interpreter (sys.base_prefix, sys.prefix) only, so home directories, the repository, the data
+and other jobs are invisible; private size-limited tmpfs /tmp and /dev/shm; new PID, network
+(loopback only, down), IPC and UTS namespaces; the judge process is PID 1 (`--as-pid-1`), so a
+program cannot signal it and the kernel kills the whole namespace when it exits;
+`--die-with-parent` and `--new-session`.
+
+Process count (fork bombs): RLIMIT_NPROC is ignored for uid 0, so as root the judge drops to an
+unprivileged uid of its own per box (`setpriv`, keeping the parent-death signal) and RLIMIT_NPROC
+is set inside (`prlimit`); as an ordinary user bwrap makes a user namespace and the same limit is
+counted per namespace. See bench/README.md for what was measured.
+
+unshare (fallback when bwrap is missing): new PID/network/IPC/UTS/mount namespaces, a private
+tmpfs as scratch, the same uid drop and rlimits, but the host filesystem stays visible (read-only
+only through file permissions). none: rlimits and process groups only; for tests.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+SANDBOX_CHOICES = ("auto", "bwrap", "unshare", "none")
+HARNESS_DIR = Path(__file__).resolve().parent
+SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# uids for sandboxed processes when we run as root: one per box, so RLIMIT_NPROC counts per box.
+UID_BASE = 3_000_000
+SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+class SandboxUnavailable(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class Bind:
+    host: Path
+    inside: str
+    writable: bool = False
+
+
+@dataclass(frozen=True)
+class BoxSpec:
+    """Sandbox-wide settings of one box (per-run limits travel with each request)."""
+
+    kind: str  # bwrap | unshare | none
+    tmp_bytes: int = 256 << 20
+    shm_bytes: int = 64 << 20
+    nproc: int = 64
+    drop_uid: int | None = None  # run as this uid/gid (when we are root); None = as ourselves
+
+
+def is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def box_uid(slot: int) -> int:
+    """A uid no one else uses, distinct per box of this process (for per-box RLIMIT_NPROC)."""
+    return UID_BASE + (os.getpid() % 10_000) * 100 + slot % 100
+
+
+def sandbox_env(home: str) -> dict[str, str]:
+    """The whole environment a sandboxed process sees: no tokens, no HF_*, nothing inherited."""
+    return {
+        "PATH": SANDBOX_PATH, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "HOME": home, "TMPDIR": home,
+        "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8",
+        "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+    }
+
+
+def interpreter_paths() -> list[str]:
+    """Directories the project's interpreter needs (prefixes, resolved symlinks), outermost first."""
+    paths = {os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix)}
+    paths |= {sys.prefix, os.path.dirname(os.path.realpath(sys.executable))}
+    covered = [p for p in sorted(paths) if not any(p != q and p.startswith(q + "/") for q in paths)]
+    return [p for p in covered if os.path.isdir(p)]
+
+
+def _under(path: str, roots: list[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def bwrap_args(spec: BoxSpec, binds: list[Bind]) -> list[str]:
+    args = ["bwrap"]
+    visible: list[str] = []
+    for d in SYSTEM_DIRS:
+        if os.path.islink(d):
+            args += ["--symlink", os.readlink(d), d]
+        elif os.path.isdir(d):
+            args += ["--ro-bind", d, d]
+            visible.append(d)
+    made: set[str] = set()
+
+    def parents(path: str) -> None:
+        parts = Path(path).parts[1:-1]
+        for i in range(len(parts)):
+            p = "/" + "/".join(parts[: i + 1])
+            if p not in made and not _under(p, visible):
+                args.extend(["--perms", "0755", "--dir", p])
+                made.add(p)
+
+    for p in interpreter_paths():
+        if not _under(p, visible):
+            parents(p)
+            args += ["--ro-bind", p, p]
+            visible.append(p)
+    args += ["--dev", "/dev", "--proc", "/proc",
+             "--perms", "01777", "--size", str(spec.tmp_bytes), "--tmpfs", "/tmp",
+             "--perms", "01777", "--size", str(spec.shm_bytes), "--tmpfs", "/dev/shm"]
+    for b in binds:
+        parents(b.inside)
+        args += ["--bind" if b.writable else "--ro-bind", str(b.host), b.inside]
+    args += ["--remount-ro", "/", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+             "--unshare-cgroup-try", "--hostname", "sandbox", "--die-with-parent", "--new-session",
+             "--as-pid-1", "--chdir", "/tmp"]
+    if spec.drop_uid is not None:
+        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        args += ["--unshare-user", "--disable-userns"]
+    return args + ["--"]
+
+
+def unshare_args(spec: BoxSpec, scratch: Path, shm: bool) -> list[str]:
+    """New namespaces + private tmpfs scratch (and /dev/shm), mounted by a tiny root shell step."""
+    ns = ["unshare", "--pid", "--fork", "--kill-child", "--mount-proc", "--net", "--ipc", "--uts", "--mount",
+          "--propagation", "private"]
+    if not is_root():
+        ns.insert(1, "--map-root-user")
+    mounts = f"mount -t tmpfs -o size={spec.tmp_bytes},mode=1777 tmpfs {scratch}"
+    if shm:
+        mounts += f" && mount -t tmpfs -o size={spec.shm_bytes},mode=1777 tmpfs /dev/shm"
+    return ns + ["/bin/sh", "-c", mounts + ' && exec "$@"', "sh"]
+
+
+def drop_args(spec: BoxSpec) -> list[str]:
+    if spec.drop_uid is None:
+        return []
+    uid = str(spec.drop_uid)
+    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
+            "--bounding-set=-all", "--no-new-privs", "--pdeathsig", "keep", "--"]
+
+
+def limit_args(spec: BoxSpec) -> list[str]:
+    """Sandbox-wide rlimits, set inside the namespaces (so NPROC counts per box). Each run sets
+    its own CPU / memory / file limits below these."""
+    if not shutil.which("prlimit"):
+        log.warning("prlimit (util-linux) is missing: no process-count limit inside the sandbox")
+        return []
+    # Not RLIMIT_STACK: glibc takes the judge's stack limit at start-up as the default thread stack
+    # size of every forked Python child (a big one makes `threading.Thread().start()` fail).
+    return ["prlimit", f"--nproc={spec.nproc}:{spec.nproc}", "--core=0:0", "--"]
+
+
+def harness_command(harness_path: str, python: str = sys.executable) -> list[str]:
+    return [python, "-s", "-P", harness_path]
+
+
+def available(kind: str) -> bool:
+    return kind == "none" or shutil.which(kind) is not None
+
+
+def resolve_kind(requested: str) -> tuple[str, str | None]:
+    """The sandbox to use and a warning when it is weaker than asked for / than bwrap."""
+    if requested not in SANDBOX_CHOICES:
+        raise ValueError(f"sandbox must be one of {SANDBOX_CHOICES}, got {requested!r}")
+    have_bwrap = shutil.which("bwrap") is not None
+    have_unshare = shutil.which("unshare") is not None
+    if requested == "bwrap" and not have_bwrap:
+        raise SandboxUnavailable("sandbox='bwrap' but bubblewrap is not installed (Debian: apt-get install bubblewrap)")
+    if requested == "unshare" and not have_unshare:
+        raise SandboxUnavailable("sandbox='unshare' but the unshare tool (util-linux) is not installed")
+    if requested != "auto":
+        return requested, None
+    if have_bwrap:
+        return "bwrap", None
+    if have_unshare:
+        return "unshare", ("bubblewrap (bwrap) is not installed: sandboxing falls back to unshare namespaces + "
+                           "rlimits; the host filesystem stays visible to submissions. Install bubblewrap.")
+    return "none", ("neither bubblewrap nor unshare is available: submissions run with rlimits only, "
+                    "NOT isolated. Install bubblewrap.")
+
+
+def drop_uid_for(kind: str, slot: int) -> int | None:
+    if kind == "none" or not is_root():
+        return None
+    if not shutil.which("setpriv"):
+        log.warning("setpriv (util-linux) is missing: sandboxed code runs as root and RLIMIT_NPROC cannot hold")
+        return None
+    return box_uid(slot)

@@ -1,0 +1,149 @@
+"""On-disk state of an Evaluator: test inputs shared by all boxes, and one Worker per pool slot.
+
+Only test *inputs* (which programs read anyway) and compiled binaries are files visible inside a
+sandbox (Python source and functional arguments travel inline in the requests). Expected outputs
+stay in the parent process; checker files (answer + contestant output) go to a directory only
+the checker's own box can see.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from pipeline.evaluator import sandbox as sb
+from pipeline.evaluator.box import Box
+from pipeline.evaluator.config import EvaluatorConfig
+from pipeline.schema import Problem
+
+MB = 1 << 20
+
+
+def write_file(path: Path, data: str | bytes, mode: int = 0o644) -> None:
+    """Write via a temp name + rename, readable by the sandbox's unprivileged uid."""
+    tmp = path.with_name(f".{path.name}.{threading.get_ident()}.tmp")
+    tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+    os.chmod(tmp, mode)
+    os.replace(tmp, path)
+
+
+class InputStore:
+    """Test inputs as files, content-addressed per problem, kept for the `capacity` most recently
+    used problems (the trainer judges the same problems over and over)."""
+
+    def __init__(self, root: Path, capacity: int):
+        self.root = root
+        self.root.mkdir(mode=0o755, parents=True, exist_ok=True)
+        self.capacity = max(1, capacity)
+        self._lock = threading.Lock()
+        self._users: OrderedDict[str, int] = OrderedDict()
+        self._keys: OrderedDict[int, tuple[Problem, str]] = OrderedDict()
+
+    def key(self, problem: Problem) -> str:
+        with self._lock:
+            hit = self._keys.get(id(problem))
+            if hit is not None and hit[0] is problem:
+                self._keys.move_to_end(id(problem))
+                return hit[1]
+        h = hashlib.sha256()  # content only: renamed copies of a problem share their files
+        for t in problem.tests:
+            data = t.input.encode("utf-8")
+            h.update(len(data).to_bytes(8, "little"))
+            h.update(data)
+        key = h.hexdigest()[:32]
+        with self._lock:
+            self._keys[id(problem)] = (problem, key)
+            while len(self._keys) > 4 * self.capacity:
+                self._keys.popitem(last=False)
+        return key
+
+    @contextmanager
+    def use(self, problem: Problem) -> Iterator[Path]:
+        """The directory holding `<i>.in` for every test of `problem` while in use."""
+        key = self.key(problem)
+        folder = self.root / key
+        with self._lock:
+            self._users[key] = self._users.get(key, 0) + 1
+            self._users.move_to_end(key)
+            if not folder.exists():
+                staging = self.root / f".{key}.{threading.get_ident()}"
+                staging.mkdir(mode=0o755)
+                for i, t in enumerate(problem.tests):
+                    write_file(staging / f"{i}.in", t.input)
+                os.chmod(staging, 0o755)
+                os.replace(staging, folder)
+        try:
+            yield folder
+        finally:
+            with self._lock:
+                self._users[key] -= 1
+                self._evict()
+
+    def _evict(self) -> None:
+        for key in list(self._users):
+            if len(self._users) <= self.capacity:
+                return
+            if self._users[key] == 0:
+                del self._users[key]
+                shutil.rmtree(self.root / key, ignore_errors=True)
+
+
+class Worker:
+    """One pool slot: its exchange directories and its boxes (run, check, build), started lazily
+    and restarted when they die. Used by one thread at a time."""
+
+    BOXES = ("run", "check", "build")
+
+    def __init__(self, slot: int, root: Path, inputs: InputStore, cfg: EvaluatorConfig, kind: str,
+                 drop: bool = True):
+        self.slot, self.cfg, self.kind, self.drop = slot, cfg, kind, drop
+        self.dir = root / f"worker-{slot}"
+        self.job, self.check, self.build = (self.dir / n for n in ("job", "check", "build"))
+        for d in (self.dir, self.job, self.check, self.build):
+            d.mkdir(mode=0o755, parents=True, exist_ok=True)
+            os.chmod(d, 0o755)
+        self.inputs = inputs
+        self.boxes: dict[str, Box] = {}
+        self.prepared: dict[str, str] = {}  # what is currently installed in job/ and check/
+
+    def _spec(self, name: str) -> sb.BoxSpec:
+        uid = sb.drop_uid_for(self.kind, self.slot * len(self.BOXES) + self.BOXES.index(name)) if self.drop else None
+        return sb.BoxSpec(kind=self.kind, tmp_bytes=self.cfg.tmpfs_mb * MB, shm_bytes=self.cfg.shm_mb * MB,
+                          nproc=self.cfg.nproc, drop_uid=uid)
+
+    def box(self, name: str) -> Box:
+        box = self.boxes.get(name)
+        if box is None:
+            spec = self._spec(name)
+            binds = {
+                "run": [sb.Bind(self.inputs.root, "/inputs"), sb.Bind(self.job, "/job")],
+                "check": [sb.Bind(self.inputs.root, "/inputs"), sb.Bind(self.check, "/check")],
+                "build": [sb.Bind(self.build, "/build", writable=True)],
+            }[name]
+            if name == "build" and spec.drop_uid is not None:
+                os.chown(self.build, spec.drop_uid, spec.drop_uid)
+            box = self.boxes[name] = Box(spec, binds, self.dir, name)
+        return box.ensure()
+
+    def kill(self) -> None:
+        """Kill every box now (batch deadline); callable from another thread."""
+        for box in list(self.boxes.values()):
+            box.kill()
+
+    def revive(self) -> None:
+        """After a deliberate kill: let the boxes start again on next use."""
+        for box in self.boxes.values():
+            if box.killed:
+                box.reset()
+        self.prepared.clear()
+
+    def close(self) -> None:
+        for box in self.boxes.values():
+            box.close()
+        self.boxes.clear()
