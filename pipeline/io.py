@@ -13,7 +13,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.schema import PROBLEM_SCHEMA, Problem
+from pipeline.schema import EXTRA_COLUMN_TYPES, PROBLEM_SCHEMA, Problem
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -84,6 +84,8 @@ def problems_to_table(problems: Iterable[Problem], extra_schema: pa.Schema | Non
     for name in extra_names:
         if extra_schema is not None and name in extra_schema.names:
             fields.append(extra_schema.field(name))
+        elif name in EXTRA_COLUMN_TYPES:
+            fields.append(pa.field(name, EXTRA_COLUMN_TYPES[name]))
         else:
             values = [r.get(name) for r in rows]
             fields.append(pa.field(name, pa.array(values).type))

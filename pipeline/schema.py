@@ -68,6 +68,14 @@ PROBLEM_SCHEMA = pa.schema(
 )
 CORE_COLUMNS = tuple(PROBLEM_SCHEMA.names)
 
+# Columns that later stages add, with fixed types so that shards agree even when a batch's values
+# cannot tell the type (e.g. every `aliases` list empty). Unknown extra columns are inferred.
+ALIAS_TYPE = pa.list_(pa.struct([("id", pa.string()), ("source", pa.string()), ("similarity", pa.float64())]))
+EXTRA_COLUMN_TYPES: dict[str, pa.DataType] = {
+    "cluster_id": pa.string(),
+    "aliases": ALIAS_TYPE,
+}
+
 
 @dataclass
 class TestCase:

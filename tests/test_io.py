@@ -84,3 +84,13 @@ def test_shard_directory_and_batches(tmp_path):
     assert [p.id for p in io.read_problems(tmp_path / "d")] == [f"t/{i}" for i in range(5)]
     batches = list(io.iter_problem_batches(tmp_path / "d", batch_size=2))
     assert [len(b) for b in batches] == [2, 1, 2]
+
+
+def test_known_extra_columns_keep_their_type_when_values_cannot_tell(tmp_path):
+    from pipeline.schema import ALIAS_TYPE
+
+    path = tmp_path / "p.parquet"
+    io.write_problems(path, [make_problem(0, cluster_id=None, aliases=[])])
+    schema = pq.read_schema(path)
+    assert schema.field("aliases").type == ALIAS_TYPE
+    assert schema.field("cluster_id").type == "string"
