@@ -144,3 +144,25 @@ def test_stage_command_writes_all_outputs(tmp_path, cfg):
     assert pq.read_table(out / "report.parquet").num_rows == 6
     assert json.loads((out / "stats.json").read_text())["tests"]["tests_broken"] == 1
     assert (out / "rejects.jsonl").read_text() == ""
+
+
+def test_seed_corpus_validates_as_planted(tmp_path):
+    """The seed's planted wrong outputs are the only broken tests; float and checker problems pass."""
+    from pathlib import Path
+
+    from pipeline.io import read_jsonl
+    from pipeline.schema import validate_problem
+
+    seed = Path(__file__).resolve().parents[1] / "data" / "seed" / "problems.jsonl"
+
+    problems = [Problem.from_dict(r) for _, r, _ in read_jsonl(seed) if r and not validate_problem(r)]
+    res = validate_problems(problems, ValidateConfig(cache_path=str(tmp_path / "c.sqlite")), progress=False)
+    planted = {p.id: p.meta["test_index"] for p in problems if p.meta.get("planted") == "wrong_output"}
+    broken = {(r["problem_id"], r["test_index"]) for r in res.report if r["test_class"] == "broken"}
+    assert broken == set(planted.items())
+    assert res.rejects == []
+    kept = {p.id: p for p in res.kept}
+    for pid in ("seed/closest-pair-distance", "seed/average-speed", "seed/pair-with-sum"):
+        v = kept[pid].extra["validation"]
+        assert v["tests_valid"] == v["tests_in"] and v["references_ok"] >= 1
+    assert {r["status"] for r in res.report if r["problem_id"] == "seed/pair-with-sum"} == {"AC"}
