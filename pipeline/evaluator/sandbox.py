@@ -107,14 +107,16 @@ def bwrap_args(spec: BoxSpec, binds: list[Bind]) -> list[str]:
                 args.extend(["--perms", "0755", "--dir", p])
                 made.add(p)
 
+    # The private /tmp comes before the interpreter binds: a venv that lives under /tmp (a CI
+    # checkout there, say) must be bound on top of the tmpfs, not hidden by it.
+    args += ["--dev", "/dev", "--proc", "/proc",
+             "--perms", "01777", "--size", str(spec.tmp_bytes), "--tmpfs", "/tmp",
+             "--perms", "01777", "--size", str(spec.shm_bytes), "--tmpfs", "/dev/shm"]
     for p in interpreter_paths():
         if not _under(p, visible):
             parents(p)
             args += ["--ro-bind", p, p]
             visible.append(p)
-    args += ["--dev", "/dev", "--proc", "/proc",
-             "--perms", "01777", "--size", str(spec.tmp_bytes), "--tmpfs", "/tmp",
-             "--perms", "01777", "--size", str(spec.shm_bytes), "--tmpfs", "/dev/shm"]
     for b in binds:
         parents(b.inside)
         args += ["--bind" if b.writable else "--ro-bind", str(b.host), b.inside]
