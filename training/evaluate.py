@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline.difficulty.passrate import pass_at_k as estimate_pass_at_k
 from pipeline.schema import Problem
 
 log = logging.getLogger(__name__)
@@ -90,15 +91,11 @@ def _date(value: Any, what: str) -> str:
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
-    """Unbiased pass@k for n samples with c correct (Chen et al. 2021, the numerically stable form)."""
-    if not 0 <= c <= n or not 1 <= k <= n:
-        raise ValueError(f"need 0 <= c <= n and 1 <= k <= n, got n={n} c={c} k={k}")
-    if n - c < k:
-        return 1.0
-    prob_all_wrong = 1.0
-    for i in range(n - c + 1, n + 1):
-        prob_all_wrong *= 1.0 - k / i
-    return 1.0 - prob_all_wrong
+    """Unbiased pass@k (the shared estimator), where k <= n is required: a score needs k samples."""
+    value = estimate_pass_at_k(n, c, k)
+    if value is None:
+        raise ValueError(f"need 1 <= k <= n, got n={n} k={k}")
+    return value
 
 
 def platform_of(problem: Problem) -> str:
