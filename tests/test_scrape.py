@@ -106,7 +106,8 @@ def test_live_source_through_the_stage(httpserver, tmp_path):
     d = FIX / "codeforces"
     for route, name in (("/api/contest.list", "contest.list.json"), ("/api/problemset.problems", "problemset.problems.json"),
                         ("/problemset/problem/2000/A", "problem_2000_A.html"),
-                        ("/problemset/problem/2000/B", "problem_2000_B.html")):
+                        ("/problemset/problem/2000/B", "problem_2000_B.html"),
+                        ("/problemset/problem/1999/G2", "problem_1999_G2.html")):
         httpserver.expect_request(route).respond_with_data((d / name).read_text())
     httpserver.expect_request("/problemset/problem/1999/Z").respond_with_data("no", status=404)
     cfg = ScrapeConfig(progress=False, min_interval_s=0, max_retries=0, http_cache_dir=str(tmp_path / "cache"),
@@ -114,8 +115,9 @@ def test_live_source_through_the_stage(httpserver, tmp_path):
                                  "api_url": httpserver.url_for("/api"), "base_url": httpserver.url_for("/")}])
     stats = run_scrape(cfg, tmp_path / "raw")
     cf = stats["sources"]["cf"]
-    assert (cf["read"], cf["accepted"]) == (4, 1) and cf["skipped"] == {"before since": 1, "contest not finished": 1}
-    assert cf["http"]["requests"] == 5 and any((tmp_path / "cache").rglob("*.json"))
+    # 1999G2 is interactive: kept (flagged for the evaluator), so its page is fetched too
+    assert (cf["read"], cf["accepted"]) == (4, 2) and cf["skipped"] == {"before since": 1, "contest not finished": 1}
+    assert cf["http"]["requests"] == 6 and any((tmp_path / "cache").rglob("*.json"))
 
 
 runner = CliRunner()

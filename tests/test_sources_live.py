@@ -8,10 +8,15 @@ from pathlib import Path
 import pytest
 from werkzeug import Response
 
+from pipeline.evaluator import Submission, compare_stdio
+from pipeline.evaluator.judge import bad_input_reason
 from pipeline.schema import Problem, decode_functional_input, validate_problem
 from pipeline.sources import build_options, read_source
 from pipeline.sources.base import Reject, SourceContext, SourceError
+from pipeline.sources.codeforces import parse_problem_page
 from pipeline.sources.http import HttpClient, HttpConfig
+from pipeline.sources.leetcode import metadata_shape
+from pipeline.sources.leetcode_types import Shape, Unrepresentable
 from pipeline.sources.normalize import parse_since
 
 FIX = Path(__file__).parent / "fixtures" / "sources"
@@ -47,21 +52,52 @@ def codeforces(httpserver):
     serve(httpserver, "/problemset/problem/2000/A", d / "problem_2000_A.html")
     serve(httpserver, "/problemset/problem/2000/B", d / "problem_2000_B.html")
     serve(httpserver, "/problemset/problem/1/A", d / "problem_1_A.html")
+    serve(httpserver, "/problemset/problem/1999/G2", d / "problem_1999_G2.html")
     httpserver.expect_request("/problemset/problem/1999/Z").respond_with_data("Not Found", status=404)
     return {"api_url": httpserver.url_for("/api"), "base_url": httpserver.url_for("/")}
 
 
 def test_codeforces_since(codeforces, tmp_path):
     problems, rejects, ctx, _ = run("codeforces", tmp_path, since="2024-08-01", **codeforces)
-    assert [p.id for p in problems] == ["codeforces/2000A"]
+    assert [p.id for p in problems] == ["codeforces/2000A", "codeforces/1999G2"]
     p = problems[0]
     assert p.contest_date == "2024-08-15" and p.rating == 800 and p.tags == ["implementation", "math", "strings"]
     assert [(t.input, t.output) for t in p.tests] == [("3\n100\n1010\n105\n", "NO\nYES\nYES\n")]
     assert "$t$" in p.statement and "$$$" not in p.statement and "## " not in p.title
     assert "Input" in p.statement and "Note" in p.statement and p.time_limit_s == 1.0 and p.memory_limit_mb == 256
-    assert {r.id: r.code for r in rejects} == {"codeforces/2000B": "bad_page", "codeforces/1999G2": "interactive",
-                                               "codeforces/1999Z": "http_error"}
+    assert "interactive" not in p.meta
+    assert {r.id: r.code for r in rejects} == {"codeforces/2000B": "bad_page", "codeforces/1999Z": "http_error"}
     assert ctx.skipped == {"contest not finished": 1, "before since": 1}
+
+
+def test_codeforces_any_case_answers_get_a_case_insensitive_checker(codeforces, tmp_path):
+    problems, _, _, _ = run("codeforces", tmp_path, since="2024-08-01", **codeforces)
+    yes_no = {p.id: p for p in problems}["codeforces/2000A"]
+    assert "in any case" in yes_no.statement
+    assert (yes_no.checker.kind, yes_no.checker.case_sensitive) == ("tokens", False)
+    assert compare_stdio("NO\nYES\nYES\n", "no\nYes\nyEs\n", yes_no.checker).ok
+    assert not compare_stdio("NO\nYES\nYES\n", "no\nno\nyes\n", yes_no.checker).ok
+    theatre = {p.id: p for p in run("codeforces", tmp_path, **codeforces)[0]}["codeforces/1A"]
+    assert theatre.checker is None  # nothing said about letter case: the default cascade
+
+
+def test_codeforces_interactive_problems_are_marked_for_the_evaluator(codeforces, tmp_path):
+    problems, _, _, _ = run("codeforces", tmp_path, since="2024-08-01", **codeforces)
+    ruler = {p.id: p for p in problems}["codeforces/1999G2"]
+    assert ruler.meta["interactive"] is True and ruler.tags == ["binary search", "interactive"]
+    assert ruler.checker is None and "### Interaction" in ruler.statement and ruler.tests
+    status, reason = bad_input_reason(ruler, Submission(ruler.id, "s", "python", "print(1)"))
+    assert status == "SE" and "interactive" in reason
+    _, rejects, _, _ = run("codeforces", tmp_path, since="2024-08-01", interactive="reject", **codeforces)
+    assert {r.id: r.code for r in rejects}["codeforces/1999G2"] == "interactive"
+
+
+def test_codeforces_interaction_section_alone_marks_a_problem():
+    html = (FIX / "codeforces" / "problem_1999_G2.html").read_text()
+    assert parse_problem_page(html)["interactive"] is True  # no listing tag needed
+    untagged = html.replace("This is an interactive problem.", "Read carefully.")
+    assert parse_problem_page(untagged)["interactive"] is True  # the Interaction section is enough
+    assert parse_problem_page((FIX / "codeforces" / "problem_2000_A.html").read_text())["interactive"] is False
 
 
 def test_codeforces_old_page_layout_and_cache(codeforces, tmp_path, httpserver):
@@ -99,9 +135,33 @@ def test_atcoder_archive_tasks_and_pages(httpserver, tmp_path):
     assert "$1\\leq N\\leq 100$" in a.statement and "チーム" not in a.statement and "Editorial" not in a.title
     assert a.time_limit_s == 2.0 and a.memory_limit_mb == 1024
     assert sorted(r.code for r in rejects) == ["http_error", "interactive"]
+    assert "no sample pairs" in next(r.detail for r in rejects if r.code == "interactive")
     assert ctx.skipped == {"contest prefix not selected": 1}
     pages = [e[0].args.get("page") for e in httpserver.log if e[0].path == "/contests/archive"]
     assert pages == ["1"]  # abc331 is older than since: paging stops
+
+
+def test_atcoder_interactive_tasks(httpserver, tmp_path):
+    """AtCoder's interactive pages usually have no sample pairs (nothing to keep: rejected); one
+    that has them is kept and marked, or rejected with `interactive: reject`."""
+    d = FIX / "atcoder"
+    page = (d / "task_abc337_b.html").read_text()
+    with_samples = page.replace("</section></div>\n</span>", "</section></div>"
+                                "<div class=\"part\"><section><h3>Sample Input 1</h3><pre>3\n</pre></section></div>"
+                                "<div class=\"part\"><section><h3>Sample Output 1</h3><pre>? 1\n! 2\n</pre></section></div>\n</span>")
+    assert with_samples != page
+    serve(httpserver, "/contests/abc337/tasks", d / "tasks_abc337.html")
+    serve(httpserver, "/contests/abc337/tasks/abc337_a", d / "task_abc337_a.html")
+    httpserver.expect_request("/contests/abc337/tasks/abc337_b").respond_with_data(with_samples, content_type="text/html")
+    opts = {"base_url": httpserver.url_for("/"), "contests": ["abc337"]}
+    problems, rejects, _, _ = run("atcoder", tmp_path, **opts)
+    marked = {p.id: p for p in problems}["atcoder/abc337_b"]
+    assert marked.meta["interactive"] is True and marked.tags == ["interactive"] and marked.checker is None
+    assert {p.id: p for p in problems}["atcoder/abc337_a"].tags == [] and not rejects
+    _, rejects, _, _ = run("atcoder", tmp_path, interactive="reject", **opts)
+    assert [(r.id, r.code) for r in rejects] == [("atcoder/abc337_b", "interactive")]
+    with pytest.raises(SourceError, match="interactive must be one of"):
+        run("atcoder", tmp_path, interactive="maybe", **opts)
 
 
 # --- LeetCode ---------------------------------------------------------------------------------
@@ -129,17 +189,41 @@ def test_leetcode_problemset(httpserver, tmp_path):
     problems, rejects, ctx, _ = run("leetcode", tmp_path, graphql_url=httpserver.url_for("/graphql/"),
                                     base_url=httpserver.url_for("/"))
     got = {p.id: p for p in problems}
-    assert sorted(got) == ["leetcode/maximum-area-of-longest-diagonal-rectangle", "leetcode/two-sum"]
+    assert sorted(got) == ["leetcode/binary-tree-inorder-traversal", "leetcode/maximum-area-of-longest-diagonal-rectangle",
+                           "leetcode/reverse-linked-list", "leetcode/two-sum"]
     two = got["leetcode/two-sum"]
-    assert two.style == "functional" and two.entry_point == "twoSum" and two.starter_code.startswith("class Solution")
+    assert two.style == "functional" and two.entry_point == "Solution().twoSum"
+    assert two.starter_code.startswith("class Solution") and "structures" not in two.meta
     assert [(decode_functional_input(t.input), t.output) for t in two.tests] == [([[2, 7, 11, 15], 9], "[0, 1]"),
                                                                                ([[3, 2, 4], 6], "[1, 2]")]
     assert two.difficulty == "easy" and two.tags == ["Array", "Hash Table"] and "10^{4}" in two.statement
     diag = got["leetcode/maximum-area-of-longest-diagonal-rectangle"]  # new example-block layout
     assert [t.output for t in diag.tests] == ["48", "12"] and diag.source_id == "3000"
-    assert {r.id: r.code for r in rejects} == {"leetcode/binary-tree-inorder-traversal": "unsupported_types",
+    tree = got["leetcode/binary-tree-inorder-traversal"]  # trees and linked lists stay in list notation
+    assert [(t.input, t.output) for t in tree.tests] == [("[1, null, 2, 3]", "[1, 3, 2]")]
+    assert tree.meta["structures"] == {"root": "TreeNode"}
+    rev = got["leetcode/reverse-linked-list"]
+    assert [(t.input, t.output) for t in rev.tests] == [("[1, 2, 3, 4, 5]", "[5, 4, 3, 2, 1]"), ("[1, 2]", "[2, 1]"),
+                                                        ("[]", "[]")]
+    assert rev.meta["structures"] == {"head": "ListNode", "return": "ListNode"}
+    assert {r.id: r.code for r in rejects} == {"leetcode/copy-list-with-random-pointer": "unsupported_types",
                                                "leetcode/lru-cache": "design_problem"}
+    assert "'Node'" in {r.id: r for r in rejects}["leetcode/copy-list-with-random-pointer"].detail
     assert ctx.skipped == {"paid-only": 1}
+
+
+@pytest.mark.parametrize(("type_name", "shape"), [
+    ("integer", Shape()), ("list<list<integer>>", Shape()), ("string[]", Shape()), ("TreeNode", Shape("TreeNode")),
+    ("ListNode[]", Shape("ListNode", many=True)), ("list<ListNode>", Shape("ListNode", many=True)),
+])
+def test_leetcode_metadata_types(type_name, shape):
+    assert metadata_shape(type_name) == shape
+
+
+@pytest.mark.parametrize("type_name", ["Node", "NestedInteger", "list<Node>", "list<list<TreeNode>>", "MountainArray"])
+def test_leetcode_metadata_types_without_json_form(type_name):
+    with pytest.raises(Unrepresentable):
+        metadata_shape(type_name)
 
 
 def test_leetcode_contests_since(httpserver, tmp_path):

@@ -10,6 +10,7 @@ from pipeline.sources.normalize import (
     clean_text,
     content_id,
     detect_style,
+    entry_point_for,
     finalize,
     html_to_markdown,
     iso_date,
@@ -100,6 +101,14 @@ def test_leetcode_example_outputs_both_layouts():
     new = '<p><strong>Output:</strong> <span class="example-io">"ab"</span></p>'
     assert example_outputs(old) == ["true"] and example_outputs(new) == ['"ab"']
     with pytest.raises(QuestionError, match="example outputs"):
-        example_tests("1\n2", 1, old)
+        example_tests("1\n2", ["x"], old)
     with pytest.raises(QuestionError, match="parameters"):
-        example_tests("1\n2\n3", 2, old)
+        example_tests("1\n2\n3", ["a", "b"], old)
+
+
+def test_entry_point_names_the_solution_method_when_there_is_a_class():
+    starter = "class Solution:\n    def merge(self, intervals: List[List[int]]) -> List[List[int]]:\n        "
+    assert entry_point_for("merge", starter) == "Solution().merge"  # never heapq.merge from the prelude
+    assert entry_point_for("add", "def add(a, b):\n    ") == "add"
+    assert entry_point_for("add", None) == "add" and entry_point_for(None, starter) is None
+    assert entry_point_for("Solution().merge", starter) == "Solution().merge"

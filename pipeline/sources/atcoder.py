@@ -2,6 +2,11 @@
 
 The archive is newest-first and paged; paging stops at the first contest older than `since`.
 `contests` names contests explicitly instead (the archive is then not read).
+
+Interactive tasks are kept with `meta.interactive` and the `interactive` tag (the evaluator refuses
+to judge them) when the page has sample pairs; AtCoder's interactive tasks usually show none, and
+a task without tests cannot be a Problem, so those are rejected as `interactive`. A statement that
+accepts the answer in any letter case gets a case-insensitive tokens checker.
 """
 
 from __future__ import annotations
@@ -17,13 +22,14 @@ from bs4 import BeautifulSoup
 from pipeline.schema import Problem, TestCase
 from pipeline.sources.base import RECORD_ERRORS, Item, Reject, SourceContext, SourceError
 from pipeline.sources.http import HttpError
+from pipeline.sources.judging import says_interactive, stdio_checker
 from pipeline.sources.normalize import html_to_markdown, iso_date, stable_id
 
 _TIME = re.compile(r"Time Limit:\s*([\d.]+)\s*sec")
 _MEMORY = re.compile(r"Memory Limit:\s*(\d+)\s*(MB|MiB|KB|KiB)")
 _SCORE = re.compile(r"Score\s*:?\s*(\d+)\s*points?")
 _SAMPLE = re.compile(r"Sample (Input|Output)\s*(\d+)")
-_INTERACTIVE = re.compile(r"\binteractive (task|problem)\b", re.IGNORECASE)
+INTERACTIVE_MODES = ("mark", "reject")
 
 
 @dataclass
@@ -34,9 +40,13 @@ class Options:
     contests: list[str] = field(default_factory=list, metadata={"help": "Explicit contest ids (skip the archive)."})
     max_archive_pages: int = field(default=50, metadata={"help": "Stop paging the archive after this many pages."})
     listing_ttl_s: float = field(default=86400.0, metadata={"help": "How long cached archive pages stay fresh."})
+    interactive: str = field(default="mark", metadata={
+        "help": "mark: keep interactive tasks flagged (meta.interactive, tag) | reject: reject them here."})
 
 
 def read(opts: Options, ctx: SourceContext) -> Iterator[Item]:
+    if opts.interactive not in INTERACTIVE_MODES:
+        raise SourceError(f"atcoder: interactive must be one of {list(INTERACTIVE_MODES)}, got {opts.interactive!r}")
     base = opts.base_url.rstrip("/")
     contests = [(c, None) for c in opts.contests] if opts.contests else _archive(opts, ctx)
     for contest_id, date in contests:
@@ -46,7 +56,7 @@ def read(opts: Options, ctx: SourceContext) -> Iterator[Item]:
             yield Reject("http_error", f"task list: {e}", {"contest": contest_id}, None)
             continue
         for task_path in _task_paths(html, contest_id):
-            yield fetch_task(base + task_path, contest_id, date, ctx)
+            yield fetch_task(base + task_path, contest_id, date, ctx, opts.interactive)
 
 
 def _archive(opts: Options, ctx: SourceContext) -> Iterator[tuple[str, str | None]]:
@@ -97,7 +107,7 @@ def _task_paths(html: str, contest_id: str) -> list[str]:
     return paths
 
 
-def fetch_task(url: str, contest_id: str, date: str | None, ctx: SourceContext) -> Item:
+def fetch_task(url: str, contest_id: str, date: str | None, ctx: SourceContext, interactive_mode: str = "mark") -> Item:
     task_id = url.rstrip("/").split("/")[-1]
     pid = stable_id(ctx.name, task_id)
     record = {"url": url, "contest": contest_id, "contest_date": date}
@@ -109,15 +119,21 @@ def fetch_task(url: str, contest_id: str, date: str | None, ctx: SourceContext) 
         page = parse_task_page(html)
     except RECORD_ERRORS as e:
         return Reject("bad_page", str(e) if isinstance(e, ValueError) else f"{type(e).__name__}: {e}", record, pid)
-    if _INTERACTIVE.search(page["statement"]):
-        return Reject("interactive", "interactive task (needs an interactor)", record, pid)
+    interactive = says_interactive(page["statement"])
+    if interactive and (interactive_mode == "reject" or not page["tests"]):
+        why = "" if interactive_mode == "reject" else ", and the page has no sample pairs to keep"
+        return Reject("interactive", f"interactive task (needs an interactor){why}", record, pid)
     if not page["tests"]:
         return Reject("no_tests", "no sample input/output pairs", record, pid)
+    meta = {"contest_id": contest_id, "points": page["points"]}
+    if interactive:
+        meta["interactive"] = True
     return Problem(
         id=pid, source=ctx.name, source_id=task_id, url=url, title=page["title"], statement=page["statement"],
         platform="atcoder", style="stdio", tests=page["tests"], time_limit_s=page["time_limit_s"],
+        checker=None if interactive else stdio_checker(page["statement"]),
         memory_limit_mb=page["memory_limit_mb"], contest_date=date,
-        meta={"contest_id": contest_id, "points": page["points"]},
+        tags=["interactive"] if interactive else [], meta=meta,
     )
 
 

@@ -2,6 +2,11 @@
 
 Listing order is the API's (newest contests first), so `limit` takes the freshest problems. Problems
 whose contest started before `since` are skipped at the listing (counted in stats as skipped).
+
+Interactive problems (tag `interactive`, an Interaction section, or "This is an interactive
+problem") are kept with `meta.interactive` and the `interactive` tag, which the evaluator refuses
+to judge; their samples are transcripts, not stdio tests (`interactive: reject` drops them here).
+A statement that accepts the answer in any letter case gets a case-insensitive tokens checker.
 """
 
 from __future__ import annotations
@@ -16,10 +21,12 @@ from bs4 import BeautifulSoup, Tag
 from pipeline.schema import Problem, TestCase
 from pipeline.sources.base import RECORD_ERRORS, Item, Reject, SourceContext, SourceError
 from pipeline.sources.http import HttpError
+from pipeline.sources.judging import says_interactive, stdio_checker
 from pipeline.sources.normalize import html_to_markdown, iso_date, stable_id
 
 _SECONDS = re.compile(r"([\d.]+)\s*seconds?")
 _MEGABYTES = re.compile(r"(\d+)\s*megabytes?")
+INTERACTIVE_MODES = ("mark", "reject")
 
 
 @dataclass
@@ -28,6 +35,8 @@ class Options:
     base_url: str = field(default="https://codeforces.com", metadata={"help": "Site base URL for problem pages."})
     listing_ttl_s: float = field(default=86400.0, metadata={"help": "How long cached API listings stay fresh."})
     min_rating: int | None = field(default=None, metadata={"help": "Skip rated problems below this rating."})
+    interactive: str = field(default="mark", metadata={
+        "help": "mark: keep interactive problems flagged (meta.interactive, tag) | reject: reject them here."})
 
 
 def _api(ctx: SourceContext, opts: Options, method: str) -> Any:
@@ -42,6 +51,8 @@ def _api(ctx: SourceContext, opts: Options, method: str) -> Any:
 
 
 def read(opts: Options, ctx: SourceContext) -> Iterator[Item]:
+    if opts.interactive not in INTERACTIVE_MODES:
+        raise SourceError(f"codeforces: interactive must be one of {list(INTERACTIVE_MODES)}, got {opts.interactive!r}")
     contests = {c.get("id"): c for c in _api(ctx, opts, "contest.list") if isinstance(c, dict)}
     listing = _api(ctx, opts, "problemset.problems")
     problems = listing.get("problems") if isinstance(listing, dict) else None
@@ -76,7 +87,8 @@ def fetch_problem(entry: dict, contest: dict | None, date: str | None, opts: Opt
         return Reject("bad_record", "listing entry lacks contestId/index", record, None)
     if entry.get("type", "PROGRAMMING") != "PROGRAMMING":
         return Reject("not_programming", f"problem type {entry.get('type')!r}", record, pid)
-    if "interactive" in (entry.get("tags") or []):
+    tags = [t for t in entry.get("tags") or [] if isinstance(t, str)]
+    if "interactive" in tags and opts.interactive == "reject":
         return Reject("interactive", "tagged interactive (needs an interactor)", record, pid)
     url = f"{opts.base_url.rstrip('/')}/problemset/problem/{cid}/{index}"
     record["url"] = url
@@ -90,14 +102,20 @@ def fetch_problem(entry: dict, contest: dict | None, date: str | None, opts: Opt
         return Reject(e.code, str(e), record, pid)
     except RECORD_ERRORS as e:
         return Reject("bad_page", f"{type(e).__name__}: {e}", record, pid)
+    interactive = page["interactive"] or "interactive" in tags
+    if interactive and opts.interactive == "reject":
+        return Reject("interactive", "statement has an Interaction section (needs an interactor)", record, pid)
+    meta = {"contest_id": cid, "index": index, "contest_name": (contest or {}).get("name"), "points": entry.get("points")}
+    if interactive:
+        meta["interactive"] = True
+        tags = tags if "interactive" in tags else [*tags, "interactive"]
     return Problem(
         id=pid, source=ctx.name, source_id=native, url=url, title=str(entry.get("name") or page["title"]),
         statement=page["statement"], platform="codeforces", style="stdio", tests=page["tests"],
+        checker=None if interactive else stdio_checker(page["statement"]),
         time_limit_s=page["time_limit_s"], memory_limit_mb=page["memory_limit_mb"],
         rating=entry.get("rating") if isinstance(entry.get("rating"), int) else None,
-        tags=[t for t in entry.get("tags") or [] if isinstance(t, str)], contest_date=date,
-        meta={"contest_id": cid, "index": index, "contest_name": (contest or {}).get("name"),
-              "points": entry.get("points")},
+        tags=tags, contest_date=date, meta=meta,
     )
 
 
@@ -148,8 +166,8 @@ def parse_problem_page(html: str) -> dict[str, Any]:
     for key, expected in (("input-file", "standard input"), ("output-file", "standard output")):
         if limits.get(key, expected) != expected:
             raise PageError("file_io", f"{key}: {limits[key]!r}")
-    if any(t.get_text(strip=True).lower() == "interaction" for t in root.select("div.section-title")):
-        raise PageError("interactive", "statement has an Interaction section")
+    interactive = (any(t.get_text(strip=True).lower() == "interaction" for t in root.select("div.section-title"))
+                   or says_interactive(root.get_text(" ")))
     tests = []
     for sample in root.select("div.sample-test"):
         inputs = sample.select("div.input pre")
@@ -158,6 +176,8 @@ def parse_problem_page(html: str) -> dict[str, Any]:
             raise PageError("bad_page", f"{len(inputs)} sample inputs but {len(outputs)} outputs")
         tests += [TestCase(_pre_text(i), _pre_text(o), "public") for i, o in zip(inputs, outputs, strict=True)]
     if not tests:
+        if interactive:
+            raise PageError("interactive", "interactive problem without sample transcripts")
         raise PageError("no_tests", "no sample tests on the page")
     if header is not None:
         header.extract()
@@ -170,6 +190,7 @@ def parse_problem_page(html: str) -> dict[str, Any]:
     return {
         "title": re.sub(r"^[A-Z]\d?\.\s*", "", title),
         "statement": statement,
+        "interactive": interactive,
         "tests": tests,
         "time_limit_s": float(seconds.group(1)) if seconds else 2.0,
         "memory_limit_mb": int(megabytes.group(1)) if megabytes else 256,

@@ -13,7 +13,15 @@ from typing import Any
 from pipeline.schema import Problem, ReferenceSolution, TestCase
 from pipeline.sources import livecodebench
 from pipeline.sources.base import Reject
-from pipeline.sources.normalize import clean_text, content_id, fix_math_delimiters, iso_date, slug, stable_id
+from pipeline.sources.normalize import (
+    clean_text,
+    content_id,
+    entry_point_for,
+    fix_math_delimiters,
+    iso_date,
+    slug,
+    stable_id,
+)
 from pipeline.sources.pyliterals import NotLiteral, encode_args, parse_literal, to_json
 
 
@@ -181,7 +189,8 @@ def _apps_like(row: dict, source: str, opts, pid: str, native: str, license: str
     return Problem(
         id=pid, source=source, source_id=native, title=str(row.get("name") or native), statement=question,
         platform=_platform_from_url(row.get("url")) or (str(row["source"]).lower() if row.get("source") else None),
-        style="functional" if fn else "stdio", starter_code=starter or None, entry_point=fn, tests=tests,
+        style="functional" if fn else "stdio", starter_code=starter or None,
+        entry_point=entry_point_for(fn, starter), tests=tests,
         url=row.get("url") if isinstance(row.get("url"), str) and row.get("url") else None,
         reference_solutions=_solutions(row.get("solutions"), "python", opts.max_solutions),
         difficulty=str(difficulty).lower() if difficulty else None, license=license,
@@ -302,7 +311,8 @@ def deepcoder(row: dict, source: str, opts) -> Problem:
         raise RowError("no_signature", f"function name is a {type(fn).__name__}", pid)
     style = "functional" if fn else "stdio"
     return Problem(id=pid, source=source, source_id=native, title=native, statement=clean_text(statement),
-                   style=style, starter_code=starter or None, entry_point=fn, tests=tests, license="MIT",
+                   style=style, starter_code=starter or None, entry_point=entry_point_for(fn, starter), tests=tests,
+                   license="MIT",
                    meta={"deepcoder_metadata": metadata, "config": opts.config})
 
 

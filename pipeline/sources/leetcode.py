@@ -1,8 +1,9 @@
 """LeetCode through its GraphQL API: question list (or past contests), then each question's content,
 example inputs (`exampleTestcases`) and `metaData` (the function signature).
 
-Expected outputs are read from the examples in the statement. Paid-only questions, design
-(class) problems and signatures with LeetCode data structures (TreeNode, ListNode) are rejected.
+Expected outputs are read from the examples in the statement. Linked lists and binary trees stay
+in LeetCode's list notation (see `leetcode_types`; the evaluator builds the nodes). Paid-only
+questions, design (class) problems and other node types (`Node`, `NestedInteger`...) are rejected.
 Question lists carry no dates: with `since` set (or `mode: contests`) past contests are walked
 instead, and each problem gets its contest's start date.
 """
@@ -20,6 +21,15 @@ from bs4 import BeautifulSoup
 from pipeline.schema import Problem, TestCase
 from pipeline.sources.base import RECORD_ERRORS, Item, Reject, SourceContext, SourceError
 from pipeline.sources.http import HttpError
+from pipeline.sources.leetcode_types import (
+    PLAIN,
+    STRUCTURES,
+    Shape,
+    SignatureShapes,
+    Unrepresentable,
+    canonical_result,
+    check_argument,
+)
 from pipeline.sources.normalize import html_to_markdown, iso_date, stable_id
 from pipeline.sources.pyliterals import parse_literal, to_json
 
@@ -43,7 +53,10 @@ CONTESTS_QUERY = """query pastContests($pageNo: Int, $numPerPage: Int) {
     data { title titleSlug startTime }
   }
 }"""
-_STRUCTURES = re.compile(r"\b(TreeNode|ListNode|Node)\b")
+# metaData type names that a JSON value stands for; `list<T>` and `T[]` wrap them.
+_PLAIN_TYPES = frozenset({"integer", "int", "long", "double", "float", "string", "boolean", "bool", "character",
+                          "char", "void"})
+_LIST_TYPE = re.compile(r"^\s*list\s*<\s*(.*?)\s*>\s*$|^\s*(.*?)\s*\[\s*\]\s*$", re.IGNORECASE)
 
 
 @dataclass
@@ -178,11 +191,19 @@ def question_to_problem(q: dict, source: str, base_url: str) -> Problem:
     params = meta.get("params")
     if not isinstance(meta.get("name"), str) or not isinstance(params, list):
         raise QuestionError("no_signature", "metaData lacks name/params")
-    types = [str(p.get("type", "")) for p in params if isinstance(p, dict)] + [str((meta.get("return") or {}).get("type", ""))]
-    structures = sorted({t for ty in types for t in _STRUCTURES.findall(ty)})
-    if structures:
-        raise QuestionError("unsupported_types", f"signature uses {structures}: not expressible as JSON arguments")
-    tests = example_tests(q.get("exampleTestcases") or q.get("sampleTestCase") or "", len(params), q["content"])
+    if not all(isinstance(p, dict) for p in params):
+        raise QuestionError("no_signature", "metaData params are not objects")
+    names = [str(p.get("name", f"arg{i}")) for i, p in enumerate(params)]
+    try:
+        shapes = [metadata_shape(str(p.get("type", ""))) for p in params]
+        returns = str((meta.get("return") or {}).get("type", ""))
+        result = metadata_shape(returns)
+    except Unrepresentable as e:
+        raise QuestionError("unsupported_types", f"{e}: not expressible as JSON arguments") from e
+    if returns == "void" and shapes and shapes[0].structure:
+        result = shapes[0]  # modified in place: LeetCode judges the argument
+    tests = example_tests(q.get("exampleTestcases") or q.get("sampleTestCase") or "", names, q["content"],
+                          shapes, result)
     snippet = next((s.get("code") for s in q.get("codeSnippets") or [] if isinstance(s, dict)
                     and s.get("langSlug") == "python3"), None)
     slug = q["titleSlug"]
@@ -191,11 +212,28 @@ def question_to_problem(q: dict, source: str, base_url: str) -> Problem:
         id=stable_id(source, slug), source=source, source_id=str(q.get("questionFrontendId") or slug),
         url=f"{base_url.rstrip('/')}/problems/{slug}/", title=str(q.get("title") or slug),
         statement=html_to_markdown(q["content"]), platform="leetcode", style="functional",
-        starter_code=snippet, entry_point=meta["name"], tests=tests,
+        starter_code=snippet, entry_point=f"Solution().{meta['name']}", tests=tests,
         difficulty=difficulty.lower() if isinstance(difficulty, str) else None,
         tags=[t["name"] for t in q.get("topicTags") or [] if isinstance(t, dict) and isinstance(t.get("name"), str)],
-        meta={"question_id": q.get("questionId"), "metaData": meta},
+        meta={"question_id": q.get("questionId"), "metaData": meta,
+              **({"structures": structures} if (structures := SignatureShapes(shapes, result).structures(names))
+                 else {})},
     )
+
+
+def metadata_shape(type_name: str) -> Shape:
+    """The Shape of a metaData type (`integer[]`, `list<ListNode>`, `TreeNode`); Unrepresentable for
+    node types other than ListNode / TreeNode, deeper nesting of them, and unknown classes."""
+    inner, depth = type_name.strip(), 0
+    while (m := _LIST_TYPE.match(inner)) is not None:
+        inner, depth = (m.group(1) if m.group(1) is not None else m.group(2)), depth + 1
+    if inner in STRUCTURES:
+        if depth > 1:
+            raise Unrepresentable(f"type {type_name!r} nests {inner} deeper than a list of them")
+        return Shape(inner, many=depth == 1)
+    if inner.lower() not in _PLAIN_TYPES:
+        raise Unrepresentable(f"type {type_name!r}")
+    return Shape()
 
 
 def example_outputs(content_html: str) -> list[str]:
@@ -222,7 +260,10 @@ def example_outputs(content_html: str) -> list[str]:
     return outputs
 
 
-def example_tests(example_inputs: str, n_params: int, content_html: str) -> list[TestCase]:
+def example_tests(example_inputs: str, names: list[str], content_html: str, shapes: list[Shape] | None = None,
+                  result: Shape = PLAIN) -> list[TestCase]:
+    n_params = len(names)
+    shapes = shapes or [PLAIN] * n_params
     lines = [line for line in example_inputs.split("\n") if line.strip()]
     if n_params <= 0 or not lines or len(lines) % n_params:
         raise QuestionError("bad_tests", f"{len(lines)} example input lines for {n_params} parameters")
@@ -233,8 +274,11 @@ def example_tests(example_inputs: str, n_params: int, content_html: str) -> list
     tests = []
     for i in range(n):
         try:
-            args = [to_json(json.loads(line)) for line in lines[i * n_params:(i + 1) * n_params]]
-            expected = to_json(parse_literal(outputs[i]))
+            values = [json.loads(line) for line in lines[i * n_params:(i + 1) * n_params]]
+            args = [to_json(check_argument(v, shape, name)) for v, shape, name in zip(values, shapes, names, strict=True)]
+            expected = to_json(canonical_result(parse_literal(outputs[i]), result))
+        except Unrepresentable as e:
+            raise QuestionError("unsupported_types", f"example {i + 1}: {e}") from e
         except (ValueError, RecursionError) as e:
             raise QuestionError("bad_tests", f"example {i + 1}: {e}") from e
         tests.append(TestCase("\n".join(args), expected, "public"))

@@ -2,19 +2,25 @@
 
 `input_output` items look like `{"input": "nums = [2,7,11,15], target = 9", "output": "[0,1]"}`:
 keyword arguments in Python/JSON literal syntax. They are parsed with `ast` and reordered into
-positional JSON by the method signature of the reference `completion`. Problems whose arguments
-or result are LeetCode data structures (TreeNode, ListNode, Node) cannot be expressed as plain
-JSON arguments and are rejected.
+positional JSON by the method signature of the reference `completion`. Linked lists and binary
+trees appear there as LeetCode writes them (`head = [1,2,3]`, `root = [1,null,2]`; the `test`
+field's `list_node(...)` / `tree_node(...)` wrappers are accepted too) and stay JSON lists, which
+the evaluator turns into ListNode / TreeNode by the annotations (see `leetcode_types`). Other
+node types and node references cannot be expressed as JSON arguments and are rejected.
+
+A statement that lets the result be returned in any order ("You may return the answer in any
+order") gets an unordered checker when the method returns a list.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from pipeline.schema import Problem, ReferenceSolution, TestCase
+from pipeline.schema import Checker, Problem, ReferenceSolution, TestCase
 from pipeline.sources.base import (
     FieldError,
     Item,
@@ -24,6 +30,14 @@ from pipeline.sources.base import (
     guarded,
     iter_json_lines,
     need,
+)
+from pipeline.sources.judging import returns_any_order
+from pipeline.sources.leetcode_types import (
+    SignatureShapes,
+    Unrepresentable,
+    canonical_result,
+    check_argument,
+    signature_shapes,
 )
 from pipeline.sources.normalize import clean_text, stable_id
 from pipeline.sources.pyliterals import (
@@ -37,7 +51,6 @@ from pipeline.sources.pyliterals import (
 
 LICENSE = "MIT"
 LICENSE_NOTE = "LeetCodeDataset code is MIT; problem statements are LeetCode's text (LeetCode terms apply)."
-_STRUCTURE_TYPES = re.compile(r"\b(TreeNode|ListNode|Node|NestedInteger|Employee|ImmutableListNode)\b")
 _ENTRY = re.compile(r"^Solution\(\)\.(\w+)$")
 _INSTRUCTION = re.compile(r"\n*Please complete the following python code precisely:.*\Z", re.DOTALL)
 
@@ -77,24 +90,23 @@ def convert(rec: dict, source: str) -> Item:
         sig = find_signature(starter + "\n        pass\n", method, "Solution")
     if sig is None:
         return Reject("no_signature", f"no `Solution.{method}` in completion or lang_code", rec, rid)
-    structures = sorted({t for a in sig.annotations for t in _STRUCTURE_TYPES.findall(a)})
-    if structures:
-        return Reject("unsupported_types", f"signature uses {structures}: not expressible as JSON arguments",
-                      rec, rid)
+    try:
+        shapes = signature_shapes(sig.params, sig.annotations)
+    except Unrepresentable as e:
+        return Reject("unsupported_types", f"Solution.{method}: {e}", rec, rid)
     tests, skipped = [], Counter()
-    for item in items:
+    for n, item in enumerate(items, 1):
         try:
-            if not isinstance(item, dict) or not isinstance(item.get("input"), str) or not isinstance(item.get("output"), str):
-                raise NotLiteral("item is not {input: str, output: str}")
-            args = parse_call_text(item["input"], sig.params)
-            if len(args) != len(sig.params):
-                raise NotLiteral(f"{len(args)} arguments for {len(sig.params)} parameters")
-            tests.append(TestCase(encode_args(args), to_json(parse_literal(item["output"])), "public"))
+            tests.append(_test_case(item, sig.params, shapes))
+        except Unrepresentable as e:
+            return Reject("unsupported_types", f"input_output[{n}]: {e}", rec, rid)
         except NotLiteral as e:
             skipped[str(e).split(":")[0][:60]] += 1
     if not tests:
         return Reject("no_convertible_tests", f"none of {len(items)} input_output items converts ({dict(skipped)})",
                       rec, rid)
+    statement = _statement(rec, meta)
+    structures = shapes.structures(sig.params)
     difficulty = meta.get("difficulty")
     return Problem(
         id=rid,
@@ -102,18 +114,55 @@ def convert(rec: dict, source: str) -> Item:
         source_id=task_id,
         url=f"https://leetcode.com/problems/{task_id}/",
         title=task_id.replace("-", " ").title(),
-        statement=_statement(rec, meta),
+        statement=statement,
         platform="leetcode",
         style="functional",
         starter_code=starter,
-        entry_point=method,
+        entry_point=f"Solution().{method}",  # not the bare name: `merge` would find heapq.merge first
         tests=tests,
+        checker=_any_order_checker(statement, shapes, tests),
         reference_solutions=[ReferenceSolution("python", f"{prompt}\n{completion}".strip() + "\n")],
         difficulty=difficulty.lower() if isinstance(difficulty, str) else None,
         license=LICENSE,
         meta={"question_id": meta.get("question_id"), "license_note": LICENSE_NOTE,
-              "skipped_tests": sum(skipped.values()), "skipped_test_kinds": dict(skipped)},
+              "skipped_tests": sum(skipped.values()), "skipped_test_kinds": dict(skipped),
+              **({"structures": structures} if structures else {})},
     )
+
+
+def _test_case(item: object, params: list[str], shapes: SignatureShapes) -> TestCase:
+    if not isinstance(item, dict) or not isinstance(item.get("input"), str) or not isinstance(item.get("output"), str):
+        raise NotLiteral("item is not {input: str, output: str}")
+    args = parse_call_text(item["input"], params)
+    if len(args) != len(params):
+        raise NotLiteral(f"{len(args)} arguments for {len(params)} parameters")
+    args = [check_argument(a, shape, name) for a, shape, name in zip(args, shapes.params, params, strict=True)]
+    expected = canonical_result(parse_literal(item["output"]), shapes.result)
+    return TestCase(encode_args(args), to_json(expected), "public")
+
+
+def _any_order_checker(statement: str, shapes: SignatureShapes, tests: list[TestCase]) -> Checker | None:
+    """Unordered comparison where the statement allows any order and the result is a list. Float
+    results keep a tolerance (an `exact` checker would compare them exactly).
+
+    A result that is always a pair of lists (`[critical, pseudo_critical]`) is two different
+    answers whose *contents* may come in any order ("return the indices of the edges in any
+    order"): swapping the pair must stay wrong, so it is not marked."""
+    if not shapes.returns_list or not returns_any_order(statement):
+        return None
+    outputs = [json.loads(t.output) for t in tests]
+    if not all(isinstance(o, list) for o in outputs):
+        return None
+    if all(len(o) == 2 and all(isinstance(x, list) for x in o) for o in outputs):
+        return None
+    kind = "float" if any(_has_float(o) for o in outputs) else "exact"
+    return Checker(kind=kind, unordered=True)
+
+
+def _has_float(value: object) -> bool:
+    if isinstance(value, float):
+        return True
+    return isinstance(value, list) and any(_has_float(v) for v in value)
 
 
 def _statement(rec: dict, meta: dict) -> str:

@@ -28,7 +28,7 @@ from pipeline.sources.base import (
     iter_json_lines,
     need,
 )
-from pipeline.sources.normalize import iso_date, stable_id
+from pipeline.sources.normalize import entry_point_for, iso_date, stable_id
 
 MAX_DECOMPRESSED_BYTES = 512 * 2**20
 TEST_TYPES = {"stdin": "stdio", "functional": "functional"}
@@ -150,7 +150,7 @@ def convert(rec: dict[str, Any], source: str) -> Item:
         platform=str(rec["platform"]) if rec.get("platform") else None,
         style=style,
         starter_code=starter or None,
-        entry_point=func if style == "functional" else None,
+        entry_point=entry_point_for(func, starter) if style == "functional" else None,
         tests=public + private,
         difficulty=str(difficulty).lower() if difficulty else None,
         contest_date=date,

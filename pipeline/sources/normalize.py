@@ -136,6 +136,18 @@ def detect_style(starter_code: str | None, entry_point: str | None) -> str:
     return "stdio"
 
 
+_SOLUTION_CLASS = re.compile(r"^\s*class\s+Solution\b", re.MULTILINE)
+
+
+def entry_point_for(function: str | None, starter_code: str | None) -> str | None:
+    """`Solution().name` when the starter code declares `class Solution`, else the bare name. The
+    explicit form is unambiguous for the judge: a bare `merge` would also find `heapq.merge`,
+    which LeetCode's implicit star imports put next to the class."""
+    if not function or not starter_code or "." in function or not _SOLUTION_CLASS.search(starter_code):
+        return function
+    return f"Solution().{function}"
+
+
 def finalize(problem: Problem) -> Problem:
     """Whitespace-normalise the human text of a problem (tests and code are left byte-exact)."""
     problem.statement = clean_text(problem.statement)

@@ -2,7 +2,9 @@
 
 Everything here works on `ast` trees: `ast.literal_eval` on nodes, never `eval`. LeetCode-style
 data mixes Python and JSON spellings (`None`/`null`, `True`/`true`), so the bare names `null`,
-`true` and `false` are read as their JSON values.
+`true` and `false` are read as their JSON values, and LeetCodeDataset's node builders
+`list_node([...])` / `tree_node([...])` as the list they wrap (LeetCode's notation for a linked
+list or a tree, which the evaluator turns back into nodes).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pipeline.schema import TestCase
 
 MAX_LITERAL_CHARS = 2_000_000  # bigger inputs are rejected before parsing (parser memory)
 _JSON_NAMES = {"null": None, "true": True, "false": False}
+NODE_BUILDERS = frozenset({"list_node", "tree_node"})
 _PARSE_ERRORS = (ValueError, SyntaxError, TypeError, RecursionError, MemoryError, AttributeError)
 
 
@@ -29,6 +32,14 @@ class _JsonNames(ast.NodeTransformer):
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if node.id in _JSON_NAMES:
             return ast.copy_location(ast.Constant(_JSON_NAMES[node.id]), node)
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        """`list_node([1,2])` / `tree_node([1,None,2])` -> the wrapped list (anything else stays a
+        call, which `literal_eval` refuses)."""
+        if (isinstance(node.func, ast.Name) and node.func.id in NODE_BUILDERS and len(node.args) == 1
+                and not node.keywords and not isinstance(node.args[0], ast.Starred)):
+            return self.visit(node.args[0])
         return node
 
 

@@ -1,0 +1,81 @@
+"""What a statement says about judging: answers accepted in any letter case, results accepted in
+any order, interactive protocols. Each rule is deliberately narrow: a relaxed checker on a problem
+that does not allow it accepts wrong answers, while a missed relaxation only makes judging stricter.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.schema import Checker
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+# "You can print each letter in any case (upper or lower)", "output the answer in any case",
+# "in any register" (older Codeforces translations). The print verb must come first, so the idiom
+# "In any case, print ..." does not count.
+_ANY_CASE = re.compile(
+    r"\b(?:print|output|write|answer)\w*\b[^.\n]{0,100}?\bin any (?:letter )?(?:case|register)\b", re.IGNORECASE)
+_ERROR_TOLERANCE = re.compile(r"\b(?:absolute|relative)\b[^.\n]{0,60}\berror\b", re.IGNORECASE)
+_POWER_OF_TEN = re.compile(r"10\s*\^\s*\{?\s*[-−]\s*(\d{1,2})\s*\}?")
+
+# "You may return the answer in any order", "... may be returned in any order". A verb form in
+# between ("return the largest number formed by concatenating the digits in any order", "after
+# applying the operations in any order") means the order of something else is free: not marked.
+_RETURN_ANY_ORDER = re.compile(r"\breturn(?:ed|s)?\b(?P<gap>[^.]{0,80}?)\bin any order\b", re.IGNORECASE)
+_VERB_FORM = re.compile(r"\b(?!(?:string|thing|something|anything|everything|nothing|ring|king|ceiling)\b)"
+                        r"\w+ing\b|\b(?:formed|applied|performed|chosen|made|done|used)\b", re.IGNORECASE)
+# "the integers in the lists may be returned in any order": the order *inside* the items is free,
+# not the order of the items (which an unordered checker would relax): not marked.
+_INNER_ORDER = re.compile(
+    r"\b(?:in|within|inside) (?:each|the) (?:(?:inner |sub-?)?lists|(?:sub)?arrays|groups|pairs|tuples|triplets"
+    r"|combinations)\b|\bwithin each\b", re.IGNORECASE)
+
+_INTERACTIVE = re.compile(r"(?<!non-)(?<!not an )\binteractive (?:task|problem)\b", re.IGNORECASE)
+
+
+def sentences(text: str) -> list[str]:
+    return [s for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+def answers_any_case(statement: str) -> bool:
+    """The statement accepts the answer in any letter case (Codeforces' YES/NO problems)."""
+    return bool(_ANY_CASE.search(statement))
+
+
+def stdio_checker(statement: str) -> Checker | None:
+    """A checker for what the statement allows beyond the default cascade, or None.
+
+    Any letter case -> tokens, case-insensitive. If the statement also accepts numbers within an
+    absolute / relative error, the checker is `float` (case-insensitive) with that tolerance
+    (10^{-k} when stated, else 1e-6): a tokens checker would compare those numbers as text.
+    """
+    if not answers_any_case(statement):
+        return None
+    tolerance = _error_tolerance(statement)
+    if tolerance is None:
+        return Checker(kind="tokens", case_sensitive=False)
+    return Checker(kind="float", rel_tol=tolerance, abs_tol=tolerance, case_sensitive=False)
+
+
+def _error_tolerance(statement: str) -> float | None:
+    for sentence in sentences(statement):
+        if _ERROR_TOLERANCE.search(sentence):
+            power = _POWER_OF_TEN.search(sentence)
+            return 10.0 ** -int(power.group(1)) if power else 1e-6
+    return None
+
+
+def returns_any_order(statement: str) -> bool:
+    """A sentence says the returned items may come in any order (LeetCode's "You may return the
+    answer in any order"), and not that only the order inside each item is free."""
+    for sentence in sentences(statement):
+        m = _RETURN_ANY_ORDER.search(sentence)
+        if m and not _VERB_FORM.search(m.group("gap")) and not _INNER_ORDER.search(sentence):
+            return True
+    return False
+
+
+def says_interactive(statement: str) -> bool:
+    """The statement calls itself an interactive task or problem."""
+    return bool(_INTERACTIVE.search(statement))

@@ -1,0 +1,71 @@
+"""Statement rules for judging: any letter case, any order, interactive (real statement sentences)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.sources.judging import answers_any_case, returns_any_order, says_interactive, stdio_checker
+
+
+@pytest.mark.parametrize("text", [
+    "You can output each letter in any case (lowercase or uppercase).",
+    "You can print each letter in any case (upper or lower).",
+    'You may print each letter in any case (for example, "YES", "Yes", "yes", "yEs" will all be recognized).',
+    "You can output the answer in any case.",
+    "You can print the answer in any register (upper or lower).",
+])
+def test_any_case_sentences(text):
+    assert answers_any_case(text)
+    checker = stdio_checker("Print YES or NO.\n\n" + text)
+    assert (checker.kind, checker.case_sensitive, checker.unordered) == ("tokens", False, False)
+
+
+@pytest.mark.parametrize("text", [
+    "In any case, print the answer modulo $998244353$.",  # the idiom, not a letter-case rule
+    'Print "Yes" if it is possible, and "No" otherwise.',
+    "The string consists of letters in any case.",
+])
+def test_not_any_case(text):
+    assert not answers_any_case(text) and stdio_checker(text) is None
+
+
+def test_any_case_with_an_error_tolerance_compares_numbers_too():
+    text = ("If a point exists, print YES and its coordinates. You can print each letter in any case.\n"
+            "Your answer is considered correct if its absolute or relative error does not exceed $10^{-9}$.")
+    checker = stdio_checker(text)
+    assert (checker.kind, checker.case_sensitive, checker.rel_tol, checker.abs_tol) == ("float", False, 1e-9, 1e-9)
+    vague = stdio_checker("Print yes or no in any case. Answers within a small absolute error are accepted.")
+    assert (vague.kind, vague.rel_tol) == ("float", 1e-6)
+
+
+@pytest.mark.parametrize("text", [
+    "You may return the answer in any order.",
+    "Each element in the result must be unique and you may return the result in any order.",
+    "The list must not contain the same combination twice, and the combinations may be returned in any order.",
+    "Note that the returned array may be in any order.",
+    "Given the root of a binary tree, return all root-to-leaf paths in any order.",
+])
+def test_any_order_sentences(text):
+    assert returns_any_order("Some context. " + text + " More text.")
+
+
+@pytest.mark.parametrize("text", [
+    "Note that the integers in the lists may be returned in any order.",  # inner order only
+    "Return the largest multiple of three that can be formed by concatenating some of the digits in any order.",
+    "You can apply either of the following two operations any number of times and in any order on s.",
+    "Tasks can be completed in any order. Return the least number of units of time.",  # another sentence
+    "Rearrange the elements of arr to be in any order.",
+])
+def test_not_any_order(text):
+    assert not returns_any_order(text)
+
+
+@pytest.mark.parametrize(("text", "interactive"), [
+    ("This is an interactive problem.", True),
+    ("This is an interactive task: your program talks to the judge.", True),
+    ("Unlike the easy version, this is a non-interactive problem.", False),
+    ("This is not an interactive problem.", False),
+    ("Interactive problems are listed elsewhere? No: read the input.", False),
+])
+def test_interactive_statements(text, interactive):
+    assert says_interactive(text) is interactive
