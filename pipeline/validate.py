@@ -61,6 +61,11 @@ def _sha(*parts: str) -> str:
     return h.hexdigest()[:32]
 
 
+def is_interactive(p: Problem) -> bool:
+    """Interactive problems need an interactor, which the evaluator does not run."""
+    return bool(p.meta.get("interactive")) or "interactive" in (p.tags or [])
+
+
 def problem_hash(p: Problem, timeout_scale: float) -> str:
     """What, besides the code and the test, decides a run's verdict."""
     checker = json.dumps(p.checker.__dict__ if p.checker else None, sort_keys=True)
@@ -224,6 +229,8 @@ class ValidateResult:
 
 
 def validate_problems(problems: list[Problem], cfg: ValidateConfig, *, progress: bool = True) -> ValidateResult:
+    interactive = [p for p in problems if is_interactive(p)]
+    problems = [p for p in problems if not is_interactive(p)]
     cache = ResultCache(cfg.cache_path)
     try:
         results, ref_status = _run_references(problems, cfg, cache, progress)
@@ -306,13 +313,19 @@ def validate_problems(problems: list[Problem], cfg: ValidateConfig, *, progress:
                 totals[k] += v
         totals[status] += 1
 
+    for p in interactive:
+        rejects.append((p, "interactive problem: it needs an interactor, which the evaluator does not run"))
+        reasons["interactive problem"] += 1
+        totals["tests_in"] += len(p.tests)
+        totals["tests_interactive"] += len(p.tests)
     stats = {
-        "problems_in": len(problems),
+        "problems_in": len(problems) + len(interactive),
         "problems_kept": len(kept),
         "problems_rejected": len(rejects),
         "problems_unverified_kept": sum(1 for p in kept if p.extra["validation"]["status"] == "unverified"),
         "rejected_by_reason": dict(reasons),
-        # Over all problems: tests_in = valid + broken + ambiguous + nondeterministic + unverified,
+        # Over all problems: tests_in = valid + broken + ambiguous + nondeterministic + unverified
+        # (+ interactive: tests of interactive problems, rejected unrun),
         # and valid + unverified = kept + oversize + capped. output_tests: tests in kept problems.
         "tests": {k: v for k, v in sorted(totals.items()) if k.startswith("tests_")},
         "output_tests": totals["output_tests"],

@@ -166,3 +166,10 @@ def test_seed_corpus_validates_as_planted(tmp_path):
         v = kept[pid].extra["validation"]
         assert v["tests_valid"] == v["tests_in"] and v["references_ok"] >= 1
     assert {r["status"] for r in res.report if r["problem_id"] == "seed/pair-with-sum"} == {"AC"}
+
+
+def test_interactive_problems_are_rejected_without_running(cfg):
+    p = stdio_problem("t/inter", sum_tests(6), [ReferenceSolution("python", SUM)], tags=["interactive"])
+    res = validate_problems([p], cfg, progress=False)
+    assert res.kept == [] and res.rejects[0][1].startswith("interactive problem")
+    assert res.stats["problems_in"] == 1 and res.stats["problems_rejected"] == 1
