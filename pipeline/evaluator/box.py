@@ -79,7 +79,7 @@ class Box:
                     wipe.append("/dev/shm")
         harness = self.inside(sb.HARNESS_DIR / "harness.py")
         cmd += sb.drop_args(self.spec) + sb.limit_args(self.spec) + sb.harness_command(harness)
-        init = {"op": "init", "scratch": home, "wipe": wipe}
+        init = {"op": "init", "scratch": home, "wipe": wipe, "syscall_filter": self.spec.syscall_filter}
         return cmd, sb.sandbox_env(home), init
 
     # lifecycle ---------------------------------------------------------------------------------
@@ -127,7 +127,20 @@ class Box:
             raise self._failure("the judge process is gone") from None
 
     def request(self, req: dict[str, Any], timeout: float) -> Reply:
-        """Send one request and wait (at most `timeout` s) for its reply; BoxError on failure."""
+        """Send one request and wait (at most `timeout` s) for its reply; BoxError on failure.
+        A judge that finds itself tampered with (`retire`) is replaced and the request resent."""
+        reply = self._exchange(req, timeout)
+        if reply.header.get("retire"):
+            with open(self.log_path, "ab") as log:
+                log.write(f"restarting: {reply.header['retire']}\n".encode())
+            self.close()
+            self.start()
+            reply = self._exchange(req, timeout)
+            if reply.header.get("retire"):
+                raise self._failure("a fresh judge process retired at once")
+        return reply
+
+    def _exchange(self, req: dict[str, Any], timeout: float) -> Reply:
         self.send(req)
         deadline = time.monotonic() + timeout
         line = self._read_until(lambda: self._buf.find(b"\n"), deadline, header=True)

@@ -30,8 +30,10 @@ DEFAULT_REL_TOL = 1e-6
 DEFAULT_ABS_TOL = 1e-6
 STDIO_CASCADE = ("exact", "lines", "tokens", "numeric")
 FUNCTIONAL_CASCADE = ("exact", "structural", "numeric")
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-_INTEGER = re.compile(r"[+-]?\d+")
+# Possessive quantifiers: the tokens are the program's output, and a backtracking pattern takes
+# quadratic time on a long digit run that does not end as a number ("111...1x").
+_NUMBER = re.compile(r"[+-]?(?:\d++(?:\.\d*+)?|\.\d++)(?:[eE][+-]?\d++)?")
+_INTEGER = re.compile(r"[+-]?\d++")
 _SHOW = 60
 
 
@@ -254,8 +256,18 @@ def compare_functional(expected_json: str, actual_json: str, checker: Checker | 
         actual = json.loads(actual_json)
     except ValueError:
         return Comparison(False, None, "return value is not valid JSON")
-    if isinstance(actual, dict) and "__repr__" in actual:
-        return Comparison(False, None, f"unsupported return type {actual.get('__type__')}: {actual['__repr__'][:80]}")
+    except RecursionError:  # the program writes this JSON: it must not make the judge fail
+        return Comparison(False, None, "return value nested too deeply")
+    try:
+        return _compare_values(expected, actual, checker, converted)
+    except RecursionError:
+        return Comparison(False, None, "return value nested too deeply")
+
+
+def _compare_values(expected: Any, actual: Any, checker: Checker | None, converted: bool) -> Comparison:
+    if isinstance(actual, dict) and "__repr__" in actual:  # any value: a program can return such a dict
+        return Comparison(False, None, f"unsupported return type {str(actual.get('__type__'))[:40]}: "
+                                       f"{str(actual['__repr__'])[:80]}")
     if checker is not None:
         if checker.kind == "program":
             raise ValueError("compare_functional cannot apply a program checker")

@@ -40,6 +40,9 @@ class EvaluatorConfig:
     tmpfs_mb: int = field(default=256, metadata={"help": "Size of the sandbox's private /tmp (disk-fill bound)."})
     shm_mb: int = field(default=64, metadata={"help": "Size of the sandbox's private /dev/shm."})
     nproc: int = field(default=64, metadata={"help": "Processes + threads per sandbox (fork-bomb bound)."})
+    syscall_filter: bool = field(default=True, metadata={
+        "help": "Seccomp filter on every sandboxed program (no reaching the judge process, keyrings, "
+                "namespaces, ptrace). Turn off only to debug the sandbox."})
     nofile: int = field(default=256, metadata={"help": "Open files per program."})
     file_size_mb: int = field(default=64, metadata={"help": "Largest file a program may write."})
     cpp_compiler: str = field(default="g++", metadata={"help": "C++ compiler (on PATH)."})

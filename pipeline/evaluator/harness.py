@@ -11,14 +11,23 @@ harness SIGKILLs every other process in the namespace (`kill(-1)`), reaps them a
 private writable directories, so nothing a submission starts outlives its test and nothing it
 writes is seen by the next one.
 
+Every forked program gets the seccomp filter of `syscall_filter.py` (it could otherwise lower
+this process's limits, which later programs inherit); if the filter is missing and a program
+managed it anyway, the next run/open request is answered `retire` and the parent starts a fresh
+judge. CPU time is counted over the whole namespace (`CpuMeter`), so work left to children the
+program never waits for still counts.
+
 Protocol over the harness's stdin/stdout: one JSON request per line; one response = a JSON header
 line whose `sizes` list gives the lengths of the binary blobs that follow it. Expected outputs
-never enter the sandbox: the parent process compares.
+never enter the sandbox: the parent process compares. Program output and submission code never
+enter this process's heap either (`harness_pipes.py`): every program is forked from it and would
+find there what earlier submissions printed.
 """
 
 import gc
 import json
 import os
+import resource
 import select
 import signal
 import stat
@@ -36,10 +45,11 @@ from harness_child import (  # noqa: E402 - the sibling file, found through the 
     session_child,
     write_all,
 )
+from harness_pipes import FRAME_HEADER_MAX, Sink, drain, take_frame  # noqa: E402 - siblings, as above
+from syscall_filter import Installer  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 STDERR_KEEP = 16 * 1024
-FRAME_HEADER_MAX = 1 << 20
 PID1 = os.getpid() == 1
 
 # Modules submissions typically import (and the LeetCode prelude / argument conversion need):
@@ -61,6 +71,89 @@ def proc_cpu_s(pid):
     except (OSError, IndexError):
         return None
     return sum(int(x) for x in fields[11:15]) / CLK_TCK
+
+
+def children_cpu_s():
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def namespace_cpu_s():
+    """CPU seconds of every process in the namespace but the judge, dead or alive: what the judge
+    has reaped, plus what each remaining (live or zombie) process used and reaped itself. Can
+    count a process twice if its parent reaps it during the scan (only a program that is still
+    reaping children while it is measured)."""
+    total = children_cpu_s()
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return total
+    for name in names:
+        if name.isdigit() and name != "1":
+            total += proc_cpu_s(name) or 0.0
+    return total
+
+
+class CpuMeter:
+    """CPU used by a run since the meter was made. As PID 1: by every process of the namespace,
+    so work done in children the program never waits for (or leaves running) still counts;
+    otherwise by `pid` and the children it reaped."""
+
+    def __init__(self, pid=None):
+        self.pid = pid
+        self.base = self.now() or 0.0
+
+    def now(self):
+        if PID1:
+            return namespace_cpu_s()
+        return proc_cpu_s(self.pid) if self.pid else 0.0
+
+    def used(self):
+        """None when, outside PID 1 mode, the process is gone."""
+        now = self.now()
+        return None if now is None else now - self.base
+
+    def after_exit(self, ru):
+        """Right after `pid` was reaped with rusage `ru`."""
+        if PID1:
+            return self.used()
+        return ru.ru_utime + ru.ru_stime - self.base
+
+
+def judge_state():
+    """What a process of the judge's uid could change about the judge from outside (the syscall
+    filter prevents it; this detects it where the filter is missing): its limits, which every
+    forked program inherits, and its scheduling."""
+    limits = tuple(resource.getrlimit(getattr(resource, n)) for n in sorted(dir(resource)) if n.startswith("RLIMIT_"))
+    return (limits, os.getpriority(os.PRIO_PROCESS, 0), tuple(sorted(os.sched_getaffinity(0))),
+            os.sched_getscheduler(0), os.sched_getparam(0).sched_priority)
+
+
+def load_syscall_filter():
+    """(installer, None) when the syscall filter works here, else (None, why): built, then tried
+    in a throwaway child so a kernel that refuses it is found now, not in every run."""
+    try:
+        installer = Installer()
+    except Exception as e:  # noqa: BLE001 - no ctypes, unknown architecture
+        return None, repr(e)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            installer.install()
+            os._exit(0)
+        except BaseException as e:  # noqa: BLE001
+            try:
+                write_all(w, repr(e).encode()[:500])
+            finally:
+                os._exit(1)
+    os.close(w)
+    _, status = os.waitpid(pid, 0)
+    why = os.read(r, 1000).decode("utf-8", "replace")
+    os.close(r)
+    if os.waitstatus_to_exitcode(status) != 0:
+        return None, why or f"test child ended with status {status}"
+    return installer, None
 
 
 def reap_children():
@@ -177,47 +270,7 @@ def disable_tracing():
         pass
 
 
-# --- pipes drained while a child runs ------------------------------------------------------
-class Sink:
-    """Reads one pipe. mode 'head' keeps the first `limit` bytes (overflow = output limit),
-    'tail' keeps the last `limit` bytes (diagnostics), 'frames' is the session result channel."""
-
-    def __init__(self, fd, limit, mode):
-        self.fd, self.limit, self.mode = fd, limit, mode
-        self.buf = bytearray()
-        self.total = 0
-        self.eof = False
-        self.overflow = False
-
-    def pump(self):
-        try:
-            data = os.read(self.fd, 1 << 16)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
-        if not data:
-            self.eof = True
-            return
-        self.total += len(data)
-        if self.mode == "tail":
-            self.buf += data
-            if len(self.buf) > self.limit:
-                del self.buf[: len(self.buf) - self.limit]
-            return
-        room = self.limit - len(self.buf)
-        if len(data) > room:
-            self.overflow = True
-            data = data[: max(room, 0)]
-        self.buf += data
-
-    def close(self):
-        try:
-            os.close(self.fd)
-        except OSError:
-            pass
-
-
+# --- children ---------------------------------------------------------------------------------
 def open_pidfd(pid):
     try:
         return os.pidfd_open(pid)
@@ -225,9 +278,10 @@ def open_pidfd(pid):
         return None
 
 
-def watch(pid, pidfd, sinks, deadline, cpu_limit, cpu_base=0.0, until=None, stop_on_overflow=()):
+def watch(pid, pidfd, sinks, deadline, cpu_limit, meter, until=None, stop_on_overflow=()):
     """Drain `sinks` while child `pid` runs. Returns (why, wait_status, rusage) where why is
-    'exit', 'until' (the `until()` condition became true), 'wall', 'cpu' or 'ole'."""
+    'exit', 'until' (the `until()` condition became true), 'wall', 'cpu' (`meter` over
+    `cpu_limit`) or 'ole'."""
     next_cpu_check = 0.0
     while True:
         if until is not None and until():
@@ -239,8 +293,8 @@ def watch(pid, pidfd, sinks, deadline, cpu_limit, cpu_base=0.0, until=None, stop
         if now >= deadline:
             return "wall", None, None
         if cpu_limit is not None and now >= next_cpu_check:
-            used = proc_cpu_s(pid)
-            if used is not None and used - cpu_base > cpu_limit:
+            used = meter.used()
+            if used is not None and used > cpu_limit:
                 return "cpu", None, None
             next_cpu_check = now + 0.02
         fds = [s.fd for s in sinks if not s.eof]
@@ -255,47 +309,12 @@ def watch(pid, pidfd, sinks, deadline, cpu_limit, cpu_base=0.0, until=None, stop
                     return "ole", None, None
 
 
-def drain(sinks, seconds=0.2):
-    """Read what is left after every writer is dead (or give up after `seconds`)."""
-    end = time.monotonic() + seconds
-    while True:
-        fds = [s.fd for s in sinks if not s.eof and not s.overflow]
-        remaining = end - time.monotonic()
-        if not fds or remaining <= 0:
-            return
-        ready, _, _ = select.select(fds, [], [], remaining)
-        for s in sinks:
-            if s.fd in ready:
-                s.pump()
-
-
 def describe_status(status):
     if status is None:
         return None, None
     if os.WIFSIGNALED(status):
         return None, os.WTERMSIG(status)
     return os.waitstatus_to_exitcode(status), None
-
-
-def take_frame(sink):
-    """Pop one complete frame (header, payload) from a 'frames' sink; None if incomplete;
-    raises ValueError on a malformed stream (the program wrote into the judge's channel)."""
-    nl = sink.buf.find(b"\n")
-    if nl < 0:
-        if len(sink.buf) > FRAME_HEADER_MAX:
-            raise ValueError("oversized frame header")
-        return None
-    header = json.loads(bytes(sink.buf[:nl]))
-    if not isinstance(header, dict) or not isinstance(header.get("n"), int) or header["n"] < 0:
-        raise ValueError("malformed frame header")
-    end = nl + 1 + header["n"]
-    if len(sink.buf) < end:
-        if sink.overflow:
-            raise OverflowError("result larger than the output limit")
-        return None
-    payload = bytes(sink.buf[nl + 1:end])
-    del sink.buf[:end]
-    return header, payload
 
 
 # --- the server --------------------------------------------------------------------------------
@@ -305,6 +324,8 @@ class Harness:
         self.inbuf = bytearray()
         self.config = {}
         self.session = None  # dict with the functional session child's state
+        self.filter = None  # syscall_filter.Installer for every forked program
+        self.state = None  # judge_state() after init
 
     # protocol
     def read_request(self):
@@ -319,9 +340,12 @@ class Harness:
         return json.loads(line)
 
     def respond(self, header, blobs=()):
-        blobs = [bytes(b) for b in blobs]
+        """Header line, then the blobs written from where they are (views of a Sink's buffer:
+        program output is never copied into this process's heap, see harness_pipes)."""
         header["sizes"] = [len(b) for b in blobs]
-        write_all(self.wfd, json.dumps(header).encode() + b"\n" + b"".join(blobs))
+        write_all(self.wfd, json.dumps(header).encode() + b"\n")
+        for b in blobs:
+            write_all(self.wfd, b)
 
     def serve(self):
         while True:
@@ -330,6 +354,8 @@ class Harness:
                 self.close_session()
                 return
             op = req.get("op")
+            if op in ("run", "open") and self.tampered():
+                return
             try:
                 handler = getattr(self, "op_" + str(op))
             except AttributeError:
@@ -342,6 +368,15 @@ class Harness:
 
                 self.respond({"ok": False, "harness_error": "".join(traceback.format_exception(e))[-4000:]})
 
+    def tampered(self):
+        """Before a new run: if a program changed the judge's limits or scheduling, reply
+        `retire` and quit; the parent starts a fresh judge and sends the request again."""
+        self.close_session()
+        if self.state is None or judge_state() == self.state:
+            return False
+        self.respond({"ok": False, "retire": "a program changed the judge process's limits or priority"})
+        return True
+
     # ops
     def op_init(self, req):
         self.config = req
@@ -353,9 +388,15 @@ class Harness:
         leetcode_prelude()
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # as PID 1, a handler would let children in
         disable_tracing()
+        why = "disabled"
+        if req.get("syscall_filter", True):
+            self.filter, why = load_syscall_filter()
         gc.freeze()  # children do not rescan (and copy-on-write) everything imported above
+        clean = self.cleanup(None)
+        self.state = judge_state()
         self.respond({"ok": True, "pid1": PID1, "pid": os.getpid(), "uid": os.getuid(),
-                      "python": sys.version.split()[0], "clean": self.cleanup(None)})
+                      "python": sys.version.split()[0], "clean": clean,
+                      "syscall_filter": self.filter is not None, "syscall_filter_error": why})
 
     def op_ping(self, req):
         self.respond({"ok": True})
@@ -385,11 +426,12 @@ class Harness:
         err_r, err_w = os.pipe()
         st_r, st_w = os.pipe()
         python_child = req["kind"] == "python"
+        meter = CpuMeter()
         t0 = time.monotonic()
         pid = os.fork()
         if pid == 0:
             try:
-                child_setup([stdin_fd, out_w, err_w, st_w], cwd, req, python_child)
+                child_setup([stdin_fd, out_w, err_w, st_w], cwd, req, python_child, self.filter)
                 if python_child:
                     run_python_child(dict(req, argv=argv), 3)
                 else:
@@ -401,12 +443,21 @@ class Harness:
                     os._exit(HARNESS_FAIL_EXIT)
         for fd in (stdin_fd, out_w, err_w, st_w):
             os.close(fd)
-        out = Sink(out_r, int(req.get("out_bytes", 1 << 24)), "head")
-        err = Sink(err_r, int(req.get("err_bytes", STDERR_KEEP)), req.get("err_mode", "tail"))
-        st = Sink(st_r, 8192, "head")
+        sinks = (Sink(out_r, int(req.get("out_bytes", 1 << 24)), "head"),
+                 Sink(err_r, int(req.get("err_bytes", STDERR_KEEP)), req.get("err_mode", "tail")),
+                 Sink(st_r, 8192, "head"))
+        try:
+            self.finish_run(req, pid, meter, t0, cwd, python_child, *sinks)
+        finally:  # the output is dropped, whatever happened
+            for sink in sinks:
+                sink.close()
+
+    def finish_run(self, req, pid, meter, t0, cwd, python_child, out, err, st):
+        """Watch the forked run to its end, clean up, reply."""
         pidfd = open_pidfd(pid)
+        meter.pid = pid
         why, status, ru = watch(pid, pidfd, [out, err, st], t0 + float(req["wall_s"]),
-                                req.get("cpu_s"), stop_on_overflow=(out,))
+                                req.get("cpu_s"), meter, stop_on_overflow=(out,))
         wall = time.monotonic() - t0
         if why != "exit":
             try:
@@ -417,6 +468,7 @@ class Harness:
         if pidfd is not None:
             os.close(pidfd)
         kill_everything(pid)  # every writer of the pipes is gone after this: drain to EOF
+        total_cpu = meter.used() if PID1 else None  # all reaped now: the exact total
         drain([out, err, st])
         collected = []
         for rel in req.get("collect", []):
@@ -425,23 +477,21 @@ class Harness:
                     collected.append(f.read(64 * 1024))
             except OSError:
                 collected.append(b"")
-        for s in (out, err, st):
-            s.close()
         if why == "ole":  # the verdict is decided: do not ship megabytes back
-            del out.buf[1 << 16:]
+            out.truncate(1 << 16)
         clean = self.cleanup(pid)
         exit_code, sig = describe_status(status)
-        tag = bytes(st.buf[:1])
-        note = bytes(st.buf[1:]).decode("utf-8", "replace")
+        status_bytes = bytes(st.data())  # "S", or the harness's own message (e.g. a SyntaxError)
+        tag, note = status_bytes[:1], status_bytes[1:].decode("utf-8", "replace")
         self.respond({
             "ok": True, "why": why, "exit": exit_code, "signal": sig, "wall_s": wall,
-            "cpu_s": ru.ru_utime + ru.ru_stime, "maxrss_kb": ru.ru_maxrss,
+            "cpu_s": ru.ru_utime + ru.ru_stime, "total_cpu_s": total_cpu, "maxrss_kb": ru.ru_maxrss,
             "ole": why == "ole", "started": tag == b"S" or (not python_child and tag == b""),
             "compile_error": note if tag == b"C" else None,
             "harness_error": note if tag == b"H" else None,
             "exec_enomem": note if tag == b"M" else None,
             "stdout_total": out.total, "stderr_total": err.total, "clean": clean,
-        }, [out.buf, err.buf, *collected])
+        }, [out.data(), err.data(), *collected])
 
     # functional sessions
     def op_open(self, req):
@@ -452,11 +502,12 @@ class Harness:
         cmd_r, cmd_w = os.pipe()
         err_r, err_w = os.pipe()
         null = os.open(os.devnull, os.O_RDWR)
+        meter = CpuMeter()
         t0 = time.monotonic()
         pid = os.fork()
         if pid == 0:
             try:
-                child_setup([null, null, err_w, res_w, cmd_r], cwd, req, True)
+                child_setup([null, null, err_w, res_w, cmd_r], cwd, req, True, self.filter)
                 session_child(req, 3, 4)
             except BaseException as e:  # noqa: BLE001
                 try:
@@ -470,37 +521,42 @@ class Harness:
             "res": Sink(res_r, int(req.get("out_bytes", 1 << 24)) + FRAME_HEADER_MAX, "head"),
             "err": Sink(err_r, STDERR_KEEP, "tail"),
         }
-        reply, payload = self.await_frame(t0 + float(req["wall_s"]), req.get("cpu_s"), 0.0)
+        meter.pid = pid
+        reply, payload, finished = self.await_frame(t0 + float(req["wall_s"]), req.get("cpu_s"), meter)
         reply["wall_s"] = time.monotonic() - t0
-        if reply.get("frame", {}).get("event") != "ready":
-            self.close_session()
         self.respond(reply, [payload])
+        if finished or reply.get("frame", {}).get("event") != "ready":
+            self.close_session()
 
     def op_call(self, req):
         s = self.session
         if s is None:
             self.respond({"ok": False, "harness_error": "call without an open session"})
             return
-        base = proc_cpu_s(s["pid"]) or 0.0
+        meter = CpuMeter(s["pid"])
         t0 = time.monotonic()
         try:
             command = {k: req[k] for k in ("input", "input_text") if k in req}
             write_all(s["cmd"], json.dumps(command).encode() + b"\n")
         except OSError:
             pass  # the child is gone; await_frame reports how it died
-        reply, payload = self.await_frame(t0 + float(req["wall_s"]), req.get("cpu_s"), base)
+        reply, payload, finished = self.await_frame(t0 + float(req["wall_s"]), req.get("cpu_s"), meter)
         reply["wall_s"] = time.monotonic() - t0
-        used = proc_cpu_s(s["pid"]) if self.session else None
+        used = None if finished else meter.used()
         if used is not None:  # the kernel's count, in case the program tampered with its own clock
-            reply["kernel_cpu_s"] = used - base
+            reply["kernel_cpu_s"] = used
         self.respond(reply, [payload])
+        if finished:
+            self.close_session()
 
     def op_close(self, req):
         clean = self.close_session()
         if req.get("reply", True):
             self.respond({"ok": True, "clean": clean})
 
-    def await_frame(self, deadline, cpu_limit, cpu_base):
+    def await_frame(self, deadline, cpu_limit, meter):
+        """(reply, payload, finished): the payload is a view of the session's buffers, valid until
+        the next read; finished = the session child is dead or must be killed (after replying)."""
         s = self.session
         res, err = s["res"], s["err"]
         frame = []
@@ -512,26 +568,21 @@ class Harness:
             return bool(frame)
 
         try:
-            why, status, ru = watch(s["pid"], s["pidfd"], [res, err], deadline, cpu_limit, cpu_base,
+            why, status, ru = watch(s["pid"], s["pidfd"], [res, err], deadline, cpu_limit, meter,
                                     until=have_frame)
         except (ValueError, OverflowError) as e:
-            self.close_session()
             kind = "ole" if isinstance(e, OverflowError) else "protocol"
-            return {"ok": True, "killed": kind, "message": str(e)}, b""
+            return {"ok": True, "killed": kind, "message": str(e)}, b"", True
         if why == "until":  # the frame is the program's to write: it travels under "frame" only
             header, payload = frame[0]
-            return {"ok": True, "frame": header}, payload
+            return {"ok": True, "frame": header}, payload, False
         if why == "exit":  # died between frames: report how, with its stderr
             drain([res, err], 0.05)
             exit_code, sig = describe_status(status)
-            tail = bytes(err.buf)
             s["reaped"] = True
-            self.close_session()
             return {"ok": True, "died": True, "exit": exit_code, "signal": sig, "maxrss_kb": ru.ru_maxrss,
-                    "kernel_cpu_s": ru.ru_utime + ru.ru_stime - cpu_base}, tail
-        used = proc_cpu_s(s["pid"])
-        self.close_session()
-        return {"ok": True, "killed": why, "kernel_cpu_s": (used or 0.0) - cpu_base}, b""
+                    "kernel_cpu_s": meter.after_exit(ru)}, err.data(), True
+        return {"ok": True, "killed": why, "kernel_cpu_s": meter.used() or 0.0}, b"", True
 
     def close_session(self):
         s, self.session = self.session, None

@@ -91,8 +91,9 @@ def set_limit(res, value):
 
 
 # --- the forked child -----------------------------------------------------------------------
-def child_setup(fds, cwd, limits, python_child):
-    """In the forked child: own session, fds 0-2 (+ extra at 3, 4...), cwd, resource limits."""
+def child_setup(fds, cwd, limits, python_child, syscall_filter=None):
+    """In the forked child: own session, fds 0-2 (+ extra at 3, 4...), cwd, resource limits, and
+    last the syscall filter (`syscall_filter.Installer`) when the judge has one."""
     os.setsid()
     for target, fd in enumerate(fds):
         if fd != target:
@@ -117,6 +118,8 @@ def child_setup(fds, cwd, limits, python_child):
     set_limit(resource.RLIMIT_NOFILE, limits.get("nofile"))
     set_limit(resource.RLIMIT_CORE, 0)
     set_limit(resource.RLIMIT_MSGQUEUE, 0)
+    if syscall_filter is not None:
+        syscall_filter.install()
 
 
 def python_streams(argv, code_path):

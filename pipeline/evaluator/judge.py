@@ -9,6 +9,7 @@ the limit reads as MLE.
 
 from __future__ import annotations
 
+import math
 import signal
 import threading
 import time
@@ -21,7 +22,7 @@ from pipeline.evaluator.box import BoxError, BoxKilled
 from pipeline.evaluator.compare import Comparison, compare_functional, compare_stdio
 from pipeline.evaluator.compile import Compiler, install
 from pipeline.evaluator.config import EvaluatorConfig, Submission
-from pipeline.evaluator.workspace import MB, Worker
+from pipeline.evaluator.workspace import MB, Worker, write_file
 from pipeline.schema import STYLES, Problem, TestResult, Verdict
 
 LANGUAGES = ("python", "cpp")
@@ -149,10 +150,29 @@ def judged(job: Job, index: int, input_path, actual: str, tr: TestResult, conver
     return tr
 
 
+# --- the job dir ------------------------------------------------------------------------------------------
+JOB_FILES = ("prog", "solution.py")
+
+
+def install_source(job: Job) -> str:
+    """The Python source as a file in the worker's job dir; its path inside the sandbox. (Not
+    inline in the request: the judge process would hold it in memory, which the next
+    submission's forked process inherits.)"""
+    path = job.worker.job / "solution.py"
+    write_file(path, job.sub.code.encode("utf-8", "surrogatepass"))
+    return job.worker.box("run").inside(path)
+
+
+def clear_job_dir(job: Job) -> None:
+    """The next submission on this worker must not find (and run) this one's code or binary."""
+    for name in JOB_FILES:
+        (job.worker.job / name).unlink(missing_ok=True)
+
+
 # --- stdio ---------------------------------------------------------------------------------------------
 def prepare_stdio(job: Job) -> tuple[dict[str, Any] | None, Verdict | None]:
-    """The run request shared by every test (Python source travels inline; a C++ binary is compiled
-    or taken from the cache and linked into the worker's job dir), or an early CE / SE verdict."""
+    """The run request shared by every test (the Python source or the C++ binary, compiled or taken
+    from the cache, in the worker's job dir), or an early CE / SE verdict."""
     worker, sub = job.worker, job.sub
     box = worker.box("run")
     if sub.language == "cpp":
@@ -164,7 +184,7 @@ def prepare_stdio(job: Job) -> tuple[dict[str, Any] | None, Verdict | None]:
         install(result.binary, worker.job / "prog")
         req = {"op": "run", "kind": "exec", "argv": [box.inside(worker.job / "prog")], **run_limits(job, True)}
         return {**req, "_meta": meta}, None
-    return {"op": "run", "kind": "python", "source": sub.code, **run_limits(job, False)}, None
+    return {"op": "run", "kind": "python", "code": install_source(job), **run_limits(job, False)}, None
 
 
 def run_stdio_test(job: Job, base: dict[str, Any], index: int, input_path) -> TestResult | str:
@@ -180,7 +200,8 @@ def run_stdio_test(job: Job, base: dict[str, Any], index: int, input_path) -> Te
         return h["compile_error"]
     stdout = reply.blobs[0].decode("utf-8", "replace")
     stderr = reply.blobs[1].decode("utf-8", "replace")
-    cpu, lim = h["cpu_s"], job.limits
+    # total_cpu_s: every process of the run, including children it never waited for
+    cpu, lim = max(h["cpu_s"], _num(h.get("total_cpu_s"))), job.limits
     tr = TestResult("SE", time_s=round(cpu, 4), memory_mb=round(h["maxrss_kb"] / 1024, 2))
     sig = h["signal"]
     if h.get("harness_error"):
@@ -207,26 +228,32 @@ def run_stdio_test(job: Job, base: dict[str, Any], index: int, input_path) -> Te
 
 
 def judge_stdio(job: Job, folder) -> tuple[list[TestResult], Verdict | None, dict[str, Any]]:
-    base, early = prepare_stdio(job)
-    if early is not None:
-        return [], early, {}
-    results: list[TestResult] = []
-    for i in range(len(job.problem.tests)):
-        _checkpoint(job)
-        tr = run_stdio_test(job, base, i, folder / f"{i}.in")
-        if isinstance(tr, str):
-            sub = job.sub
-            return [], Verdict(sub.problem_id, sub.submission_id, "CE", total=len(job.problem.tests),
-                               reason=tr.strip()[:2000]), {}
-        results.append(tr)
-        if tr.status != "AC" and job.mode == "first-failure":
-            break
-    return results, None, base.get("_meta", {})
+    try:
+        base, early = prepare_stdio(job)
+        if early is not None:
+            return [], early, {}
+        results: list[TestResult] = []
+        for i in range(len(job.problem.tests)):
+            _checkpoint(job)
+            tr = run_stdio_test(job, base, i, folder / f"{i}.in")
+            if isinstance(tr, str):
+                sub = job.sub
+                return [], Verdict(sub.problem_id, sub.submission_id, "CE", total=len(job.problem.tests),
+                                   reason=tr.strip()[:2000]), {}
+            results.append(tr)
+            if tr.status != "AC" and job.mode == "first-failure":
+                break
+        return results, None, base.get("_meta", {})
+    finally:
+        clear_job_dir(job)
 
 
 # --- functional ------------------------------------------------------------------------------------------
 def _num(x: Any) -> float:
-    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else 0.0
+    """A number from a reply (frame values come from the program): 0.0 unless finite."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return 0.0
+    return float(x) if math.isfinite(x) else 0.0
 
 
 class Session:
@@ -236,7 +263,7 @@ class Session:
         self.job, self.box = job, job.worker.box("run")
         code = job.sub.code
         leetcode = "class Solution" in code or (job.problem.entry_point or "").strip().startswith("Solution")
-        self.open_req = {"op": "open", "source": code,
+        self.open_req = {"op": "open", "code": install_source(job),
                          "entry": job.problem.entry_point, "prelude": "leetcode" if leetcode else None,
                          **run_limits(job, False),
                          "rlimit_cpu_s": job.limits.cpu_s * (len(job.problem.tests) + 1) + 1}
@@ -336,6 +363,7 @@ def judge_functional(job: Job, folder) -> tuple[list[TestResult], Verdict | None
             if tr.status != "AC" and job.mode == "first-failure":
                 break
     finally:
+        clear_job_dir(job)
         if session.is_open and session.box.alive:
             try:  # stop the session child now (no reply: the next request finds the box clean)
                 session.box.send({"op": "close", "reply": False})

@@ -148,6 +148,10 @@ class Evaluator:
                     notes.append(f"sandbox {k}{' (unprivileged uid)' if drop else ''} failed to start: "
                                  f"{str(e)[:300]}")
                     continue
+                info = worker.boxes["run"].info
+                if self.cfg.syscall_filter and not info.get("syscall_filter"):
+                    notes.append(f"no syscall filter ({info.get('syscall_filter_error')}): a program can lower the "
+                                 "judge's limits (detected after the run: the judge is restarted) and use keyrings")
                 if sb.is_root() and k != "none" and not drop:
                     notes.append(f"sandbox {k}: cannot run as an unprivileged uid here, so code runs as root "
                                  "(RLIMIT_NPROC does not hold; only the namespaces contain processes)")

@@ -12,6 +12,10 @@ unprivileged uid of its own per box (`setpriv`, keeping the parent-death signal)
 is set inside (`prlimit`); as an ordinary user bwrap makes a user namespace and the same limit is
 counted per namespace. See bench/README.md for what was measured.
 
+Inside any sandbox kind, every program the judge forks also runs under a seccomp filter
+(`syscall_filter.py`): it shares the judge's uid, and must not reach the judge through prlimit /
+setpriority / sched_* calls, kernel keyrings or new namespaces.
+
 unshare (fallback when bwrap is missing): new PID/network/IPC/UTS/mount namespaces, a private
 tmpfs as scratch, the same uid drop and rlimits, but the host filesystem stays visible (read-only
 only through file permissions). none: rlimits and process groups only; for tests.
@@ -19,6 +23,7 @@ only through file permissions). none: rlimits and process groups only; for tests
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import shutil
@@ -32,7 +37,10 @@ SANDBOX_CHOICES = ("auto", "bwrap", "unshare", "none")
 HARNESS_DIR = Path(__file__).resolve().parent
 SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # uids for sandboxed processes when we run as root: one per box, so RLIMIT_NPROC counts per box.
+# Each process (by pid) owns a block of UIDS_PER_PROCESS, handed out in turn to its boxes.
 UID_BASE = 3_000_000
+UIDS_PER_PROCESS = 1024
+_next_uid = itertools.count()
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
@@ -56,15 +64,17 @@ class BoxSpec:
     shm_bytes: int = 64 << 20
     nproc: int = 64
     drop_uid: int | None = None  # run as this uid/gid (when we are root); None = as ourselves
+    syscall_filter: bool = True  # seccomp filter on every program (see syscall_filter.py)
 
 
 def is_root() -> bool:
     return os.geteuid() == 0
 
 
-def box_uid(slot: int) -> int:
-    """A uid no one else uses, distinct per box of this process (for per-box RLIMIT_NPROC)."""
-    return UID_BASE + (os.getpid() % 10_000) * 100 + slot % 100
+def box_uid() -> int:
+    """A uid no one else uses, distinct per box of this process, whichever Evaluator the box
+    belongs to (RLIMIT_NPROC counts per uid: boxes sharing one would share a fork budget)."""
+    return UID_BASE + (os.getpid() % 1_000_000) * UIDS_PER_PROCESS + next(_next_uid) % UIDS_PER_PROCESS
 
 
 def sandbox_env(home: str) -> dict[str, str]:
@@ -190,10 +200,12 @@ def resolve_kind(requested: str) -> tuple[str, str | None]:
                     "NOT isolated. Install bubblewrap.")
 
 
-def drop_uid_for(kind: str, slot: int) -> int | None:
+def drop_uid_for(kind: str, slot: int | None = None) -> int | None:
+    """The uid a new box runs as (None: as ourselves). `slot` is not used any more (uids are handed
+    out per box by `box_uid`); it stays for existing callers."""
     if kind == "none" or not is_root():
         return None
     if not shutil.which("setpriv"):
         log.warning("setpriv (util-linux) is missing: sandboxed code runs as root and RLIMIT_NPROC cannot hold")
         return None
-    return box_uid(slot)
+    return box_uid()

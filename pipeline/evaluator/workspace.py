@@ -1,9 +1,9 @@
 """On-disk state of an Evaluator: test inputs shared by all boxes, and one Worker per pool slot.
 
-Only test *inputs* (which programs read anyway) and compiled binaries are files visible inside a
-sandbox (Python source and functional arguments travel inline in the requests). Expected outputs
-stay in the parent process; checker files (answer + contestant output) go to a directory only
-the checker's own box can see.
+Only test *inputs* (which programs read anyway) and the current submission's code (Python source
+or compiled binary, removed after it) are files visible inside a sandbox; functional arguments
+travel inline in the requests. Expected outputs stay in the parent process; checker files
+(answer + contestant output) go to a directory only the checker's own box can see.
 """
 
 from __future__ import annotations
@@ -113,9 +113,9 @@ class Worker:
         self.prepared: dict[str, str] = {}  # what is currently installed in job/ and check/
 
     def _spec(self, name: str) -> sb.BoxSpec:
-        uid = sb.drop_uid_for(self.kind, self.slot * len(self.BOXES) + self.BOXES.index(name)) if self.drop else None
+        uid = sb.drop_uid_for(self.kind) if self.drop else None
         return sb.BoxSpec(kind=self.kind, tmp_bytes=self.cfg.tmpfs_mb * MB, shm_bytes=self.cfg.shm_mb * MB,
-                          nproc=self.cfg.nproc, drop_uid=uid)
+                          nproc=self.cfg.nproc, drop_uid=uid, syscall_filter=self.cfg.syscall_filter)
 
     def box(self, name: str) -> Box:
         box = self.boxes.get(name)
