@@ -7,6 +7,7 @@ import os
 import shutil
 import socket
 import textwrap
+import time
 
 import pytest
 
@@ -50,10 +51,20 @@ def leftover_processes() -> list[str]:
     return found
 
 
+def settled_leftovers(timeout_s: float = 3.0) -> list[str]:
+    """leftover_processes() once it settles: a judge of an earlier Evaluator may still be exiting."""
+    deadline = time.monotonic() + timeout_s
+    found = leftover_processes()
+    while found and time.monotonic() < deadline:
+        time.sleep(0.05)
+        found = leftover_processes()
+    return found
+
+
 def run(ev, code: str, problem: Problem = ECHO, **kw):
     v = ev.evaluate_batch([problem], [Submission(problem.id, "adv", "python", textwrap.dedent(code))], **kw)[0]
     if os.geteuid() == 0:  # sandboxed code runs under its own uids only when we are root
-        assert leftover_processes() == []
+        assert settled_leftovers() == []
     return v
 
 

@@ -136,6 +136,17 @@ def test_functional_checkers():
     assert compare_functional("[[1, 2], [3]]", "[[3], [1, 2]]", Checker(kind="exact", unordered=True)).ok
 
 
+def test_unordered_relaxes_the_outer_order_only():
+    """As documented in compare.py: items / lines are a multiset, each compared in order."""
+    ck = Checker(kind="exact", unordered=True)
+    assert not compare_functional("[[1, 2], [3]]", "[[3], [2, 1]]", ck).ok
+    assert compare_functional("[[1, 2], [3]]", "[[3], [1, 2]]", ck).ok
+    assert not compare_functional('{"a": [1, 2]}', '{"a": [2, 1]}', ck).ok  # not a list: as usual
+    tokens = Checker(kind="tokens", unordered=True)
+    assert compare_stdio("1 2\n3 4\n", "3  4\n1 2\n", tokens).ok
+    assert not compare_stdio("1 2\n3 4\n", "2 1\n3 4\n", tokens).ok  # order inside a line holds
+
+
 def test_functional_bad_expected_json_raises():
     with pytest.raises(json.JSONDecodeError):
         compare_functional("not json", "1")

@@ -255,8 +255,8 @@ def test_comparison_is_linear_and_total_on_hostile_output():
 @needs_bwrap
 def test_nothing_is_left_in_the_judge_after_hostile_runs(ev):
     """After everything above, the pool still judges and no sandboxed process is left."""
-    from test_evaluator_adversarial import leftover_processes
+    from test_evaluator_adversarial import settled_leftovers
 
     assert judge(ev, ECHO, sub(ECHO, "print(int(input()) + 1)")).status == "AC"
     if os.geteuid() == 0:
-        assert leftover_processes() == []
+        assert settled_leftovers() == []

@@ -14,6 +14,14 @@ linked lists and trees to JSON and marks the result `converted`):
   numeric     structural with float tolerance (ints against ints stay exact)
 Case is never ignored and order never relaxed by the cascade: only a checker says so
 (`case_sensitive=False`, `unordered=True`), because both are false-positive risks otherwise.
+
+`Checker.unordered` relaxes one level of order only, the outermost:
+  stdio       a one-line output is a multiset of tokens; a longer output is a multiset of lines,
+              each line compared with its tokens in order (whitespace runs normalised)
+  functional  a list result is a multiset of its items; each item is compared in order
+              (`[[1, 2], [3]]` matches `[[3], [1, 2]]`, not `[[2, 1], [3]]`). A non-list result is
+              compared as usual. A returned set is unordered in any case (it has no order).
+A problem whose inner order is free too needs a checker program.
 """
 
 from __future__ import annotations

@@ -3,7 +3,11 @@
 One harness process lives per sandbox and serves requests from `pipeline.evaluator.box.Box` for
 many submissions: it forks a fresh child per test (Python stdio programs run in the forked,
 pre-warmed interpreter; C++ binaries and checkers are exec'd), or one "session" child per
-functional submission that loads the code once and answers one call per test.
+functional submission that loads the code once and answers one call per test. The session's
+rules are in `harness_child.py`: a bare entry point is `Solution.<name>` when the submission's
+`class Solution` has that method, else the callable of that name in the submission's module (its
+own definition beats a name the LeetCode prelude star-imports, e.g. `heapq.merge`); node-typed
+arguments and results follow their annotations, nesting included (`harness_types.py`).
 
 When the sandbox has its own PID namespace the harness is PID 1 of it. The kernel then refuses
 every signal a sandboxed process sends it (no handlers are installed), and after each run the

@@ -4,8 +4,17 @@ A Python stdio child gets fresh `sys.std*` streams on the test's pipes and a fre
 ends the way interpreter shutdown does (non-daemon threads joined, atexit run, streams flushed). A
 functional "session" child loads the submission once (with LeetCode's implicit prelude for
 `class Solution` code), then answers one call per test: arguments decoded from JSON lines
-(ListNode / TreeNode parameters built from their list form), the return value encoded as JSON
-(tuples, sets, numpy values, linked lists and trees mapped; `converted` records that it happened).
+(ListNode / TreeNode parameters, also nested in lists and optionals, built from their list form by
+their annotations: `harness_types.py`), the return value encoded as JSON (tuples, sets, numpy
+values, linked lists and trees mapped; `converted` records that it happened; a missing list or
+tree where the annotation puts one is `[]`, as LeetCode prints it). A method annotated `-> None`
+is judged by its first argument after the call (LeetCode's "modify in place"), an empty list or
+tree included.
+
+Entry point resolution (`resolve_entry`): `Cls().method` names that class's method; a bare name
+is the method of the submission's `class Solution` when it has one, otherwise the callable bound
+to that name in the submission's module (its own function, which replaces any prelude name it
+shares, or else an imported one).
 """
 
 import json
@@ -15,6 +24,8 @@ import resource
 import signal
 import sys
 import time
+
+from harness_types import NODE_TYPES, annotation_shape, build_argument, empty_nodes_as_lists
 
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 HARNESS_FAIL_EXIT = 126
@@ -236,7 +247,18 @@ def send_frame(fd, header, payload=b""):
 
 
 def resolve_entry(ns, entry):
-    """A factory returning the callable for one call: a fresh Solution() per test (as LeetCode)."""
+    """A factory returning the callable for one call: a fresh Solution() per test (as LeetCode).
+
+    `Cls().method` / `Cls.method` names the method of that class. A bare name resolves, first
+    match wins, to:
+      1. the method of the submission's `class Solution` (LeetCode's own rule): a module-level
+         function of the same name, or a name the LeetCode prelude star-imports (`merge` from
+         `heapq`), does not shadow it;
+      2. the callable (not a class) bound to that name in the module. The prelude's names are
+         bound before the submission runs, so a function the submission defines replaces an
+         imported one of the same name; among the submission's own statements the last binding
+         wins, as in Python.
+    """
     entry = entry.strip()
     m = re.fullmatch(r"(\w+)\s*(?:\(\s*\))?\s*\.\s*(\w+)", entry)
     if m:
@@ -244,73 +266,43 @@ def resolve_entry(ns, entry):
         if isinstance(cls, type) and hasattr(cls, meth):
             return lambda: getattr(cls(), meth)
         raise LookupError(f"entry point {entry!r} not found: no class {m.group(1)} with method {meth}")
+    sol = ns.get("Solution")
+    if isinstance(sol, type) and callable(getattr(sol, entry, None)):
+        return lambda: getattr(sol(), entry)
     obj = ns.get(entry)
     if callable(obj) and not isinstance(obj, type):
         return lambda: obj
-    sol = ns.get("Solution")
-    if isinstance(sol, type) and hasattr(sol, entry):
-        return lambda: getattr(sol(), entry)
     raise LookupError(f"entry point {entry!r} not found (no function {entry} and no Solution.{entry})")
 
 
-def annotation_text(ann):
-    import inspect
-
-    if ann is inspect.Parameter.empty:
-        return ""
-    if isinstance(ann, str):
-        return ann
-    return ann.__name__ if isinstance(ann, type) else str(ann)  # typing.Optional[ListNode] etc.
-
-
-def to_linked_list(values, cls):
-    if values is None:
-        return None
-    head = None
-    for v in reversed(values):
-        head = cls(v, head)
-    return head
+def node_classes(ns, prelude):
+    """The class to build for each LeetCode node type: the submission's own definition when it
+    has one, else the prelude's (None without either: such arguments stay JSON lists)."""
+    out = {}
+    for name in NODE_TYPES:
+        cls = ns.get(name)
+        out[name] = cls if isinstance(cls, type) else prelude.get(name)
+    return out
 
 
-def to_tree(values, cls):
-    from collections import deque
-
-    if not values or values[0] is None:
-        return None
-    it = iter(values)
-    root = cls(next(it))
-    queue = deque([root])
-    while queue:
-        node = queue.popleft()
-        for side in ("left", "right"):
-            try:
-                v = next(it)
-            except StopIteration:
-                return root
-            if v is not None:
-                child = cls(v)
-                setattr(node, side, child)
-                queue.append(child)
-    return root
-
-
-def convert_args(fn, args, ns):
-    """LeetCode's ListNode/TreeNode parameters arrive as JSON lists: build the structures."""
+def call_shapes(fn):
+    """(shape of each parameter, shape of the result, in_place) from the annotations, see
+    harness_types. in_place: annotated `-> None` (the method modifies its first argument, which
+    LeetCode then judges; the result's shape is None)."""
     import inspect
 
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
-        return args
-    out = list(args)
-    for i, p in enumerate(params[: len(out)]):
-        t = annotation_text(p.annotation)
-        for name, build in (("ListNode", to_linked_list), ("TreeNode", to_tree)):
-            if name in t and isinstance(out[i], list):
-                cls = ns.get(name) or ns["__prelude__"][name]
-                many = re.search(r"[Ll]ist\[\s*(?:Optional\[\s*)?" + name, t)
-                out[i] = [build(v, cls) for v in out[i]] if many else build(out[i], cls)
-    return out
+        return [], None, False
+    shapes = [annotation_shape(p.annotation) if p.annotation is not p.empty else None for p in params]
+    try:
+        returns = getattr(fn, "__annotations__", {}).get("return", inspect.Parameter.empty)
+    except Exception:  # noqa: BLE001 - the submission's own annotations object
+        returns = inspect.Parameter.empty
+    if returns is None or returns is type(None) or (isinstance(returns, str) and returns.strip() == "None"):
+        return shapes, None, True
+    return shapes, annotation_shape(returns) if returns is not inspect.Parameter.empty else None, False
 
 
 class Encoder:
@@ -420,7 +412,6 @@ def session_child(req, res_fd, cmd_fd):
     ns = module.__dict__
     prelude = leetcode_prelude() if req.get("prelude") == "leetcode" else {}
     ns.update(prelude)
-    ns["__prelude__"] = {"ListNode": prelude.get("ListNode"), "TreeNode": prelude.get("TreeNode")}
     sys.modules["solution"] = module
     try:
         exec(code, ns)
@@ -428,8 +419,8 @@ def session_child(req, res_fd, cmd_fd):
         fail("load_error", e)
     try:
         factory = resolve_entry(ns, req["entry"])
-    except LookupError as e:
-        fail("entry_error", msg=str(e))
+    except Exception as e:  # noqa: BLE001 - LookupError, or the submission's class failing a lookup
+        fail("entry_error", msg=str(e) if isinstance(e, LookupError) else None, exc=e)
     send_frame(res_fd, {"event": "ready"})
     cmds = os.fdopen(cmd_fd, "rb", buffering=0)
     while True:
@@ -449,7 +440,10 @@ def session_child(req, res_fd, cmd_fd):
         t0 = time.process_time()
         try:
             fn = factory()
-            call_args = convert_args(fn, args, ns)
+            classes = node_classes(ns, prelude)  # per call: the program may rebind the names
+            params, result_shape, in_place = call_shapes(fn)
+            call_args = [build_argument(a, shape, classes) for a, shape in zip(args, params)]
+            call_args += args[len(call_args):]
             result = fn(*call_args)
         except BaseException as e:  # noqa: BLE001
             cpu = time.process_time() - t0
@@ -460,14 +454,12 @@ def session_child(req, res_fd, cmd_fd):
                 os._exit(0)
             continue
         cpu = time.process_time() - t0
-        if result is None:
-            returns = annotation_text(getattr(fn, "__annotations__", {}).get("return", ""))
-            if returns == "None" and call_args:
-                result = call_args[0]  # "modify in place, return nothing": LeetCode judges the argument
-            elif "ListNode" in returns or "TreeNode" in returns:
-                result = []  # LeetCode prints an empty list / tree as []
+        if result is None and in_place and call_args:
+            # "modify in place, return nothing": LeetCode judges the argument (an empty one as [])
+            result, result_shape = call_args[0], params[0] if params else None
         enc = Encoder()
         try:
+            result = empty_nodes_as_lists(result, result_shape)  # LeetCode prints no list / tree as []
             payload = json.dumps(enc.enc(result)).encode()
             header = {"event": "result", "ok": True, "converted": enc.converted}
         except (ValueError, TypeError, RecursionError, OverflowError) as e:
