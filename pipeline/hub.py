@@ -6,16 +6,24 @@ Layout of `data/curated/` (what `datasets.load_dataset("data/curated")` reads):
     data/train-00000-of-0000N.parquet the rows: the full Problem record + difficulty columns + prompt
     plots/pass_rate_hist.csv          DVC plot data
     plots/difficulty_by_source.csv
-    stats.json                        the card's numbers, machine-readable
+    stats.json                        the card's numbers, machine-readable (problems_in = problems + rejected)
+    rejects.jsonl                     input records that cannot be built (invalid, duplicate id, no prompt)
+
+The shards are written into a hidden staging folder and swapped in whole, so a reader (the train
+stage) never sees a mix of two builds or a partial set, and a killed build leaves the previous
+one in place; the next build removes the leftovers.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,11 +32,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from pipeline.io import atomic_path, problems_to_table, read_problems, write_json, write_text_atomic
+from pipeline.io import RejectsWriter, problems_to_table, write_json, write_text_atomic
+from pipeline.rollout.inputs import InputError, load_problems
 from pipeline.rollout.prompts import build_messages
+
+log = logging.getLogger(__name__)
 
 MESSAGE_TYPE = pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))
 SHARD_PATTERN = "data/train-*"
+STAGING_PREFIX = ".data-"  # hidden staging / retired shard folders next to data/
+NOT_PUBLISHED = ("rejects.jsonl",)  # build bookkeeping, not part of the dataset
 DATA_SECTIONS = ("scrape", "sources", "dedup", "validate", "rollout", "filter", "build")  # shown in the card
 DEFAULT_TAGS = ["code", "competitive-programming", "reinforcement-learning", "rlvr", "microcoder"]
 CARD_SUMMARY = (
@@ -93,38 +106,61 @@ def git_revision(cwd: str | Path = ".") -> str:
 
 
 # --- shards -------------------------------------------------------------------------------------
-def training_table(problems, cfg: BuildConfig) -> pa.Table:
-    """The rows: every problem column (core first, then stage columns) plus `prompt` messages."""
+def training_table(problems, cfg: BuildConfig) -> tuple[pa.Table, list[tuple[Any, str]]]:
+    """The rows: every problem column (core first, then stage columns, the filter's always present)
+    plus `prompt` messages; and (problem, reason) for problems without a training prompt."""
     from pipeline.difficulty.filter import FILTER_COLUMNS
 
+    rows, rejected = [], []
     for p in problems:
         try:
             p.extra["prompt"] = build_messages(p, thinking=cfg.thinking, language=cfg.language,
                                                system_prompt=cfg.system_prompt)
         except ValueError as e:
-            raise ValueError(f"build: cannot build the training prompt: {e}") from e
+            rejected.append((p, f"cannot build the training prompt: {e}"))
+            continue
         if not cfg.include_reference_solutions:
             p.reference_solutions = []
+        rows.append(p)
     extra = pa.schema(list(FILTER_COLUMNS) + [pa.field("prompt", MESSAGE_TYPE)])
-    return problems_to_table(problems, extra_schema=extra)
+    table = problems_to_table(rows, extra_schema=extra)
+    for f in extra:  # an unfiltered input, or no rows at all: the columns are still there (null)
+        if f.name not in table.column_names:
+            table = table.append_column(f, pa.nulls(table.num_rows, f.type))
+    return table, rejected
 
 
 def write_shards(table: pa.Table, out_dir: Path, max_shard_bytes: int) -> list[Path]:
     """Hub layout `data/train-0000k-of-0000N.parquet`, N from the table's in-memory size (like
-    `datasets.push_to_hub`), contiguous row ranges. Shards of an earlier build are removed."""
+    `datasets.push_to_hub`), contiguous row ranges. The shards are staged in a hidden folder and
+    swapped in whole for the shards of an earlier build."""
     data_dir = out_dir / "data"
-    data_dir.mkdir(parents=True, exist_ok=True)
-    for old in data_dir.glob("*.parquet"):
-        old.unlink()
-    n = max(1, min(table.num_rows, math.ceil(table.nbytes / max_shard_bytes)))
-    per = math.ceil(table.num_rows / n) if table.num_rows else 0
-    paths = []
-    for i in range(n):
-        path = data_dir / f"train-{i:05d}-of-{n:05d}.parquet"
-        with atomic_path(path, ".parquet") as tmp:
-            pq.write_table(table.slice(i * per, per), tmp, compression="zstd", row_group_size=1000)
-        paths.append(path)
-    return paths
+    retired = out_dir / f"{STAGING_PREFIX}retired"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for leftover in out_dir.glob(STAGING_PREFIX + "*"):  # from a build that was killed
+        log.warning("removing %s, left by an interrupted build", leftover)
+        shutil.rmtree(leftover, ignore_errors=True)
+    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX + "staging-", dir=out_dir))
+    try:
+        staging.chmod(0o755)  # mkdtemp makes it private; it becomes an ordinary output folder
+        n = max(1, min(table.num_rows, math.ceil(table.nbytes / max_shard_bytes)))
+        per = math.ceil(table.num_rows / n) if table.num_rows else 0
+        n = max(1, math.ceil(table.num_rows / per)) if per else 1  # no empty trailing shard
+        names = []
+        for i in range(n):
+            name = f"train-{i:05d}-of-{n:05d}.parquet"
+            pq.write_table(table.slice(i * per, per), staging / name, compression="zstd", row_group_size=1000)
+            names.append(name)
+        if data_dir.exists():
+            data_dir.rename(retired)
+            staging.rename(data_dir)
+            shutil.rmtree(retired)
+        else:
+            staging.rename(data_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return [data_dir / name for name in names]
 
 
 def dataset_info(table: pa.Table, shards: list[Path]) -> dict[str, Any]:
@@ -245,7 +281,9 @@ def render_card(cfg: BuildConfig, stats: dict[str, Any], upstream: dict[str, Any
         "## Contents",
         f"{s['problems']} problems ({s['tests']} test cases, at most {s['max_tests_per_problem']} per problem) in "
         f"{s['shards']} shard(s) under `data/`. {s['with_pass_rate']} problems have a measured pass rate "
-        f"(mean {s['mean_pass_rate']}); {s['unsolved']} were never solved by the policy and are marked `unsolved`.",
+        f"(mean {s['mean_pass_rate']}); {s['unsolved']} were never solved by the policy and are marked `unsolved`."
+        + (f" {s['rejected']} of the build's {s['problems_in']} input records could not be built (invalid, a duplicate "
+           "id, or no training prompt) and are listed in the build's `rejects.jsonl`." if s.get("rejected") else ""),
         "Each row is a full problem record (statement, style, starter code / entry point, tests, checker, "
         "limits, metadata) plus the difficulty columns of the filter (`pass_rate`, `n_samples`, `pass_at_k`, "
         "`unsolved`, `difficulty_scores`, `predicted_difficulty`, `predicted_pass_rate`, `selection_reason`) "
@@ -280,10 +318,26 @@ def run_build(cfg: BuildConfig, filtered_path: str | Path, out_dir: str | Path, 
               params_path: str | Path = "params.yaml") -> dict[str, Any]:
     """Build `out_dir` (see the module docs) from the filter stage's problems."""
     out_dir = Path(out_dir)
-    problems = read_problems(filtered_path)
-    table = training_table(problems, cfg)
-    shards = write_shards(table, out_dir, parse_size(cfg.max_shard_size))
+    max_shard_bytes = parse_size(cfg.max_shard_size)
+    loaded = load_problems(filtered_path, "build input")
+    table, unprompted = training_table(loaded.problems, cfg)
+    with RejectsWriter(out_dir / "rejects.jsonl", "build") as rejects:
+        for r in loaded.rejects:
+            rejects.add(r.id, r.reason, r.record)
+        for p, reason in unprompted:
+            rejects.add(p.id, reason, p)
+        n_rejected = len(rejects)
+    if n_rejected:
+        log.warning("%d of %d input records cannot be built: see %s", n_rejected, loaded.read, out_dir / "rejects.jsonl")
+    if not table.num_rows:  # `datasets` cannot load an empty shard, and an empty version helps no one
+        raise InputError(f"{filtered_path}: no problems to build ({loaded.read} input records, {n_rejected} rejected: "
+                         f"see {out_dir / 'rejects.jsonl'}); the previous build, if any, is left as it was")
+    shards = write_shards(table, out_dir, max_shard_bytes)
     stats = shard_stats(shards)
+    if stats["problems"] + n_rejected != loaded.read:
+        raise RuntimeError(f"build does not add up: {loaded.read} records in, {stats['problems']} in the shards, "
+                           f"{n_rejected} rejected")
+    stats["problems_in"], stats["rejected"] = loaded.read, n_rejected
     stats["shards"] = len(shards)
     stats["shard_files"] = [p.relative_to(out_dir).as_posix() for p in shards]
     data_dir = Path(data_dir)
@@ -333,7 +387,8 @@ def publish_plan(cfg: PublishConfig, curated_dir: str | Path) -> dict[str, Any]:
         raise PublishError(f"{stats_path} has no version")
     if not re.fullmatch(r"[\w.-]+/[\w.-]+", cfg.repo_id or ""):
         raise PublishError(f"publish.repo_id must be 'owner/name', got {cfg.repo_id!r}")
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name not in NOT_PUBLISHED
+                   and not any(part.startswith(".") for part in p.relative_to(folder).parts))
     listed = [{"path": p.relative_to(folder).as_posix(), "bytes": p.stat().st_size} for p in files]
     return {"repo_id": cfg.repo_id, "repo_type": "dataset", "private": cfg.private, "revision": "main",
             "tag": f"{cfg.tag_prefix}{version}", "version": version, "folder": str(folder),
@@ -350,6 +405,8 @@ def format_plan(plan: dict[str, Any]) -> str:
 
 def publish(cfg: PublishConfig, curated_dir: str | Path, *, api=None) -> dict[str, Any]:
     """Create the repo (if needed), upload the folder, tag the commit with the version."""
+    import httpx
+
     plan = publish_plan(cfg, curated_dir)
     token = os.environ.get(cfg.token_env)
     if api is None:
@@ -364,14 +421,15 @@ def publish(cfg: PublishConfig, curated_dir: str | Path, *, api=None) -> dict[st
         tags = {t.name for t in api.list_repo_refs(cfg.repo_id, repo_type="dataset").tags}
         if plan["tag"] in tags:
             raise PublishError(f"{cfg.repo_id} already has tag {plan['tag']}: bump build.version to publish a new version")
+        # Exactly the planned files (upload_folder alone would also send hidden and bookkeeping files).
+        allow = [re.sub(r"([*?\[])", r"[\1]", f["path"]) for f in plan["files"]]
         commit = api.upload_folder(repo_id=cfg.repo_id, repo_type="dataset", folder_path=plan["folder"],
+                                   allow_patterns=allow,
                                    commit_message=f"{plan['tag']}: dataset version {plan['version']}")
         api.create_tag(cfg.repo_id, tag=plan["tag"], revision=commit.oid, repo_type="dataset",
                        tag_message=f"dataset version {plan['version']}")
-    except PublishError:
-        raise
-    except Exception as e:  # translate transport / HTTP errors into one clear message
-        raise PublishError(_explain(e, cfg)) from e
+    except (httpx.HTTPError, ConnectionError, TimeoutError) as e:  # the Hub's answer, or no answer: one clear
+        raise PublishError(_explain(e, cfg)) from e                 # message; anything else keeps its traceback
     return {**plan, "commit": commit.oid, "commit_url": getattr(commit, "commit_url", None)}
 
 

@@ -17,11 +17,15 @@ def main(
     params: ParamsOpt = Path("params.yaml"),
     set_: SetOpt = None,
 ) -> None:
-    from pipeline.config import config_from_params
-    from pipeline.hub import BuildConfig, run_build
-    from pipeline.params import load_params
+    import logging
 
-    cfg = config_from_params(BuildConfig, load_params("build", params, set_))
-    s = run_build(cfg, problems, out_dir, data_dir=data_dir, params_path=params)
+    from pipeline.hub import BuildConfig, run_build
+    from pipeline.rollout.inputs import stage_config, stage_errors
+
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    with stage_errors("build"):
+        cfg = stage_config(BuildConfig, "build", params, set_)
+        s = run_build(cfg, problems, out_dir, data_dir=data_dir, params_path=params)
     typer.echo(f"build: {s['name']} v{s['version']}: {s['problems']} problems in {s['shards']} shard(s) "
-               f"-> {out_dir}; by source {s['by_source']}")
+               f"-> {out_dir} ({s['rejected']} of {s['problems_in']} input records rejected); "
+               f"by source {s['by_source']}")

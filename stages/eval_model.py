@@ -24,22 +24,25 @@ def main(
 ) -> None:
     import logging
 
-    from pipeline.config import config_from_params
-    from pipeline.params import load_params
+    from pipeline.rollout.inputs import InputError, stage_config, stage_errors
     from training.evaluate import EvalModelConfig, run_evaluation
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    section = load_params("evaluate", params, set_)
-    if model:
-        pairs = [m.split("=", 1) for m in model]
-        if any(len(p) != 2 or not p[0] or not p[1] for p in pairs):
-            raise typer.BadParameter(f"--model expects name=path, got {model}")
-        section["models"] = dict(pairs)
-    if benchmark is not None:
-        section["benchmark"] = str(benchmark)
-    if out_dir is not None:
-        section["output_dir"] = str(out_dir)
-    cfg = config_from_params(EvalModelConfig, section)
-    metrics = run_evaluation(cfg)
+    with stage_errors("eval-model"):
+        overrides = list(set_ or [])
+        if model:
+            pairs = [m.split("=", 1) for m in model]
+            if any(len(p) != 2 or not p[0] or not p[1] for p in pairs):
+                raise InputError(f"--model expects name=path, got {model}")
+        cfg = stage_config(EvalModelConfig, "evaluate", params, overrides)
+        if model:
+            cfg.models = dict(pairs)
+        if benchmark is not None:
+            cfg.benchmark = str(benchmark)
+        if out_dir is not None:
+            cfg.output_dir = str(out_dir)
+        metrics = run_evaluation(cfg)
     table = (Path(cfg.output_dir) / "table.md").read_text(encoding="utf-8")
-    typer.echo(f"eval-model: {metrics['benchmark']['problems']} problems, models {list(metrics['models'])}\n{table}")
+    b = metrics["benchmark"]
+    typer.echo(f"eval-model: {b['problems']} of {b['read']} benchmark problems ({b['rejected']} excluded: "
+               f"{b['excluded']}), models {list(metrics['models'])}\n{table}")

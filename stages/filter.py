@@ -19,13 +19,13 @@ def main(
 ) -> None:
     import logging
 
-    from pipeline.config import config_from_params
     from pipeline.difficulty.filter import FilterConfig, run_filter
-    from pipeline.params import load_params
+    from pipeline.rollout.inputs import stage_config, stage_errors
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    cfg = config_from_params(FilterConfig, load_params("filter", params, set_))
-    r = run_filter(cfg, problems, rollouts, out_dir)
+    with stage_errors("filter"):
+        cfg = stage_config(FilterConfig, "filter", params, set_)
+        r = run_filter(cfg, problems, rollouts, out_dir)
     cal = r["calibration"]
     fit = (f"calibration {cal['method']}: cv_mae {cal['cv_mae']} (baseline {cal['baseline_mae']})"
            if cal.get("fitted") else f"no calibration ({cal['reason']})")

@@ -17,11 +17,11 @@ def main(
     set_: SetOpt = None,
 ) -> None:
     """Needs HF_TOKEN (a write token) for a real upload; the tag is the build version."""
-    from pipeline.config import config_from_params
     from pipeline.hub import PublishConfig, PublishError, format_plan, publish, publish_plan
-    from pipeline.params import load_params
+    from pipeline.rollout.inputs import stage_config, stage_errors
 
-    cfg = config_from_params(PublishConfig, load_params("publish", params, set_))
+    with stage_errors("publish"):
+        cfg = stage_config(PublishConfig, "publish", params, set_)
     try:
         if dry_run:
             typer.echo("dry run: nothing is uploaded\n" + format_plan(publish_plan(cfg, curated)))

@@ -17,16 +17,17 @@ def main(
     set_: SetOpt = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
-    """Shards are per problem group; a rerun with the same settings skips finished problems."""
+    """Shards are per problem group; a rerun skips finished problems (a killed run resumes).
+    Input records that cannot be rolled out go to rejects.jsonl with the reason."""
     import logging
 
-    from pipeline.config import config_from_params
-    from pipeline.params import load_params
+    from pipeline.rollout.inputs import stage_config, stage_errors
     from pipeline.rollout.runner import RolloutConfig, run_rollout
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    cfg = config_from_params(RolloutConfig, load_params("rollout", params, set_))
-    s = run_rollout(cfg, problems, out_dir, progress=progress)
+    with stage_errors("rollout"):
+        cfg = stage_config(RolloutConfig, "rollout", params, set_)
+        s = run_rollout(cfg, problems, out_dir, progress=progress)
     r = s["this_run"]
     speed = f"; {r['tokens_per_s']} tokens/s, {r['samples_per_s']} samples/s" if r["tokens_per_s"] else ""
     typer.echo(f"rollout: {s['problems_rolled_out']}/{s['problems_in']} problems rolled out "

@@ -15,24 +15,24 @@ def main(
     input: Annotated[Path | None, typer.Option(
         "--input", help="Training problems [params: train.input, data/curated].")] = None,
     fallback_input: Annotated[Path | None, typer.Option(
-        help="Used when --input is absent or empty [data/validated/problems.parquet].")] = None,
+        help="Used only when --input does not exist [data/validated/problems.parquet].")] = None,
     out_dir: Annotated[Path | None, typer.Option(help="Output directory [params: train.output_dir, data/train].")] = None,
     params: ParamsOpt = Path("params.yaml"),
     set_: SetOpt = None,
 ) -> None:
     import logging
 
-    from pipeline.config import config_from_params
-    from pipeline.params import load_params
+    from pipeline.rollout.inputs import stage_config, stage_errors
     from training.train import TrainConfig, run_training
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    cfg = config_from_params(TrainConfig, load_params("train", params, set_))
-    for name, value in (("model", model), ("input", input), ("fallback_input", fallback_input),
-                        ("output_dir", out_dir)):
-        if value is not None:
-            setattr(cfg, name, str(value))
-    result = run_training(cfg)
+    with stage_errors("train"):
+        cfg = stage_config(TrainConfig, "train", params, set_)
+        for name, value in (("model", model), ("input", input), ("fallback_input", fallback_input),
+                            ("output_dir", out_dir)):
+            if value is not None:
+                setattr(cfg, name, str(value))
+        result = run_training(cfg)
     m = result.metrics
     final = m["final"]
     typer.echo(

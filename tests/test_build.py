@@ -114,3 +114,87 @@ def test_helpers():
     with pytest.raises(ValueError):
         parse_size("lots")
     assert size_category(999) == "n<1K" and size_category(25_000) == "10K<n<100K"
+
+
+def test_bad_records_unfiltered_input_and_accounting(tmp_path):
+    from pipeline.io import read_jsonl
+
+    good = [problem(i) for i in range(4)]
+    bad = [Problem(id="no-tests", source="seed", statement="s", style="stdio", tests=[]),
+           Problem(id="p01", source="seed", statement="a second p01", style="stdio", tests=[TestCase("1", "1")])]
+    path = tmp_path / "validated.parquet"  # not through the filter: no difficulty columns at all
+    write_problems(path, good + bad)
+    out = tmp_path / "curated"
+    stats = run_build(BuildConfig(language="cpp"), path, out, data_dir=tmp_path / "none", params_path=tmp_path / "none")
+    rejects = {r["id"]: r["reason"] for _, r, _ in read_jsonl(out / "rejects.jsonl")}
+    assert "tests: empty" in rejects["no-tests"] and rejects["p01"].startswith("duplicate id")
+    assert "cannot build the training prompt" in rejects["p00"]  # functional, asked for C++
+    assert sorted(rejects) == ["no-tests", "p00", "p01", "p03"]
+    assert stats["problems_in"] == 6 == stats["problems"] + stats["rejected"] and stats["problems"] == 2
+    rows = pq.read_table(out / "data" / "train-00000-of-00001.parquet").to_pylist()
+    assert [r["id"] for r in rows] == ["p01", "p02"] and rows[0]["statement"].startswith("Problem 1.")
+    assert rows[0]["pass_rate"] is None and rows[0]["selection_reason"] is None  # columns there, null
+    assert stats["by_selection_reason"] == {"unknown": 2}
+    assert "4 of the build's 6 input records could not be built" in (out / "README.md").read_text()
+
+
+def test_empty_or_missing_input_is_an_error_and_keeps_the_previous_build(tmp_path):
+    from pipeline.rollout.inputs import InputError
+
+    out = tmp_path / "curated"
+    write_problems(tmp_path / "some.parquet", [problem(1), problem(2)])
+    run_build(BuildConfig(), tmp_path / "some.parquet", out, data_dir=tmp_path, params_path=tmp_path / "none")
+    before = sorted(p.name for p in (out / "data").iterdir())
+    write_problems(tmp_path / "empty.parquet", [])
+    with pytest.raises(InputError, match="no problems to build"):
+        run_build(BuildConfig(), tmp_path / "empty.parquet", out, data_dir=tmp_path, params_path=tmp_path / "none")
+    with pytest.raises(InputError, match="does not exist"):
+        run_build(BuildConfig(), tmp_path / "absent.parquet", out, data_dir=tmp_path, params_path=tmp_path / "none")
+    assert sorted(p.name for p in (out / "data").iterdir()) == before
+
+
+def test_shards_are_swapped_in_whole(tmp_path, monkeypatch):
+    import pipeline.hub as hub
+    from training.data import load_training_problems
+
+    out = tmp_path / "curated"
+    write_problems(tmp_path / "many.parquet", [problem(i) for i in range(12)])
+    cfg = BuildConfig(max_shard_size="1KB")
+    run_build(cfg, tmp_path / "many.parquet", out, data_dir=tmp_path, params_path=tmp_path / "none")
+    first = sorted(p.name for p in (out / "data").iterdir())
+    assert len(first) > 2
+
+    # A build that dies after its second shard leaves the first build whole, and no staging folder.
+    calls = {"n": 0}
+    real = pq.write_table
+
+    def dying(*a, **kw):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt("killed")
+        return real(*a, **kw)
+
+    write_problems(tmp_path / "few.parquet", [problem(i) for i in range(20, 26)])
+    monkeypatch.setattr(hub.pq, "write_table", dying)
+    with pytest.raises(KeyboardInterrupt):
+        run_build(cfg, tmp_path / "few.parquet", out, data_dir=tmp_path, params_path=tmp_path / "none")
+    monkeypatch.setattr(hub.pq, "write_table", real)
+    assert sorted(p.name for p in (out / "data").iterdir()) == first and not list(out.glob(".data-*"))
+    assert len(load_training_problems(out).problems) == 12
+
+    # What a SIGKILL leaves (a staging folder) is never read, and the next build removes it.
+    (out / ".data-staging-x").mkdir()
+    write_problems(out / ".data-staging-x" / "train-00000-of-00001.parquet", [problem(99)])
+    assert len(load_training_problems(out).problems) == 12
+    run_build(cfg, tmp_path / "few.parquet", out, data_dir=tmp_path, params_path=tmp_path / "none")
+    assert not list(out.glob(".data-*"))
+    assert sorted(p.id for p in load_training_problems(out).problems) == [f"p{i}" for i in range(20, 26)]
+
+
+def test_no_empty_shard(tmp_path):
+    from pipeline.hub import training_table, write_shards
+
+    table, _ = training_table([problem(i) for i in (1, 2, 4, 5, 7)], BuildConfig())
+    paths = write_shards(table, tmp_path, max_shard_bytes=table.nbytes // 4 + 1)  # 4 by size -> 2 rows each -> 3
+    assert [pq.read_metadata(p).num_rows for p in paths] == [2, 2, 1]
+    assert [p.name for p in paths] == [f"train-{i:05d}-of-00003.parquet" for i in range(3)]

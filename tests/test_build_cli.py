@@ -47,3 +47,32 @@ def test_stages_end_to_end(tmp_path, tiny_model_dir):
     assert ds.num_rows == stats["problems"]
     r = runner.invoke(app, ["stats", "SELECT count(*) AS n FROM rollouts", "--data-dir", str(data), "--format", "json"])
     assert json.loads(r.output) == [{"n": 10}]
+
+
+def test_bad_inputs_are_one_line_errors_not_tracebacks(tmp_path):
+    from pipeline.cli import app
+
+    runner = CliRunner()
+    absent = str(tmp_path / "absent.parquet")
+    corrupt = tmp_path / "corrupt.parquet"
+    corrupt.write_bytes(b"PAR1 not really")
+    good = tmp_path / "good.parquet"
+    write_problems(good, [Problem(id="a", source="s", statement="S.", style="stdio", tests=[])])  # rejected later
+    cases = [
+        (["rollout", "--problems", absent, "--out-dir", str(tmp_path / "r")], "rollout input"),
+        (["rollout", "--problems", str(corrupt), "--out-dir", str(tmp_path / "r")], "not a readable parquet file"),
+        (["rollout", "--problems", str(good), "--out-dir", str(tmp_path / "r"), "--set", "k=0"], "params `rollout`"),
+        (["filter", "--problems", absent, "--rollouts", str(tmp_path), "--out-dir", str(tmp_path / "f")], "filter input"),
+        (["filter", "--problems", str(good), "--rollouts", str(tmp_path / "none"), "--out-dir", str(tmp_path / "f")],
+         "rollouts folder"),
+        (["build", "--problems", absent, "--out-dir", str(tmp_path / "c")], "build input"),
+        (["build", "--problems", str(good), "--out-dir", str(tmp_path / "c")], "no problems to build"),
+        (["publish", "--set", "nope=1"], "params `publish`"),
+    ]
+    for args, message in cases:
+        result = runner.invoke(app, [*args, "--params", str(tmp_path / "none.yaml")])
+        assert result.exit_code == 1, (args, result.output)
+        assert message in result.output and "error:" in result.output and "Traceback" not in result.output, args
+    # The build's rejects say why nothing could be built.
+    (reject,) = [r for _, r, _ in read_jsonl(tmp_path / "c" / "rejects.jsonl")]
+    assert reject["id"] == "a" and "tests: empty" in reject["reason"]

@@ -70,7 +70,7 @@ def test_band_only(stage_inputs):
     rejects = {r["id"]: r for _, r, _ in read_jsonl(tmp / "out" / "rejects.jsonl")}
     assert sorted(rejects) == ["p00", "p01", "p10", "p11", "p12", "p13"]
     assert rejects["p00"]["reason"].startswith("too_easy: pass rate 1.000 (4/4 samples)")
-    assert rejects["p10"]["reason"].startswith("unmeasured: no judged rollouts")
+    assert rejects["p10"]["reason"].startswith("unmeasured: no rollouts and no calibrated prediction")
     assert report["by_reason"] == {"in_band": 6, "too_easy": 2, "unmeasured": 4, "unsolved": 2}
     assert report["kept"] + report["rejected"] == report["problems_in"] == 14
     assert report["rollouts_not_in_problems"] == 1 and report["system_errors"] == 1
@@ -111,3 +111,51 @@ def test_predict_calibrate_select(stage_inputs):
 def test_histogram_bins():
     assert histogram([0.0, 0.05, 0.1, 0.99, 1.0])["0.0-0.1"] == 2
     assert histogram([1.0])["0.9-1.0"] == 1
+
+
+def test_bad_and_duplicate_records_are_rejected_and_counted(stage_inputs):
+    tmp, problems = stage_inputs
+    bad = [Problem(id="no-tests", source="seed", statement="s", style="stdio", tests=[]),
+           Problem(id="odd", source="seed", statement="s", style="interactive", tests=[TestCase("1", "1")]),
+           Problem(id="p04", source="seed", statement="a second p04", style="stdio", tests=[TestCase("1", "1")])]
+    write_problems(tmp / "mixed.parquet", problems + bad)
+    report = run_filter(FilterConfig(), tmp / "mixed.parquet", tmp / "rollouts", tmp / "out")
+    kept = [p.id for p in read_problems(tmp / "out" / "problems.parquet")]
+    assert len(kept) == len(set(kept)) == 8
+    rejects = [(r["id"], r["reason"]) for _, r, _ in read_jsonl(tmp / "out" / "rejects.jsonl")]
+    assert ("p04", "duplicate id: an earlier record with this id is kept") in rejects
+    assert any(i == "no-tests" and "tests: empty" in why for i, why in rejects)
+    assert any(i == "odd" and "style" in why for i, why in rejects)
+    assert report["problems_in"] == 17 == report["kept"] + report["rejected"] == sum(report["by_reason"].values())
+    assert report["by_reason"]["duplicate_id"] == 1 and report["by_reason"]["invalid_record"] == 2
+
+
+def test_only_system_errors_is_unmeasured_with_the_reason(tmp_path):
+    write_problems(tmp_path / "p.parquet", [problem(0)])
+    rows = rollout_rows("p00", 0, n=0, se=3)
+    write_shard(tmp_path / "rollouts" / "shards" / "part-00000.parquet", rows)
+    run_filter(FilterConfig(), tmp_path / "p.parquet", tmp_path / "rollouts", tmp_path / "out")
+    (reject,) = [r for _, r, _ in read_jsonl(tmp_path / "out" / "rejects.jsonl")]
+    assert reject["reason"].startswith("unmeasured: all 3 samples were system errors (SE)")
+
+
+def test_missing_or_stale_rollouts_are_errors(stage_inputs):
+    from pipeline.rollout.inputs import InputError
+    from pipeline.rollout.runner import judge_hash
+
+    tmp, problems = stage_inputs
+    with pytest.raises(InputError, match="rollouts folder .* does not exist"):
+        run_filter(FilterConfig(), tmp / "validated.parquet", tmp / "no-rollouts", tmp / "out")
+    with pytest.raises(InputError, match="filter input .* does not exist"):
+        run_filter(FilterConfig(), tmp / "absent.parquet", tmp / "rollouts", tmp / "out")
+    # Samples judged against p00's old tests: the rollout stage was not rerun after validate.
+    old = problem(0)
+    old.tests = [TestCase("2\n", "2\n")]
+    rows = [{**r, "judge_hash": judge_hash(old)} for r in rollout_rows("p00", 2)]
+    write_shard(tmp / "rollouts" / "shards" / "part-00000.parquet", rows)
+    with pytest.raises(InputError, match="rerun `microcoder rollout`"):
+        run_filter(FilterConfig(), tmp / "validated.parquet", tmp / "rollouts", tmp / "out")
+    rows = [{**r, "judge_hash": judge_hash(problems[0])} for r in rows]
+    write_shard(tmp / "rollouts" / "shards" / "part-00000.parquet", rows)
+    report = run_filter(FilterConfig(), tmp / "validated.parquet", tmp / "rollouts", tmp / "out")
+    assert report["measured"] == 1 and report["kept"] == 1 and report["by_reason"]["unmeasured"] == 13

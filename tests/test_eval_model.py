@@ -8,11 +8,13 @@ from math import comb
 import pytest
 
 from pipeline.rollout.backends import Sample
+from pipeline.rollout.inputs import InputError
 from pipeline.schema import Problem, TestCase, Verdict
 from training.evaluate import (
     EvalModelConfig,
     ProblemScore,
     aggregate,
+    excluded_counts,
     load_benchmark,
     pass_at_k,
     render_table,
@@ -41,12 +43,15 @@ def test_pass_at_k_rejects_bad_counts():
 def test_date_window_and_exclusions():
     items = [problem("a", date="2024-12-31"), problem("b", date="2025-01-01"), problem("c", date="2025-06-30T10:00:00"),
              problem("d", date="2025-07-01"), problem("e", date=None), problem("f", tests=False)]
-    kept, excluded = select_problems(items, "2025-01-01", "2025-06-30")
+    kept, excluded = select_problems(items + [problem("b"), problem("g", date="someday")], "2025-01-01", "2025-06-30")
     assert [p.id for p in kept] == ["b", "c"]
-    assert excluded == {"before 2025-01-01": 1, "after 2025-06-30": 1,
-                        "no contest_date (a date window is set)": 1, "no test cases": 1}
+    assert [(r.id, r.reason) for r in excluded] == [
+        ("a", "before 2025-01-01"), ("d", "after 2025-06-30"), ("e", "no contest_date (a date window is set)"),
+        ("f", "no test cases"), ("b", "duplicate id: an earlier record with this id is kept"),
+        ("g", "bad contest_date 'someday' (a date window is set)")]
+    assert excluded_counts(excluded)["duplicate id"] == 1
     kept, excluded = select_problems(items[:4], None, None, max_problems=3)
-    assert len(kept) == 3 and excluded == {"over max_problems=3": 1}
+    assert len(kept) == 3 and excluded_counts(excluded) == {"over max_problems=3": 1}
 
 
 def test_aggregate_by_platform_and_difficulty():
@@ -82,7 +87,8 @@ def test_livecodebench_layout_is_read(tmp_path):
     path.write_text(json.dumps(row) + "\n" + json.dumps({**row, "question_id": "bad", "public_test_cases": "[]"}) + "\n")
     problems, unreadable = load_benchmark(path)
     assert [p.platform for p in problems] == ["atcoder"] and problems[0].contest_date.startswith("2025-02-01")
-    assert unreadable == {"unreadable LiveCodeBench row: no_tests": 1}
+    assert excluded_counts(unreadable) == {"unreadable LiveCodeBench row (no_tests)": 1}
+    assert unreadable[0].record["question_id"] == "bad"
 
 
 class FakeBackend:
@@ -134,5 +140,30 @@ def test_missing_local_model_is_a_clear_error(tmp_path):
     bench.write_text(json.dumps(problem("a").to_dict()) + "\n")
     cfg = EvalModelConfig(benchmark=str(bench), models={"trained": str(tmp_path / "nope")},
                           output_dir=str(tmp_path / "eval"))
-    with pytest.raises(FileNotFoundError, match="does not exist"):
+    with pytest.raises(InputError, match="does not exist"):
         run_evaluation(cfg, judge=FakeJudge(), backend_factory=FakeBackend)
+
+
+def test_bad_benchmark_records_are_rejected_and_accounted(tmp_path):
+    bench = tmp_path / "bench.jsonl"
+    items = [problem("a"), problem("b", platform="leetcode"), problem("old", date="2020-01-01")]
+    lines = [json.dumps(p.to_dict()) for p in items]
+    lines += [json.dumps({**problem("odd").to_dict(), "style": "interactive"}),
+              json.dumps(problem("a").to_dict()), "{not json", json.dumps(problem("none", tests=False).to_dict())]
+    bench.write_text("\n".join(lines) + "\n")
+    cfg = EvalModelConfig(benchmark=str(bench), models={"trained": "good"}, n_samples=2, date_from="2025-01-01",
+                          output_dir=str(tmp_path / "eval"))
+    metrics = run_evaluation(cfg, judge=FakeJudge(), backend_factory=FakeBackend)
+    b = metrics["benchmark"]
+    assert b["read"] == 7 == b["problems"] + b["rejected"] and b["problems"] == 2
+    assert b["excluded"] == {"before 2025-01-01": 1, "duplicate id": 1, "invalid record": 2, "unreadable record": 1}
+    rejects = [json.loads(line) for line in (tmp_path / "eval" / "rejects.jsonl").read_text().splitlines()]
+    assert len(rejects) == 5 and all(r["stage"] == "evaluate" and r["reason"] for r in rejects)
+    # Nothing left to evaluate is a clear error, and the reasons are still written.
+    with pytest.raises(InputError, match="no problems left to evaluate"):
+        run_evaluation(EvalModelConfig(benchmark=str(bench), models={"trained": "good"}, date_from="2030-01-01",
+                                       output_dir=str(tmp_path / "eval2")), judge=FakeJudge(), backend_factory=FakeBackend)
+    assert len((tmp_path / "eval2" / "rejects.jsonl").read_text().splitlines()) == 7
+    with pytest.raises(InputError, match="benchmark .* does not exist"):
+        run_evaluation(EvalModelConfig(benchmark=str(tmp_path / "absent.jsonl"), models={"trained": "good"},
+                                       output_dir=str(tmp_path / "eval3")), judge=FakeJudge(), backend_factory=FakeBackend)

@@ -17,6 +17,9 @@ def curated(tmp_path):
     (folder / "data" / "train-00000-of-00001.parquet").write_bytes(b"x" * 123)
     (folder / "README.md").write_text("---\nlicense: other\n---\n# card\n")
     (folder / ".hidden.tmp").write_text("not uploaded")
+    (folder / ".data-retired").mkdir()  # left by an interrupted build
+    (folder / ".data-retired" / "train-00000-of-00002.parquet").write_bytes(b"old")
+    (folder / "rejects.jsonl").write_text("{}\n")  # the build's bookkeeping, not the dataset
     write_json(folder / "stats.json", {"version": "0.3.0", "problems": 1})
     return folder
 
@@ -65,6 +68,13 @@ def test_publish_creates_uploads_and_tags(curated):
     assert api.calls[1][1]["folder_path"] == str(curated) and api.calls[1][1]["repo_type"] == "dataset"
     assert api.calls[2][2]["tag"] == "v0.3.0" and api.calls[2][2]["revision"] == "abc123"
     assert result["commit"] == "abc123"
+    # What upload_folder sends is exactly the plan: the Hub client's own filter over every file.
+    from huggingface_hub.utils import filter_repo_objects
+
+    every = [p.relative_to(curated).as_posix() for p in curated.rglob("*") if p.is_file()]
+    sent = sorted(filter_repo_objects(every, allow_patterns=api.calls[1][1]["allow_patterns"]))
+    assert sent == [f["path"] for f in result["files"]] == ["README.md", "data/train-00000-of-00001.parquet",
+                                                           "stats.json"]
 
 
 def test_publish_refuses_an_existing_version(curated):
@@ -82,6 +92,28 @@ def test_missing_token_and_unreachable_hub(curated, monkeypatch):
     with pytest.raises(PublishError, match="cannot reach the Hub at http://127.0.0.1:9") as err:
         publish(PublishConfig(repo_id="me/microcoder", endpoint="http://127.0.0.1:9"), curated)
     assert "hf_secret_value" not in str(err.value)
+
+
+def test_only_hub_and_network_errors_become_publish_errors(curated):
+    import httpx
+
+    class Failing(FakeApi):
+        def __init__(self, error):
+            super().__init__()
+            self.error = error
+
+        def upload_folder(self, **kw):
+            raise self.error
+
+    request = httpx.Request("POST", "https://hub/api")
+    denied = httpx.HTTPStatusError("forbidden", request=request, response=httpx.Response(403, request=request))
+    with pytest.raises(PublishError, match="rejected the token in HF_TOKEN"):
+        publish(PublishConfig(repo_id="me/x"), curated, api=Failing(denied))
+    with pytest.raises(PublishError, match="cannot reach the Hub"):
+        publish(PublishConfig(repo_id="me/x"), curated, api=Failing(httpx.ConnectError("refused", request=request)))
+    # A local problem is not disguised as a network one.
+    with pytest.raises(PermissionError):
+        publish(PublishConfig(repo_id="me/x"), curated, api=Failing(PermissionError("data/train-0.parquet")))
 
 
 def test_publish_command(curated, tmp_path, monkeypatch):

@@ -94,3 +94,11 @@ def test_known_extra_columns_keep_their_type_when_values_cannot_tell(tmp_path):
     schema = pq.read_schema(path)
     assert schema.field("aliases").type == ALIAS_TYPE
     assert schema.field("cluster_id").type == "string"
+
+
+def test_shard_folders_skip_hidden_leftovers_of_killed_writes(tmp_path):
+    io.write_problems(tmp_path / "d" / "a.parquet", [make_problem(0)])
+    io.write_problems(tmp_path / "d" / ".a.parquet.x1y2.parquet", [make_problem(1)])
+    io.write_problems(tmp_path / "d" / ".staging" / "b.parquet", [make_problem(2)])
+    assert [p.id for p in io.read_problems(tmp_path / "d")] == ["t/0"]
+    assert [p.id for b in io.iter_problem_batches(tmp_path / "d") for p in b] == ["t/0"]

@@ -55,9 +55,11 @@ def test_rows_shards_and_stats(tmp_path):
     t = read_rollouts(out)
     assert t.num_rows == 6 and t.column_names[:3] == ["problem_id", "sample_index", "completion"]
     row = t.to_pylist()[0]
+    hashes = {k: row.pop(k) for k in ("prompt_hash", "judge_hash")}
     assert row == {"problem_id": "p0", "sample_index": 0, "completion": "no code here 0", "tokens": 4,
                    "finish_reason": "length", "truncated": True, "status": "no_code", "passed": 0, "total": 1,
                    "reason": None}
+    assert all(len(h) == 16 for h in hashes.values())
     assert stats["samples"] == 6 and stats["status"] == {"no_code": 6} and stats["truncated"] == 6
     assert stats["problems_rolled_out"] == 3 and stats["this_run"]["problems_generated"] == 3
     assert json.loads((out / "stats.json").read_text())["tokens_total"] == 24
@@ -143,6 +145,76 @@ def test_changed_judging_rejudges_stored_samples_without_generating(tmp_path, mo
     again = FixedVerdictEvaluator("RE")
     run_rollout(cfg, path, tmp_path / "out", backend=backend, evaluator=again, progress=False)
     assert again.judged == 0
+
+
+def test_changed_problem_content_is_not_served_from_stale_samples(tmp_path):
+    probs = problems(3)
+    run(tmp_path, probs, CountingBackend())
+    # p0's statement changed (its prompt): sampled again. p1's tests changed: judged again, same samples.
+    probs[0].statement = "Print the number 0, twice."
+    probs[1].tests = [TestCase("\n", "1\n"), TestCase("x\n", "1\n")]
+    backend = CountingBackend()
+    stats = run(tmp_path, probs, backend)
+    assert backend.asked == ["Print the number 0, twice"]
+    assert stats["this_run"]["problems_resumed"] == 2 and stats["this_run"]["samples_rejudged"] == 2
+    rows = {(r["problem_id"], r["sample_index"]): r for r in read_rollouts(tmp_path / "rollouts").to_pylist()}
+    assert len(rows) == 6 and rows[("p1", 0)]["total"] == 2  # the verdicts count the new tests
+    # Now everything matches: nothing is generated or judged again.
+    again = CountingBackend()
+    stats = run(tmp_path, probs, again)
+    assert again.asked == [] and stats["this_run"]["samples_rejudged"] == 0
+
+
+def test_killed_write_leftovers_and_old_format_shards_are_not_reused(tmp_path):
+    probs = problems(2)
+    run(tmp_path, probs, CountingBackend())
+    shards = tmp_path / "rollouts" / "shards"
+    (shards / ".part-00009.parquet.abc.parquet").write_bytes(b"half a file")  # a write killed mid-way
+    manifest = json.loads((shards / "manifest.json").read_text())
+    (shards / "manifest.json").write_text(json.dumps({**manifest, "format": 1}))
+    backend = CountingBackend()
+    run(tmp_path, probs, backend)
+    assert len(backend.asked) == 2 and not list(shards.glob(".*"))
+
+
+def test_bad_records_are_rejected_with_reasons_and_stats_add_up(tmp_path):
+    good = problems(2)
+    bad = [
+        Problem(id="no-tests", source="seed", statement="S.", style="stdio", tests=[]),
+        Problem(id="bad-test", source="seed", statement="S.", style="functional", entry_point="f",
+                tests=[TestCase("not json [", "{oops")]),
+        Problem(id="odd-style", source="seed", statement="S.", style="interactive", tests=[TestCase("1", "1")]),
+        Problem(id="no-entry", source="seed", statement="S.", style="functional", tests=[TestCase("1", "1")]),
+        Problem(id="p0", source="seed", statement="A second p0.", style="stdio", tests=[TestCase("1", "1")]),
+    ]
+    stats = run(tmp_path, good + bad, CountingBackend())
+    rejects = {r["id"]: r["reason"] for _, r, _ in read_jsonl(tmp_path / "rollouts" / "rejects.jsonl")}
+    assert set(rejects) == {"no-tests", "bad-test", "odd-style", "no-entry", "p0"}
+    assert "tests: empty" in rejects["no-tests"] and "not JSON" in rejects["bad-test"]
+    assert "style" in rejects["odd-style"] and "entry_point" in rejects["no-entry"]
+    assert rejects["p0"].startswith("duplicate id")
+    assert stats["problems_in"] == 7 == stats["problems_rolled_out"] + stats["problems_rejected"]
+    t = read_rollouts(tmp_path / "rollouts")
+    assert sorted(set(t["problem_id"].to_pylist())) == ["p0", "p1"]
+    assert "A second p0" not in " ".join(t["completion"].to_pylist())
+
+
+def test_missing_input_and_missing_model_are_clear_errors(tmp_path):
+    from pipeline.rollout.inputs import InputError
+
+    with pytest.raises(InputError, match="does not exist"):
+        run_rollout(RolloutConfig(), tmp_path / "absent.parquet", tmp_path / "out", progress=False)
+    path = tmp_path / "p.parquet"
+    write_problems(path, problems(1))
+    with pytest.raises(InputError, match="rollout model .* does not exist"):
+        run_rollout(RolloutConfig(model=str(tmp_path / "no-model")), path, tmp_path / "out", progress=False)
+    assert not (tmp_path / "out").exists()
+
+
+def test_empty_input_gives_empty_outputs(tmp_path):
+    stats = run(tmp_path, [], CountingBackend())
+    assert stats["problems_in"] == 0 and stats["samples"] == 0
+    assert (tmp_path / "rollouts" / "rejects.jsonl").read_text() == ""
 
 
 def test_unpromptable_problems_are_rejected_not_dropped(tmp_path):

@@ -37,15 +37,23 @@ def test_curated_layout_with_its_own_prompts(tmp_path):
     assert "Statement a." in rebuilt[0]["prompt"][-1]["content"]
 
 
-def test_fallback_when_input_is_absent_or_empty(tmp_path):
+def test_fallback_only_when_the_input_does_not_exist(tmp_path):
+    from pipeline.rollout.inputs import InputError
+
     validated = tmp_path / "validated.parquet"
     write_problems(validated, [problem("a")])
+    assert resolve_input(tmp_path / "absent", validated) == validated
+    # An input that exists but is empty means the filter/build kept nothing: never train on the
+    # unfiltered fallback instead.
     empty = tmp_path / "curated"
     (empty / "data").mkdir(parents=True)
-    assert resolve_input(empty, validated) == validated
-    assert resolve_input(tmp_path / "absent", validated) == validated
-    with pytest.raises(FileNotFoundError, match="no training problems"):
-        resolve_input(empty, tmp_path / "also-absent")
+    with pytest.raises(InputError, match="holds no training problems"):
+        resolve_input(empty, validated)
+    with pytest.raises(InputError, match="neither does the fallback"):
+        resolve_input(tmp_path / "absent", tmp_path / "also-absent")
+    write_problems(tmp_path / "empty.parquet", [])
+    with pytest.raises(InputError, match="fallback .* is empty"):
+        resolve_input(tmp_path / "absent", tmp_path / "empty.parquet")
 
 
 def test_rejects_are_accounted_for(tmp_path):
@@ -58,7 +66,8 @@ def test_rejects_are_accounted_for(tmp_path):
     assert [p.id for p in loaded.problems] == ["a", "b"]
     assert loaded.read == 7
     assert [(r["id"], r["reason"]) for r in loaded.rejects] == [
-        ("a", "duplicate id"), ("none", "invalid record: tests: empty (at least one test case is needed)"),
+        ("a", "duplicate id: an earlier record with this id is kept"),
+        ("none", "invalid record: tests: empty (at least one test case is needed)"),
         ("fn", "invalid record: entry_point: required for functional problems"), ("c", "over max_problems=2"),
         ("add", "over max_problems=2")]
     cpp = load_training_problems(path, language="cpp")
@@ -73,4 +82,4 @@ def test_json_string_columns_are_parsed(tmp_path):
     pq.write_table(pa.Table.from_pylist([row, {**row, "id": "bad", "tests": "not json"}]), path)
     loaded = load_training_problems(path)
     assert [p.id for p in loaded.problems] == ["a"] and loaded.problems[0].tags == ["dp"]
-    assert loaded.rejects[0]["id"] == "bad" and loaded.rejects[0]["reason"].startswith("not a Problem row")
+    assert loaded.rejects[0]["id"] == "bad" and loaded.rejects[0]["reason"].startswith("not a Problem record")

@@ -58,3 +58,42 @@ def test_train_then_eval_model(tiny_model_dir, tmp_path):
         assert model["overall"]["problems"] == 3 and 0.0 <= model["overall"]["pass@1"] <= 1.0
         assert sum(model["samples"].values()) == 6
     assert "| All | 3 |" in (eval_out / "table.md").read_text()
+
+
+def test_bad_inputs_are_one_line_errors_not_tracebacks(tiny_model_dir, tmp_path):
+    runner = CliRunner()
+    empty = tmp_path / "curated"
+    (empty / "data").mkdir(parents=True)
+    validated = tmp_path / "validated.parquet"
+    write_problems(validated, read_problems(SEED / "problems.jsonl")[:2])
+    cases = [
+        # An empty curated set is an error, never a silent fallback to the unfiltered problems.
+        (["train", "--model", str(tiny_model_dir), "--input", str(empty), "--fallback-input", str(validated)],
+         "holds no training problems"),
+        (["train", "--model", str(tmp_path / "no-model"), "--input", str(validated)], "train model"),
+        (["train", "--input", str(validated), "--set", "preset=nonsense"], "preset"),
+        (["eval-model", "--benchmark", str(tmp_path / "absent.jsonl"), "--model", f"base={tiny_model_dir}"],
+         "benchmark"),
+        (["eval-model", "--model", "just-a-name"], "--model expects name=path"),
+    ]
+    for args, message in cases:
+        result = runner.invoke(app, [*args, "--out-dir", str(tmp_path / "out"), "--params", str(tmp_path / "none.yaml")])
+        assert result.exit_code == 1, (args, result.output)
+        assert message in result.output and "error:" in result.output and "Traceback" not in result.output, args
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_leftovers_of_a_killed_run_are_removed(tmp_path):
+    from training.train import _remove_leftovers
+
+    for name in (".trainer-abc", ".checkpoint-def", ".checkpoint.old"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "model.safetensors").write_bytes(b"x")
+    (tmp_path / "checkpoint").mkdir()
+    _remove_leftovers(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint"]
+    # Killed between moving the old checkpoint aside and moving the new one in: the old one returns.
+    (tmp_path / "checkpoint").rename(tmp_path / ".checkpoint.old")
+    (tmp_path / ".checkpoint-new").mkdir()
+    _remove_leftovers(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint"]

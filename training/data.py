@@ -1,26 +1,27 @@
 """Training problems in, TRL prompt dataset out.
 
 Inputs: the curated shards (Hub layout: `<dir>/data/train-*.parquet`), any parquet file or shard
-directory of Problem rows (`data/validated/problems.parquet`), or our jsonl. Rows the Hub export
-flattened to JSON strings (tests, checker, ...) are parsed back. A problem that cannot be trained
-on (a row that fails `validate_problem`, e.g. without tests; a duplicate id; a functional problem
-when the answer language is not Python) is rejected with a reason, never dropped silently.
+directory of Problem rows (`data/validated/problems.parquet`), or our jsonl
+(`pipeline.rollout.inputs`). A problem that cannot be trained on (a row that fails
+`validate_problem`, e.g. without tests; a duplicate id; a functional problem when the answer
+language is not Python; over `max_problems`) is rejected with a reason, never dropped silently.
+
+The fallback input is used only when the input does not exist at all (before the first build);
+an input that exists but holds no rows is an error: it means the filter or the build kept nothing,
+and training on the unfiltered fallback instead would silently skip them.
 """
 
 from __future__ import annotations
 
-import json
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
+from pipeline.rollout.inputs import InputError, load_problems, row_count
+from pipeline.schema import Problem
 
-from pipeline.io import read_jsonl
-from pipeline.schema import Problem, validate_problem
-
-NESTED = ("tests", "checker", "reference_solutions", "tags")
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -32,92 +33,43 @@ class TrainingProblems:
 
 
 def resolve_input(path: str | Path, fallback: str | Path | None) -> Path:
-    """`path` when it holds at least one row, else `fallback` (which must)."""
-    for candidate in [path, fallback]:
-        if candidate is not None and _row_count(Path(candidate)) > 0:
-            return Path(candidate)
-    raise FileNotFoundError(f"no training problems: {path} is absent or empty"
-                            + (f", and so is the fallback {fallback}" if fallback else ""))
-
-
-def _parquet_files(path: Path) -> list[Path]:
-    if path.is_file():
-        return [path]
-    if not path.is_dir():
-        return []
-    hub = sorted((path / "data").glob("train-*.parquet"))
-    return hub or sorted(path.rglob("*.parquet"))
-
-
-def _row_count(path: Path) -> int:
-    if path.suffix == ".jsonl":
-        return sum(1 for _ in read_jsonl(path)) if path.is_file() else 0
-    return sum(pq.ParquetFile(f).metadata.num_rows for f in _parquet_files(path))
-
-
-def _rows(path: Path):
-    if path.suffix == ".jsonl":
-        for _n, rec, err in read_jsonl(path):
-            yield (rec if err is None else None), (err or "")
-        return
-    files = _parquet_files(path)
-    table = pa.concat_tables([pq.read_table(f) for f in files], promote_options="default")
-    for row in table.to_pylist():
-        yield row, ""
-
-
-def _normalise(row: dict[str, Any]) -> dict[str, Any]:
-    row = dict(row)
-    for key in NESTED:
-        if isinstance(row.get(key), str):
-            row[key] = json.loads(row[key]) if row[key].strip() else None
-    return row
+    """`path` when it exists (it must hold rows); else `fallback`, with a warning."""
+    path = Path(path)
+    if path.exists():
+        if row_count(path) == 0:
+            raise InputError(f"{path} holds no training problems (did the filter or build keep none?); "
+                             "not falling back to unfiltered problems")
+        return path
+    if fallback is not None and Path(fallback).exists():
+        if row_count(fallback) == 0:
+            raise InputError(f"no training problems: {path} does not exist and the fallback {fallback} is empty")
+        log.warning("%s does not exist: training on the fallback %s (run the build stage for the curated set)",
+                    path, fallback)
+        return Path(fallback)
+    raise InputError(f"no training problems: {path} does not exist"
+                     + (f", and neither does the fallback {fallback}" if fallback else ""))
 
 
 def load_training_problems(path: str | Path, *, language: str = "python", max_problems: int | None = None,
                            ) -> TrainingProblems:
     """Usable problems from `path` (in file order), with every skipped one in `rejects`."""
-    path = Path(path)
-    out = TrainingProblems(path=path, problems=[])
-    seen: set[str] = set()
-    for row, err in _rows(path):
-        out.read += 1
-        rid = row.get("id") if isinstance(row, dict) else None
-        if row is None:
-            out.rejects.append(_reject(None, f"unreadable row: {err}", None))
-            continue
-        try:
-            row = _normalise(row)
-            errors = validate_problem(row)
-            if errors:
-                out.rejects.append(_reject(rid, "invalid record: " + "; ".join(errors), row))
-                continue
-            problem = Problem.from_dict(row)
-        except (TypeError, ValueError, KeyError) as e:
-            out.rejects.append(_reject(rid, f"not a Problem row: {e}", row))
-            continue
-        reason = _unusable(problem, language, seen)
-        if reason:
-            out.rejects.append(_reject(problem.id, reason, row))
-            continue
-        if max_problems is not None and len(out.problems) >= max_problems:
+    loaded = load_problems(path, "training input")
+    out = TrainingProblems(path=loaded.path, problems=[], read=loaded.read)
+    out.rejects = [_reject(r.id, r.reason, r.record) for r in loaded.rejects]
+    for problem in loaded.problems:
+        if problem.style == "functional" and language != "python":
+            out.rejects.append(_reject(problem.id, f"functional problem cannot be answered in {language}", problem))
+        elif max_problems is not None and len(out.problems) >= max_problems:
             out.rejects.append(_reject(problem.id, f"over max_problems={max_problems}", None))
-            continue
-        seen.add(problem.id)
-        out.problems.append(problem)
+        else:
+            out.problems.append(problem)
     return out
 
 
-def _unusable(problem: Problem, language: str, seen: set[str]) -> str | None:
-    if problem.id in seen:
-        return "duplicate id"
-    if problem.style == "functional" and language != "python":
-        return f"functional problem cannot be answered in {language}"
-    return None
-
-
 def _reject(id: str | None, reason: str, record: Any) -> dict[str, Any]:
-    return {"id": id, "stage": "train", "reason": reason, "record": record}
+    from pipeline.io import reject_row
+
+    return reject_row(id, "train", reason, record)
 
 
 def prompt_dataset(problems: list[Problem], *, language: str = "python", thinking: bool = False,

@@ -7,6 +7,11 @@ as the training reward (`training.rewards.EvaluatorReward.score`: extraction, fi
 judging, a hard per-batch deadline). A sample whose judging failed on our side (`error`) counts
 as not correct, so errors can only lower a score; they are reported per model.
 
+Outputs (`output_dir`): `metrics.json`, `table.md`, `samples.jsonl` (one row per sample) and
+`rejects.jsonl`: every benchmark record not evaluated (unreadable, invalid, a duplicate id, outside
+the date window, over `max_problems`, not promptable) with its reason; in `metrics.json`,
+`benchmark.read = benchmark.problems + benchmark.rejected`.
+
 pass@k per problem is the unbiased estimator of Chen et al. (2021):
 `1 - C(n - c, k) / C(n, k)` for n samples with c correct; a group's value is the mean over its
 problems.
@@ -22,6 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.difficulty.passrate import pass_at_k as estimate_pass_at_k
+from pipeline.rollout.inputs import (
+    DUPLICATE,
+    InputError,
+    Reject,
+    check_model_path,
+    load_problems,
+    require_input,
+)
 from pipeline.schema import Problem
 
 log = logging.getLogger(__name__)
@@ -120,50 +133,65 @@ def benchmark_format(path: str | Path) -> str:
     return "problems"
 
 
-def load_benchmark(path: str | Path, fmt: str = "auto") -> tuple[list[Problem], dict[str, int]]:
-    """Benchmark problems, and counts of LiveCodeBench rows that could not be converted (by reason)."""
-    from pipeline.io import read_problems
-
+def load_benchmark(path: str | Path, fmt: str = "auto") -> tuple[list[Problem], list[Reject]]:
+    """Benchmark problems, and every record that could not be used (with the reason)."""
+    require_input(path, "benchmark")
     fmt = benchmark_format(path) if fmt == "auto" else fmt
     if fmt == "problems":
-        return read_problems(path), {}
+        loaded = load_problems(path, "benchmark")
+        return loaded.problems, loaded.rejects
     from pipeline.sources import livecodebench
     from pipeline.sources.base import SourceContext
 
-    problems, rejected = [], Counter()
+    problems, rejects = [], []
     for item in livecodebench.read(livecodebench.Options(path=str(path)), SourceContext(name="livecodebench")):
         if isinstance(item, Problem):
             problems.append(item)
         else:
-            rejected[f"unreadable LiveCodeBench row: {item.code}"] += 1
-    return problems, dict(rejected)
+            rejects.append(Reject(item.id, f"unreadable LiveCodeBench row ({item.code}): {item.detail}", item.record))
+    return problems, rejects
 
 
 def select_problems(problems: list[Problem], date_from: str | None, date_to: str | None,
-                    max_problems: int | None = None) -> tuple[list[Problem], dict[str, int]]:
-    """Problems inside the date window (and the cap), plus counts of every exclusion reason."""
+                    max_problems: int | None = None) -> tuple[list[Problem], list[Reject]]:
+    """Problems inside the date window (and the cap), plus every other one with its reason."""
     kept: list[Problem] = []
-    excluded: Counter[str] = Counter()
+    excluded: list[Reject] = []
+    seen: set[str] = set()
     for p in problems:
-        if date_from or date_to:
-            if not p.contest_date:
-                excluded["no contest_date (a date window is set)"] += 1
-                continue
-            day = _date(p.contest_date, f"problem {p.id}: contest_date")
-            if date_from and day < date_from:
-                excluded[f"before {date_from}"] += 1
-                continue
-            if date_to and day > date_to:
-                excluded[f"after {date_to}"] += 1
-                continue
-        if not p.tests:
-            excluded["no test cases"] += 1
+        reason = _exclusion(p, date_from, date_to, seen)
+        if reason is None and max_problems is not None and len(kept) >= max_problems:
+            reason = f"over max_problems={max_problems}"
+        if reason is not None:
+            excluded.append(Reject(p.id, reason, p))
             continue
-        if max_problems is not None and len(kept) >= max_problems:
-            excluded[f"over max_problems={max_problems}"] += 1
-            continue
+        seen.add(p.id)
         kept.append(p)
-    return kept, dict(excluded)
+    return kept, excluded
+
+
+def _exclusion(p: Problem, date_from: str | None, date_to: str | None, seen: set[str]) -> str | None:
+    if p.id in seen:
+        return DUPLICATE
+    if date_from or date_to:
+        if not p.contest_date:
+            return "no contest_date (a date window is set)"
+        try:
+            day = _date(p.contest_date, "contest_date")
+        except ValueError:
+            return f"bad contest_date {p.contest_date!r} (a date window is set)"
+        if date_from and day < date_from:
+            return f"before {date_from}"
+        if date_to and day > date_to:
+            return f"after {date_to}"
+    if not p.tests:
+        return "no test cases"
+    return None
+
+
+def excluded_counts(rejects: list[Reject]) -> dict[str, int]:
+    """Rejects counted by kind (the reason up to its first colon; the details are in rejects.jsonl)."""
+    return dict(sorted(Counter(r.reason.split(":")[0] for r in rejects).items()))
 
 
 @dataclass
@@ -198,14 +226,6 @@ def aggregate(scores: list[ProblemScore], ks: list[int]) -> dict[str, Any]:
         result[name] = {key: group(items) for key, items in sorted(groups.items())}
     result["samples"] = {s: statuses.get(s, 0) for s in ("pass", "fail", "no_code", "error")}
     return result
-
-
-def check_model_path(path: str) -> None:
-    """A path meant to be local (its first component exists here, or it is explicit) must exist."""
-    p = Path(path)
-    local = path.startswith((".", "/")) or (len(p.parts) > 1 and Path(p.parts[0]).exists())
-    if local and not p.exists():
-        raise FileNotFoundError(f"model {path} does not exist (run the stage that produces it first)")
 
 
 def generate_samples(path: str, problems: list[Problem], cfg: EvalModelConfig, backend_factory: Any = None):
@@ -320,15 +340,29 @@ def run_evaluation(cfg: EvalModelConfig, *, judge: Any = None, backend_factory: 
 
 def _run_evaluation(cfg: EvalModelConfig, judge: Any, backend_factory: Any) -> dict[str, Any]:
     from pipeline.io import write_json, write_jsonl, write_text_atomic
+    from pipeline.rollout.prompts import build_messages
     from training.rewards import EvaluatorReward
 
     for path in cfg.models.values():
         check_model_path(path)
-    loaded, unreadable = load_benchmark(cfg.benchmark, cfg.benchmark_format)
-    problems, excluded = select_problems(loaded, cfg.date_from, cfg.date_to, cfg.max_problems)
-    excluded.update(unreadable)
+    loaded, unusable = load_benchmark(cfg.benchmark, cfg.benchmark_format)
+    read = len(loaded) + len(unusable)
+    selected, outside = select_problems(loaded, cfg.date_from, cfg.date_to, cfg.max_problems)
+    rejects = unusable + outside
+    problems = []
+    for p in selected:
+        try:
+            build_messages(p, thinking=cfg.thinking, language=cfg.language, system_prompt=cfg.system_prompt)
+        except ValueError as e:
+            rejects.append(Reject(p.id, f"cannot prompt: {e}", p))
+            continue
+        problems.append(p)
+    out = Path(cfg.output_dir)
+    excluded = excluded_counts(rejects)
     if not problems:
-        raise ValueError(f"{cfg.benchmark}: no problems left to evaluate (excluded: {excluded})")
+        _write_rejects(out, rejects)
+        raise InputError(f"{cfg.benchmark}: no problems left to evaluate (excluded: {excluded}; "
+                         f"see {out / 'rejects.jsonl'})")
     log.info("evaluating %d models on %d problems (%s excluded)", len(cfg.models), len(problems), excluded)
     results: dict[str, dict[str, Any]] = {}
     sample_rows: list[dict[str, Any]] = []
@@ -340,15 +374,23 @@ def _run_evaluation(cfg: EvalModelConfig, judge: Any, backend_factory: Any) -> d
             results[name] = {"path": path, **aggregate(scores, cfg.pass_at)}
             sample_rows.extend(rows)
     metrics = {
-        "benchmark": {"path": cfg.benchmark, "problems": len(problems), "excluded": excluded,
-                      "date_from": cfg.date_from, "date_to": cfg.date_to},
+        "benchmark": {"path": cfg.benchmark, "read": read, "problems": len(problems), "rejected": len(rejects),
+                      "excluded": excluded, "date_from": cfg.date_from, "date_to": cfg.date_to},
         "settings": {"n_samples": cfg.n_samples, "pass_at": cfg.pass_at, "temperature": cfg.temperature,
                      "top_p": cfg.top_p, "max_tokens": cfg.max_tokens, "thinking": cfg.thinking,
                      "backend": cfg.backend, "seed": cfg.seed},
         "models": results,
     }
-    out = Path(cfg.output_dir)
+    _write_rejects(out, rejects)  # with the other outputs: a killed run leaves the previous set whole
     write_json(out / "metrics.json", metrics)
     write_text_atomic(out / "table.md", render_table(results, cfg.pass_at))
     write_jsonl(out / "samples.jsonl", sample_rows)
     return metrics
+
+
+def _write_rejects(out: Path, rejects: list[Reject]) -> None:
+    from pipeline.io import RejectsWriter
+
+    with RejectsWriter(out / "rejects.jsonl", "evaluate") as writer:
+        for r in rejects:
+            writer.add(r.id, r.reason, r.record)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.io import write_json, write_jsonl, write_text_atomic
+from pipeline.rollout.inputs import InputError, check_model_path
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +54,7 @@ class TrainConfig:
         "help": "Training problems: curated shards (Hub layout data/train-*.parquet), a Problem parquet file or "
                 "shard directory, or our jsonl."})
     fallback_input: str | None = field(default="data/validated/problems.parquet", metadata={
-        "help": "Used when `input` is absent or empty (until the build stage has run)."})
+        "help": "Used only when `input` does not exist (before the first build); an empty input is an error."})
     output_dir: str = field(default="data/train", metadata={"help": "Where metrics, curves and the checkpoint go."})
     preset: str = field(default="microcoder", metadata={"help": "Recipe: microcoder | dapo | grpo."})
     max_problems: int | None = field(default=None, metadata={"help": "Train on at most this many problems."})
@@ -119,15 +120,21 @@ def _run_training(cfg: TrainConfig, judge: Any) -> TrainResult:
     from training.trainer import MicroCoderGRPOTrainer
 
     out_dir = Path(cfg.output_dir)
+    source = resolve_input(cfg.input, cfg.fallback_input)
+    check_model_path(cfg.model, "train model")
     out_dir.mkdir(parents=True, exist_ok=True)
+    _remove_leftovers(out_dir)
     scratch = Path(tempfile.mkdtemp(prefix=".trainer-", dir=out_dir))
     try:
-        args = build_grpo_config(cfg, scratch)
-        source = resolve_input(cfg.input, cfg.fallback_input)
+        try:
+            args = build_grpo_config(cfg, scratch)
+        except (ValueError, TypeError) as e:  # an unknown preset or GRPO field, a bad value
+            raise InputError(f"params `train`: {e}") from e
         loaded = load_training_problems(source, language=args.reward_language, max_problems=cfg.max_problems)
-        write_jsonl(out_dir / "rejects.jsonl", loaded.rejects)
         if not loaded.problems:
-            raise ValueError(f"{source}: none of {loaded.read} problems can be trained on (see rejects.jsonl)")
+            write_jsonl(out_dir / "rejects.jsonl", loaded.rejects)
+            raise InputError(f"{source}: none of {loaded.read} problems can be trained on (see "
+                             f"{out_dir / 'rejects.jsonl'})")
         log.info("training on %d problems from %s (%d rejected)", len(loaded.problems), source, len(loaded.rejects))
         dataset = prompt_dataset(loaded.problems, language=args.reward_language, thinking=cfg.thinking,
                                  system_prompt=cfg.system_prompt, use_dataset_prompts=cfg.use_dataset_prompts)
@@ -150,11 +157,27 @@ def _run_training(cfg: TrainConfig, judge: Any) -> TrainResult:
         curves = trainer.generation_log
         metrics = summarise(cfg, trainer, loaded, source, reward)
         if trainer.accelerator.is_main_process:
+            # Written with the other outputs, so a killed run leaves the previous run's set whole.
+            write_jsonl(out_dir / "rejects.jsonl", loaded.rejects)
             write_json(out_dir / "metrics.json", metrics)
             write_text_atomic(out_dir / "curves.csv", curves_csv(curves))
         return TrainResult(metrics=metrics, curves=curves, checkpoint=checkpoint)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _remove_leftovers(out_dir: Path) -> None:
+    """Scratch and half-saved checkpoint folders of a run that was killed (a finished or failed run
+    removes its own). A run killed in the middle of the checkpoint swap left the previous
+    checkpoint as `.checkpoint.old`: it is put back, not deleted."""
+    checkpoint, retired = out_dir / "checkpoint", out_dir / ".checkpoint.old"
+    if retired.is_dir() and not checkpoint.exists():
+        log.warning("restoring %s from %s (a run was killed while replacing it)", checkpoint, retired)
+        retired.rename(checkpoint)
+    for leftover in [*out_dir.glob(".trainer-*"), *out_dir.glob(".checkpoint-*"), out_dir / ".checkpoint.old"]:
+        if leftover.is_dir():
+            log.warning("removing %s, left by an interrupted run", leftover)
+            shutil.rmtree(leftover, ignore_errors=True)
 
 
 def _save_checkpoint(trainer: Any, tokenizer: Any, path: Path) -> None:

@@ -1,8 +1,12 @@
 """The filter stage: pass rate per problem, the band, and the predict-calibrate-select path.
 
-Every input problem ends in `problems.parquet` (kept, with `selection_reason`) or in
-`rejects.jsonl` (with the reason); `report.json` holds the calibration fit and its error,
-`stats.json` the counts.
+Every input record ends in `problems.parquet` (kept, with `selection_reason`) or in
+`rejects.jsonl` (with the reason: out of the band, unmeasured, or an invalid / duplicate record);
+`report.json` holds the calibration fit and its error, `stats.json` the counts
+(`problems_in = kept + rejected`, `by_reason` sums to `problems_in`).
+
+The rollouts must be those of this input: a missing rollouts folder, or samples judged against
+other tests than the problems have now (the rollout stage was not rerun), is an error.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ from pipeline.difficulty.band import UNMEASURED, Band
 from pipeline.difficulty.calibrate import CalibrationError, fit_calibration
 from pipeline.difficulty.passrate import aggregate
 from pipeline.difficulty.predict import DIMENSIONS, PredictConfig, predict_difficulty
-from pipeline.io import RejectsWriter, read_problems, write_json, write_problems
+from pipeline.io import RejectsWriter, write_json, write_problems
+from pipeline.rollout.inputs import DUPLICATE, InputError, load_problems, require_input
 from pipeline.schema import Problem
 
 log = logging.getLogger(__name__)
@@ -68,9 +73,11 @@ def run_filter(cfg: FilterConfig, problems_path: str | Path, rollouts_dir: str |
     from pipeline.rollout.runner import read_rollouts
 
     out_dir = Path(out_dir)
-    problems = read_problems(problems_path)
+    loaded = load_problems(problems_path, "filter input")
+    problems = loaded.problems
     ids = {p.id for p in problems}
-    rollouts = read_rollouts(rollouts_dir)
+    rollouts = read_rollouts(require_input(rollouts_dir, "rollouts folder"), ["problem_id", "status", "judge_hash"])
+    _check_fresh(rollouts, problems, rollouts_dir)
     stats = aggregate(rollouts, cfg.pass_k)
     orphan = sorted(set(stats) - ids)
     if orphan:
@@ -82,6 +89,10 @@ def run_filter(cfg: FilterConfig, problems_path: str | Path, rollouts_dir: str |
     kept: list[Problem] = []
     reasons: Counter[str] = Counter()
     with RejectsWriter(out_dir / "rejects.jsonl", "filter") as rejects:
+        for r in loaded.rejects:
+            reason = "duplicate_id" if r.reason == DUPLICATE else "invalid_record"
+            reasons[reason] += 1
+            rejects.add(r.id, r.reason, r.record)
         for p in problems:
             s = stats.get(p.id)
             pred = predictions.get(p.id)
@@ -107,7 +118,8 @@ def run_filter(cfg: FilterConfig, problems_path: str | Path, rollouts_dir: str |
                 detail = f"calibrated predicted pass rate {cols['predicted_pass_rate']:.3f} (no rollouts)"
             else:
                 keep, reason = False, UNMEASURED
-                detail = "no judged rollouts and no calibrated prediction" + (
+                judged = "no rollouts" if s is None else f"all {s.n_system_errors} samples were system errors (SE)"
+                detail = f"{judged} and no calibrated prediction" + (
                     f" (prediction missing: {pred.error})" if pred and pred.error else "")
             cols["selection_reason"] = reason
             p.extra.update(cols)
@@ -123,7 +135,7 @@ def run_filter(cfg: FilterConfig, problems_path: str | Path, rollouts_dir: str |
     missing = [pid for pid, pr in predictions.items() if pr.scores is None]
     report = {
         "config": {k: v for k, v in asdict(cfg).items()},
-        "problems_in": len(problems),
+        "problems_in": loaded.read,
         "kept": len(kept),
         "rejected": n_rejected,
         "by_reason": dict(sorted(reasons.items())),
@@ -145,6 +157,20 @@ def run_filter(cfg: FilterConfig, problems_path: str | Path, rollouts_dir: str |
     stage_stats = {k: report[k] for k in ("problems_in", "kept", "rejected", "by_reason", "measured")}
     write_json(out_dir / "stats.json", stage_stats)
     return report
+
+
+def _check_fresh(rollouts: pa.Table, problems: list[Problem], rollouts_dir: str | Path) -> None:
+    """Samples judged against other tests, checker or limits than the problems have now mean the
+    rollout stage was not rerun after its input changed: their pass rates would be stale."""
+    from pipeline.rollout.runner import judge_hash
+
+    current = {p.id: judge_hash(p) for p in problems}
+    stale = sorted({pid for pid, h in zip(rollouts.column("problem_id").to_pylist(),
+                                          rollouts.column("judge_hash").to_pylist(), strict=True)
+                    if h is not None and pid in current and h != current[pid]})
+    if stale:
+        raise InputError(f"{rollouts_dir}: the samples of {len(stale)} problems (e.g. {stale[:3]}) were judged against "
+                         "other tests than these problems have: rerun `microcoder rollout` on this input first")
 
 
 def _calibrate(pcfg: PredictConfig, problems: list[Problem], stats, predictions):

@@ -2,9 +2,15 @@
 
 Output (`data/rollouts/`): `shards/part-NNNNN.parquet`, one row per sample (ROLLOUT_SCHEMA), each
 shard holding whole problems and written atomically, next to `shards/manifest.json` (the settings
-that shape the samples); `rejects.jsonl` (problems that cannot be prompted, with the reason);
-`stats.json`. `shards/` is the unit DVC keeps between runs (`persist: true`). A rerun with the same settings skips finished problems, so a killed run resumes
-where it stopped; changed settings start over (the old samples no longer match the params).
+that shape the samples); `rejects.jsonl` (input records that cannot be rolled out: invalid, a
+duplicate id, or not promptable, each with the reason); `stats.json`, where
+`problems_in = problems_rolled_out + problems_rejected`.
+
+`shards/` is the unit DVC keeps between runs (`persist: true`). A rerun skips finished problems, so
+a killed run resumes where it stopped. Every row carries the hash of the prompt it was sampled
+from and of the judging inputs (tests, checker, limits) it was judged against: a problem whose
+prompt changed (or changed generation settings) is sampled again; one whose tests changed (or a
+changed evaluator) keeps its samples and is judged again.
 """
 
 from __future__ import annotations
@@ -23,9 +29,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.io import RejectsWriter, atomic_path, read_problems, write_json
+from pipeline.io import RejectsWriter, atomic_path, write_json
 from pipeline.rollout.backends import BACKENDS, Sample, SamplingParams, get_backend
 from pipeline.rollout.extract import extract_code
+from pipeline.rollout.inputs import InputError, check_model_path, load_problems
 from pipeline.rollout.prompts import build_messages
 from pipeline.schema import Problem
 
@@ -42,10 +49,15 @@ ROLLOUT_SCHEMA = pa.schema([
     ("passed", pa.int32()),
     ("total", pa.int32()),
     ("reason", pa.string()),  # evaluator reason (first failure), null on AC / no_code
+    ("prompt_hash", pa.string()),  # the prompt the sample was generated from
+    ("judge_hash", pa.string()),  # the tests, checker and limits it was judged against
 ])
 NO_CODE = "no_code"
 SHARDS = "shards"
 SHARD_GLOB = "part-*.parquet"
+MANIFEST_FORMAT = 2  # shards carry prompt_hash / judge_hash
+JUDGE_FIELDS = ("style", "entry_point", "starter_code", "tests", "checker", "time_limit_s", "memory_limit_mb",
+                "tags", "meta")  # what the evaluator reads of a problem
 
 
 @dataclass
@@ -86,6 +98,16 @@ class RolloutConfig:
                 "judge": {"timeout_scale": self.timeout_scale, "evaluator": evaluator_digest()}}
 
 
+def prompt_hash(messages: list[dict[str, str]]) -> str:
+    return hashlib.sha256(json.dumps(messages, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+
+
+def judge_hash(problem: Problem) -> str:
+    row = problem.to_row()
+    fields = {k: row[k] for k in JUDGE_FIELDS}
+    return hashlib.sha256(json.dumps(fields, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()[:16]
+
+
 def evaluator_digest() -> str:
     """A hash of the evaluator's source files: changed judging code means stale statuses."""
     spec = importlib.util.find_spec("pipeline.evaluator")
@@ -112,43 +134,63 @@ def _changed(old: dict[str, Any] | None, new: dict[str, Any]) -> list[str]:
     return sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
 
 
-def prepare_resume(out_dir: Path, cfg: RolloutConfig, problem_ids: set[str]) -> tuple[set[str], bool]:
-    """Check the manifest, drop stale rows; return the ids of problems already complete, and
-    whether their stored verdicts must be judged again."""
-    manifest = out_dir / SHARDS / "manifest.json"
+def _discard(shards: list[Path], why: str) -> None:
+    if shards:
+        log.warning("%s: discarding %d existing shards", why, len(shards))
+    for p in shards:
+        p.unlink()
+
+
+def prepare_resume(out_dir: Path, cfg: RolloutConfig, wanted: dict[str, tuple[str, str]]) -> tuple[set[str], set[str]]:
+    """Check the manifest and the stored rows against `wanted` ({problem id: (prompt hash, judge
+    hash)}); drop every row that cannot be kept. Returns the ids of problems already complete,
+    and the subset of them whose stored verdicts must be judged again."""
+    shards_dir = out_dir / SHARDS
+    for leftover in [*shards_dir.glob(".part-*"), *shards_dir.glob(".manifest.json.*")]:
+        leftover.unlink()  # the temp file of a write that was killed
+    manifest = shards_dir / "manifest.json"
     shards = shard_paths(out_dir)
-    rejudge = False
-    if shards and manifest.exists():
-        old = json.loads(manifest.read_text()).get("fingerprint") or {}
-        new = cfg.fingerprint()
-        changed = _changed(old.get("generation"), new["generation"])
-        if changed:
-            log.warning("rollout settings changed (%s): discarding %d existing shards", ", ".join(changed), len(shards))
-            for p in shards:
-                p.unlink()
-            return set(), False
-        changed = _changed(old.get("judge"), new["judge"])
-        if changed:
-            log.warning("judging changed (%s): the stored samples will be judged again", ", ".join(changed))
-            rejudge = True
-    elif shards:
-        log.warning("%d shards without a manifest in %s: discarding them", len(shards), out_dir)
-        for p in shards:
-            p.unlink()
-        return set(), False
-    counts: dict[str, set[int]] = {}
+    if not shards:
+        return set(), set()
+    if not manifest.exists():
+        _discard(shards, f"{len(shards)} shards without a manifest in {out_dir}")
+        return set(), set()
+    stored = json.loads(manifest.read_text())
+    if stored.get("format") != MANIFEST_FORMAT:
+        _discard(shards, f"shards in an older format ({stored.get('format')})")
+        return set(), set()
+    old, new = stored.get("fingerprint") or {}, cfg.fingerprint()
+    changed = _changed(old.get("generation"), new["generation"])
+    if changed:
+        _discard(shards, f"rollout settings changed ({', '.join(changed)})")
+        return set(), set()
+    judge_changed = _changed(old.get("judge"), new["judge"])
+    if judge_changed:
+        log.warning("judging changed (%s): the stored samples will be judged again", ", ".join(judge_changed))
+
+    rows: dict[str, list[tuple[int, str, str]]] = {}
     shard_ids: dict[Path, list[str]] = {}
-    for p in shards:  # ids only: the completions stay on disk
-        t = pq.read_table(p, columns=["problem_id", "sample_index"])
+    for p in shards:  # ids and hashes only: the completions stay on disk
+        t = pq.read_table(p, columns=["problem_id", "sample_index", "prompt_hash", "judge_hash"])
         shard_ids[p] = t.column("problem_id").to_pylist()
-        for pid, idx in zip(shard_ids[p], t.column("sample_index").to_pylist(), strict=True):
-            counts.setdefault(pid, set()).add(idx)
-    done = {pid for pid, idx in counts.items() if pid in problem_ids and idx == set(range(cfg.k))}
-    for p, pids in shard_ids.items():  # rows of problems no longer in the input (or incomplete) must go
+        for pid, idx, ph, jh in zip(shard_ids[p], t.column("sample_index").to_pylist(),
+                                    t.column("prompt_hash").to_pylist(), t.column("judge_hash").to_pylist(), strict=True):
+            rows.setdefault(pid, []).append((idx, ph, jh))
+    done, rejudge = set(), set()
+    for pid, samples in rows.items():
+        if pid not in wanted or sorted(i for i, _, _ in samples) != list(range(cfg.k)):
+            continue
+        if any(ph != wanted[pid][0] for _, ph, _ in samples):
+            continue  # the prompt changed: sample again
+        done.add(pid)
+        if judge_changed or any(jh != wanted[pid][1] for _, _, jh in samples):
+            rejudge.add(pid)
+    for p, pids in shard_ids.items():  # rows of problems gone from the input, changed or incomplete
         keep = [pid in done for pid in pids]
         if all(keep):
             continue
-        log.warning("%s: dropping %d rows of problems not in the input or incomplete", p.name, keep.count(False))
+        log.warning("%s: dropping %d rows of problems not in the input, with a changed prompt, or incomplete",
+                    p.name, keep.count(False))
         kept = pq.read_table(p).filter(pa.array(keep))
         if kept.num_rows:
             with atomic_path(p, ".parquet") as tmp:
@@ -158,36 +200,48 @@ def prepare_resume(out_dir: Path, cfg: RolloutConfig, problem_ids: set[str]) -> 
     return done, rejudge
 
 
-def rejudge_shards(out_dir: Path, problems: dict[str, Problem], language: str, evaluator, progress: bool) -> int:
-    """Judge the stored completions again (same samples, new verdicts); returns the samples judged."""
+def rejudge_shards(out_dir: Path, problems: dict[str, Problem], ids: set[str], language: str, evaluator,
+                   progress: bool) -> int:
+    """Judge the stored completions of problems `ids` again (same samples, new verdicts); returns
+    the samples judged."""
     from tqdm.auto import tqdm
 
     n = 0
     for path in tqdm(shard_paths(out_dir), desc="rejudge", unit="shard", disable=not progress):
         rows = pq.read_table(path).to_pylist()
-        order = list(dict.fromkeys(r["problem_id"] for r in rows))
-        groups: dict[str, list[Sample]] = {pid: [] for pid in order}
+        order = [pid for pid in dict.fromkeys(r["problem_id"] for r in rows) if pid in ids]
+        if not order:
+            continue
+        groups: dict[str, list[dict[str, Any]]] = {pid: [] for pid in order}
         for r in sorted(rows, key=lambda r: r["sample_index"]):
-            groups[r["problem_id"]].append(Sample(r["completion"], r["tokens"], r["finish_reason"], r["truncated"]))
-        batch = [problems[pid] for pid in order]
-        write_shard(path, score_samples(batch, [groups[pid] for pid in order], language, evaluator))
-        n += len(rows)
+            if r["problem_id"] in groups:
+                groups[r["problem_id"]].append(r)
+        samples = [[Sample(r["completion"], r["tokens"], r["finish_reason"], r["truncated"]) for r in groups[pid]]
+                   for pid in order]
+        new = score_samples([problems[pid] for pid in order], samples, language, evaluator,
+                            [groups[pid][0]["prompt_hash"] for pid in order])
+        fresh = {(r["problem_id"], r["sample_index"]): r for r in new}
+        write_shard(path, [fresh.get((r["problem_id"], r["sample_index"]), r) for r in rows])
+        n += len(new)
     return n
 
 
 # --- scoring ----------------------------------------------------------------------------------
-def score_samples(problems: list[Problem], samples: list[list[Sample]], language: str, evaluator) -> list[dict[str, Any]]:
+def score_samples(problems: list[Problem], samples: list[list[Sample]], language: str, evaluator,
+                  prompt_hashes: list[str | None] | None = None) -> list[dict[str, Any]]:
     """One row per sample: extract code, judge it (first-failure), keep what ROLLOUT_SCHEMA holds."""
     rows: list[dict[str, Any]] = []
     subs: list[tuple[str, str, str]] = []  # (problem id, submission id, code)
     sub_rows: list[int] = []
-    for problem, group in zip(problems, samples, strict=True):
+    hashes = prompt_hashes if prompt_hashes is not None else [None] * len(problems)
+    for problem, group, ph in zip(problems, samples, hashes, strict=True):
+        jh = judge_hash(problem)
         for j, s in enumerate(group):
             code = extract_code(s.text, language)
             rows.append({
                 "problem_id": problem.id, "sample_index": j, "completion": s.text, "tokens": s.token_count,
                 "finish_reason": s.finish_reason, "truncated": s.truncated, "status": NO_CODE,
-                "passed": 0, "total": len(problem.tests), "reason": None,
+                "passed": 0, "total": len(problem.tests), "reason": None, "prompt_hash": ph, "judge_hash": jh,
             })
             if code is not None:
                 subs.append((problem.id, f"{problem.id}#{j}", code))
@@ -232,27 +286,29 @@ def run_rollout(cfg: RolloutConfig, problems_path: str | Path, out_dir: str | Pa
                 evaluator=None, progress: bool = True) -> dict[str, Any]:
     """Roll out every problem of `problems_path` into `out_dir`; returns (and writes) the stats."""
     out_dir = Path(out_dir)
+    loaded = load_problems(problems_path, "rollout input")
+    if backend is None and cfg.backend != "openai":
+        check_model_path(cfg.model, "rollout model")
     out_dir.mkdir(parents=True, exist_ok=True)
-    problems = read_problems(problems_path)
-    ids = [p.id for p in problems]
-    dupes = sorted(i for i, c in Counter(ids).items() if c > 1)
-    if dupes:
-        raise ValueError(f"{problems_path}: duplicate problem ids {dupes[:10]}")
-    done, rejudge = prepare_resume(out_dir, cfg, set(ids))
 
-    pending: list[tuple[Problem, list[dict[str, str]]]] = []
+    accepted: list[tuple[Problem, list[dict[str, str]]]] = []
     with RejectsWriter(out_dir / "rejects.jsonl", "rollout") as rejects:
-        for p in problems:
+        for r in loaded.rejects:
+            rejects.add(r.id, r.reason, r.record)
+        for p in loaded.problems:
             try:
                 messages = build_messages(p, thinking=cfg.thinking, language=cfg.language, system_prompt=cfg.system_prompt)
             except ValueError as e:
                 rejects.add(p.id, f"cannot prompt: {e}", p)
                 continue
-            if p.id not in done:
-                pending.append((p, messages))
+            accepted.append((p, messages))
         n_rejects = len(rejects)
     if n_rejects:
-        log.warning("%d problems cannot be prompted: see %s", n_rejects, out_dir / "rejects.jsonl")
+        log.warning("%d of %d input records cannot be rolled out: see %s", n_rejects, loaded.read,
+                    out_dir / "rejects.jsonl")
+    wanted = {p.id: (prompt_hash(m), judge_hash(p)) for p, m in accepted}
+    done, rejudge = prepare_resume(out_dir, cfg, wanted)
+    pending = [(p, m) for p, m in accepted if p.id not in done]
 
     gen_s = eval_s = 0.0
     generated_tokens = generated_samples = rejudged = 0
@@ -261,8 +317,9 @@ def run_rollout(cfg: RolloutConfig, problems_path: str | Path, out_dir: str | Pa
         evaluator = _LazyEvaluator(cfg.workers, cfg.timeout_scale)
     try:
         if rejudge:
-            rejudged = rejudge_shards(out_dir, {p.id: p for p in problems}, cfg.language, evaluator, progress)
-        write_json(out_dir / SHARDS / "manifest.json", {"fingerprint": cfg.fingerprint()})
+            rejudged = rejudge_shards(out_dir, {p.id: p for p, _ in accepted}, rejudge, cfg.language, evaluator,
+                                      progress)
+        write_json(out_dir / SHARDS / "manifest.json", {"format": MANIFEST_FORMAT, "fingerprint": cfg.fingerprint()})
         if pending:
             gen_s, eval_s, generated_samples, generated_tokens = _generate(
                 cfg, pending, len(done), out_dir, backend, evaluator, progress)
@@ -270,7 +327,8 @@ def run_rollout(cfg: RolloutConfig, problems_path: str | Path, out_dir: str | Pa
         if own_evaluator:
             evaluator.close()
 
-    stats = rollout_stats(out_dir, cfg, problems_in=len(ids), rejected=n_rejects)
+    stats = rollout_stats(out_dir, cfg, problems_in=loaded.read, rejected=n_rejects)
+    _check_accounting(stats, set(wanted), out_dir, cfg.k)
     stats["this_run"] = {
         "problems_resumed": len(done), "problems_generated": len(pending), "samples_generated": generated_samples,
         "samples_rejudged": rejudged, "tokens_generated": generated_tokens, "generate_s": round(gen_s, 3),
@@ -280,6 +338,19 @@ def run_rollout(cfg: RolloutConfig, problems_path: str | Path, out_dir: str | Pa
     }
     write_json(out_dir / "stats.json", stats)
     return stats
+
+
+def _check_accounting(stats: dict[str, Any], accepted: set[str], out_dir: Path, k: int) -> None:
+    """Every accepted problem has exactly k samples in the shards, nothing else is there."""
+    t = read_rollouts(out_dir, ["problem_id", "sample_index"])
+    keys = list(zip(t.column("problem_id").to_pylist(), t.column("sample_index").to_pylist(), strict=True))
+    ids = {pid for pid, _ in keys}
+    if ids != accepted or len(keys) != len(set(keys)) or len(keys) != k * len(accepted):
+        raise RuntimeError(f"rollout shards in {out_dir} do not account for the input: {len(ids - accepted)} unknown "
+                           f"and {len(accepted - ids)} missing problems, {len(keys) - len(set(keys))} duplicate rows")
+    if stats["problems_in"] != stats["problems_rolled_out"] + stats["problems_rejected"]:
+        raise RuntimeError(f"rollout stats do not add up: {stats['problems_in']} in != "
+                           f"{stats['problems_rolled_out']} rolled out + {stats['problems_rejected']} rejected")
 
 
 def _generate(cfg: RolloutConfig, pending, n_done: int, out_dir: Path, backend, evaluator, progress: bool):
@@ -295,9 +366,9 @@ def _generate(cfg: RolloutConfig, pending, n_done: int, out_dir: Path, backend, 
     gen_s = eval_s = 0.0
     generated_tokens = generated_samples = 0
 
-    def finish(batch: list[Problem], samples: list[list[Sample]], index: int) -> float:
+    def finish(batch: list[Problem], samples: list[list[Sample]], hashes: list[str], index: int) -> float:
         t0 = time.perf_counter()
-        rows = score_samples(batch, samples, cfg.language, evaluator)
+        rows = score_samples(batch, samples, cfg.language, evaluator, hashes)
         write_shard(out_dir / SHARDS / f"part-{index:05d}.parquet", rows)
         bar.update(len(batch))
         return time.perf_counter() - t0
@@ -318,7 +389,8 @@ def _generate(cfg: RolloutConfig, pending, n_done: int, out_dir: Path, backend, 
                 generated_tokens += sum(s.token_count for g in samples for s in g)
                 if previous is not None:
                     eval_s += previous.result()
-                previous = pool.submit(finish, [p for p, _ in chunk], samples, next_index)
+                previous = pool.submit(finish, [p for p, _ in chunk], samples, [prompt_hash(m) for _, m in chunk],
+                                       next_index)
                 next_index += 1
             if previous is not None:
                 eval_s += previous.result()
@@ -329,17 +401,27 @@ def _generate(cfg: RolloutConfig, pending, n_done: int, out_dir: Path, backend, 
     return gen_s, eval_s, generated_samples, generated_tokens
 
 
-def read_rollouts(out_dir: str | Path) -> pa.Table:
+def read_rollouts(out_dir: str | Path, columns: list[str] | None = None) -> pa.Table:
+    """Every sample row of `out_dir`'s shards, optionally only some `columns` (the completions are
+    the bulk); an InputError for shards of an older format."""
+    schema = ROLLOUT_SCHEMA if columns is None else pa.schema([ROLLOUT_SCHEMA.field(c) for c in columns])
     shards = shard_paths(Path(out_dir))
     if not shards:
-        return ROLLOUT_SCHEMA.empty_table()
-    return pa.concat_tables([pq.read_table(p, schema=ROLLOUT_SCHEMA) for p in shards])
+        return schema.empty_table()
+    tables = []
+    for p in shards:
+        names = pq.read_schema(p).names
+        missing = [n for n in ROLLOUT_SCHEMA.names if n not in names]
+        if missing:
+            raise InputError(f"{p}: rollout shard without columns {missing} (an older format): "
+                             "rerun `microcoder rollout` to update it")
+        tables.append(pq.read_table(p, columns=schema.names, schema=ROLLOUT_SCHEMA).cast(schema))
+    return pa.concat_tables(tables)
 
 
 def rollout_stats(out_dir: Path, cfg: RolloutConfig, *, problems_in: int, rejected: int) -> dict[str, Any]:
     """Counts over every shard in `out_dir` (this run's and resumed ones alike)."""
-    t = read_rollouts(out_dir)
-    rows = t.select(["problem_id", "status", "tokens", "truncated"]).to_pylist()
+    rows = read_rollouts(out_dir, ["problem_id", "status", "tokens", "truncated"]).to_pylist()
     status = Counter(r["status"] for r in rows)
     per_problem: dict[str, list[bool]] = {}
     for r in rows:

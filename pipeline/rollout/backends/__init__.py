@@ -48,8 +48,10 @@ class Backend(Protocol):
 
 
 def prompt_seed(seed: int, messages: list[dict[str, str]]) -> int:
-    """A per-prompt seed from the run seed and the prompt text: the samples of a problem do not
-    depend on which batch or shard it landed in (so a resumed run reproduces a fresh one)."""
+    """A per-prompt seed from the run seed and the prompt text. With per-request seeds (vLLM, the
+    OpenAI path) a problem's samples do not depend on its batch or shard. The `hf` backend seeds
+    each batch instead (and padding changes the numerics): its samples depend on the batch, and a
+    resumed rollout still reproduces a fresh one because shards are cut at the same places."""
     h = hashlib.sha256(str(seed).encode())
     for m in messages:
         h.update(b"\x00" + m["role"].encode() + b"\x00" + m["content"].encode())

@@ -1,4 +1,8 @@
-"""transformers `generate` backend: batched, left-padded, sampled, seeded. The CPU default."""
+"""transformers `generate` backend: batched, left-padded, sampled, seeded. The CPU default.
+
+Seeds are per batch (one `generate` call samples a whole batch), so a prompt's samples depend on
+the prompts batched with it; the same prompts in the same order give the same samples.
+"""
 
 from __future__ import annotations
 
