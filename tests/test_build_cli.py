@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
 from pipeline.io import read_jsonl, write_problems
@@ -15,9 +14,6 @@ SEED = Path(__file__).resolve().parents[1] / "data" / "seed" / "problems.jsonl"
 
 
 def test_stages_end_to_end(tmp_path, tiny_model_dir):
-    evaluator = pytest.importorskip("pipeline.evaluator")
-    if not hasattr(evaluator, "Evaluator"):
-        pytest.skip("pipeline.evaluator is not complete yet")
     from datasets import load_dataset
 
     from pipeline.cli import app

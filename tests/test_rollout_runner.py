@@ -125,7 +125,6 @@ class CodeBackend(CountingBackend):
 
 
 def test_changed_judging_rejudges_stored_samples_without_generating(tmp_path, monkeypatch):
-    pytest.importorskip("pipeline.evaluator")
     import pipeline.rollout.runner as runner
 
     path = tmp_path / "validated.parquet"
@@ -249,7 +248,6 @@ class ScriptedBackend:
 
 
 def test_samples_are_judged_by_the_evaluator(tmp_path):
-    pytest.importorskip("pipeline.evaluator")
     from pipeline.evaluator import Evaluator
 
     probs = [
@@ -283,7 +281,6 @@ def test_samples_are_judged_by_the_evaluator(tmp_path):
 
 
 def test_tiny_model_end_to_end(tmp_path, tiny_model_dir):
-    pytest.importorskip("pipeline.evaluator")
     path = tmp_path / "validated.parquet"
     write_problems(path, problems(2))
     cfg = config_from_params(RolloutConfig, {"model": str(tiny_model_dir), "k": 2, "max_tokens": 16})

@@ -112,7 +112,6 @@ def test_unknown_problem_and_missing_column():
 
 
 def test_real_evaluator_with_a_hung_sample():
-    pytest.importorskip("pipeline.evaluator")
     hang = "import time\nwhile True:\n    time.sleep(1)"
     # A time limit far beyond the batch deadline: only the deadline can stop the hung sample.
     slow = Problem(id="slow", source="t", statement="Echo.", style="stdio", tests=[TestCase("5\n", "5\n")],
