@@ -63,7 +63,7 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any] | 
             try:
                 rec = json.loads(line)
             except ValueError as e:
-                yield n, None, f"line {n}: invalid JSON ({e})"
+                yield n, None, f"line {n}: invalid JSON ({e}): {line.strip()[:300]!r}"
                 continue
             if not isinstance(rec, dict):
                 yield n, None, f"line {n}: expected a JSON object, got {type(rec).__name__}"

@@ -51,7 +51,7 @@ def test_read_jsonl_reports_bad_lines(tmp_path):
     path.write_text('{"a": 1}\n\nnot json\n[1]\n')
     got = list(io.read_jsonl(path))
     assert got[0] == (1, {"a": 1}, None)
-    assert got[1][2].startswith("line 3: invalid JSON")
+    assert got[1][2].startswith("line 3: invalid JSON") and got[1][2].endswith("'not json'")  # the text is kept
     assert got[2][2] == "line 4: expected a JSON object, got list"
 
 
