@@ -365,6 +365,20 @@ def test_fallback_sandboxes_judge_too(kind):
     assert got[0].meta["sandbox"] == kind
 
 
+def test_every_worker_box_starts_with_the_pool():
+    """The workers' judges start together in the constructor, each its own sandbox, and stay up
+    (bwrap dies with the *thread* that spawned it: they must not come from a short-lived one)."""
+    with Evaluator(workers=3, config=FAST) as e:
+        boxes = [w.boxes["run"] for w in e._all]
+        assert all(b.alive and b.info.get("ok") for b in boxes)
+        assert len({b.proc.pid for b in boxes}) == 3
+        code = "a,b=map(int,input().split())\nprint(a+b)"
+        got = e.evaluate_batch([SUM, ADD], [sub("sum", code, sid=f"s{i}") for i in range(4)]
+                               + [sub("add", "def add(a, b):\n    return a + b\n", sid="f")])
+        assert all(b.alive for b in boxes)  # the same judges served the batch
+    assert [v.status for v in got] == ["AC"] * 5
+
+
 # --- CLI -------------------------------------------------------------------------------------------------------------
 def test_cli_writes_one_verdict_line_per_submission(tmp_path):
     import json

@@ -52,6 +52,7 @@ class Box:
         self._buf = bytearray()
         self._lock = threading.Lock()
         self._killed = False
+        self._starting = False  # launched, init reply not read yet
 
     # paths -----------------------------------------------------------------------------------
     def inside(self, host: str | os.PathLike) -> str:
@@ -92,6 +93,13 @@ class Box:
         return self.proc is not None and self.proc.poll() is None
 
     def start(self) -> None:
+        self.launch()
+        self.await_start()
+
+    def launch(self) -> None:
+        """Spawn the judge process and send its init request without waiting for the reply
+        (`await_start`, or the next `ensure`): several boxes can start at once. bwrap's
+        --die-with-parent follows the spawning *thread*: it must outlive the box."""
         with self._lock:
             if self._killed:
                 raise BoxKilled(f"box {self.name} was killed")
@@ -101,14 +109,26 @@ class Box:
                 self.proc = subprocess.Popen(
                     cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
                     cwd=self.workdir, start_new_session=True, close_fds=True, bufsize=0)
-        reply = self.request(init, START_TIMEOUT_S)
+        self._starting = True
+        try:
+            self.send(init)
+        except BaseException:
+            self._starting = False
+            raise
+
+    def await_start(self) -> None:
+        """The init reply of a launched box; BoxError (the box killed) when it did not start."""
+        self._starting = False
+        reply = self._receive(START_TIMEOUT_S)
         if not reply.header.get("ok"):
             self.kill()
             raise BoxError(f"box {self.name} did not start: {reply.header}")
         self.info = reply.header
 
     def ensure(self) -> Box:
-        if not self.alive:
+        if self._starting:
+            self.await_start()
+        elif not self.alive:
             self.close()
             self.start()
         return self
@@ -142,6 +162,9 @@ class Box:
 
     def _exchange(self, req: dict[str, Any], timeout: float) -> Reply:
         self.send(req)
+        return self._receive(timeout)
+
+    def _receive(self, timeout: float) -> Reply:
         deadline = time.monotonic() + timeout
         line = self._read_until(lambda: self._buf.find(b"\n"), deadline, header=True)
         try:
@@ -223,6 +246,7 @@ class Box:
         self._killed = False
 
     def close(self) -> None:
+        self._starting = False
         proc, self.proc = self.proc, None
         if proc is None:
             return

@@ -29,6 +29,9 @@ from harness_types import NODE_TYPES, annotation_shape, build_argument, empty_no
 
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 HARNESS_FAIL_EXIT = 126
+# Compiled here, in the judge process: every forked child inherits it (instead of compiling it
+# again through re's cache, which starts empty in each child).
+ENTRY_METHOD = re.compile(r"(\w+)\s*(?:\(\s*\))?\s*\.\s*(\w+)")
 LEETCODE_PRELUDE = '''
 from typing import *
 from collections import *
@@ -260,7 +263,7 @@ def resolve_entry(ns, entry):
          wins, as in Python.
     """
     entry = entry.strip()
-    m = re.fullmatch(r"(\w+)\s*(?:\(\s*\))?\s*\.\s*(\w+)", entry)
+    m = ENTRY_METHOD.fullmatch(entry)
     if m:
         cls, meth = ns.get(m.group(1)), m.group(2)
         if isinstance(cls, type) and hasattr(cls, meth):

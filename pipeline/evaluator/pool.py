@@ -115,7 +115,7 @@ class Evaluator:
             shutil.rmtree(self.root, ignore_errors=True)
             raise
         self._free: queue.SimpleQueue[Worker] = queue.SimpleQueue()
-        self._all = [first] + [self._worker(i) for i in range(1, self.workers)]
+        self._all = [first] + (self._prestarted or [self._worker(i) for i in range(1, self.workers)])
         for w in self._all:
             self._free.put(w)
         self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="microcoder-eval")
@@ -129,22 +129,55 @@ class Evaluator:
         return Worker(slot, self.root, self.inputs, self.cfg, kind or self.kind,
                       self._drop if drop is None else drop)
 
+    def _prestart(self, kind: str, drop: bool) -> list[Worker]:
+        """Workers 1..n-1 with their run boxes launched (from this thread, see Box.launch) to start
+        alongside worker 0's: start-up is mostly waiting for bwrap and the interpreter."""
+        others = [Worker(i, self.root, self.inputs, self.cfg, kind, drop) for i in range(1, self.workers)]
+        for w in others:
+            try:
+                w.launch("run")
+            except Exception as e:  # noqa: BLE001 - retried (and reported) when the worker is used
+                log.debug("worker %d: run box did not launch ahead of use: %s", w.slot, e)
+                w.close()
+        return others
+
+    @staticmethod
+    def _await_started(others: list[Worker]) -> None:
+        """Wait for the launched boxes; one that failed is closed and retried on first use, as a
+        box that died would be."""
+        for w in others:
+            try:
+                w.box("run")
+            except Exception as e:  # noqa: BLE001 - as above
+                log.debug("worker %d: run box did not start ahead of use: %s", w.slot, e)
+                w.close()
+
     def _select_sandbox(self, requested: str) -> tuple[str, dict[str, Any], Worker]:
         """Start worker 0's run box with the best sandbox that works here (bwrap > unshare > none
-        for 'auto'); every fallback is warned about once and recorded in Verdict.meta."""
+        for 'auto'); every fallback is warned about once and recorded in Verdict.meta. The other
+        workers' run boxes start at the same time with the first choice (kept when it works)."""
         kind, warning = sb.resolve_kind(requested)
         fallbacks = ("bwrap", "unshare", "none")
         order = [kind]
         if requested == "auto":
             order += [k for k in fallbacks[fallbacks.index(kind) + 1:] if sb.available(k)]
         notes = [warning] if warning else []
+        self._prestarted: list[Worker] = []
+        first_try = True
         for k in order:
             for drop in ((True, False) if sb.is_root() and k != "none" else (False,)):
                 worker = Worker(0, self.root, self.inputs, self.cfg, k, drop)
+                others = self._prestart(k, drop) if first_try else []
+                first_try = False
                 try:
                     worker.box("run")
-                except BoxError as e:
+                    self._await_started(others)
+                except BaseException as e:
                     worker.close()
+                    for w in others:
+                        w.close()
+                    if not isinstance(e, BoxError):
+                        raise
                     notes.append(f"sandbox {k}{' (unprivileged uid)' if drop else ''} failed to start: "
                                  f"{str(e)[:300]}")
                     continue
@@ -156,6 +189,7 @@ class Evaluator:
                     notes.append(f"sandbox {k}: cannot run as an unprivileged uid here, so code runs as root "
                                  "(RLIMIT_NPROC does not hold; only the namespaces contain processes)")
                 self._drop = drop
+                self._prestarted = others
                 meta: dict[str, Any] = {"sandbox": k}
                 if notes:
                     meta["sandbox_warning"] = " | ".join(notes)

@@ -118,6 +118,16 @@ class Worker:
                           nproc=self.cfg.nproc, drop_uid=uid, syscall_filter=self.cfg.syscall_filter)
 
     def box(self, name: str) -> Box:
+        return self._box(name).ensure()
+
+    def launch(self, name: str) -> None:
+        """Start the box without waiting for it to be ready (the next `box(name)` waits)."""
+        box = self._box(name)
+        if not box.alive:
+            box.close()
+            box.launch()
+
+    def _box(self, name: str) -> Box:
         box = self.boxes.get(name)
         if box is None:
             spec = self._spec(name)
@@ -129,7 +139,7 @@ class Worker:
             if name == "build" and spec.drop_uid is not None:
                 os.chown(self.build, spec.drop_uid, spec.drop_uid)
             box = self.boxes[name] = Box(spec, binds, self.dir, name)
-        return box.ensure()
+        return box
 
     def kill(self) -> None:
         """Kill every box now (batch deadline); callable from another thread."""
