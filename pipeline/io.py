@@ -106,7 +106,7 @@ def write_problems(path: str | os.PathLike, problems: Iterable[Problem], extra_s
     return len(problems)
 
 
-def _shards(folder: Path) -> list[Path]:
+def shard_files(folder: Path) -> list[Path]:
     """Parquet shards under `folder`, skipping hidden paths (temp files of an interrupted write)."""
     return sorted(f for f in folder.rglob("*.parquet")
                   if not any(part.startswith(".") for part in f.relative_to(folder).parts))
@@ -116,7 +116,7 @@ def read_table(path: str | os.PathLike) -> pa.Table:
     """A parquet file, or a directory of parquet shards read as one table."""
     path = Path(path)
     if path.is_dir():
-        files = _shards(path)
+        files = shard_files(path)
         if not files:
             return PROBLEM_SCHEMA.empty_table()
         return pa.concat_tables([pq.read_table(f) for f in files], promote_options="default")
@@ -139,7 +139,7 @@ def read_problems(path: str | os.PathLike) -> list[Problem]:
 def iter_problem_batches(path: str | os.PathLike, batch_size: int = 256) -> Iterator[list[Problem]]:
     """Stream problems from parquet in batches (bounded memory for large shards)."""
     path = Path(path)
-    files = _shards(path) if path.is_dir() else [path]
+    files = shard_files(path) if path.is_dir() else [path]
     for f in files:
         for batch in pq.ParquetFile(f).iter_batches(batch_size=batch_size):
             yield [Problem.from_dict(r) for r in batch.to_pylist()]

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.io import read_jsonl
+from pipeline.io import read_jsonl, shard_files
 from pipeline.schema import Problem, validate_problem
 
 NESTED = ("tests", "checker", "reference_solutions", "tags")
@@ -51,8 +51,7 @@ def parquet_files(path: str | Path) -> list[Path]:
     hub = sorted((path / "data").glob("train-*.parquet"))
     if hub:
         return hub
-    return sorted(f for f in path.rglob("*.parquet")
-                  if not any(part.startswith(".") for part in f.relative_to(path).parts))
+    return shard_files(path)
 
 
 def iter_records(path: str | Path) -> Iterator[tuple[dict[str, Any] | None, str | None]]:
