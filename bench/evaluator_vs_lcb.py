@@ -331,8 +331,9 @@ def startup_bench(workers: int, runs: int) -> dict[str, float]:
     for p in work.iterdir():
         os.chmod(p, 0o644)
     spec = sb.BoxSpec(kind="bwrap", drop_uid=sb.drop_uid_for("bwrap", 99))
-    fresh = (sb.bwrap_args(spec, [sb.Bind(work, "/job")]) + sb.drop_args(spec) + sb.limit_args(spec)
-             + [sys.executable, "-s", "-P", "/job/code.py"])
+    job = sb.inside_path("job")
+    fresh = (sb.bwrap_args(spec, [sb.Bind(work, job)]) + sb.drop_args(spec) + sb.limit_args(spec)
+             + [sys.executable, "-s", "-P", f"{job}/code.py"])
     for label, cmd in (("fresh bwrap + python per test", fresh),
                        ("fresh python per test, no sandbox", [sys.executable, "-s", "-P", str(work / "code.py")])):
         t0 = time.monotonic()

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
-from pipeline.evaluator.sandbox import UID_BASE
+from pipeline.evaluator.sandbox import UID_BASE, inside_path
 from pipeline.schema import Problem, TestCase
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
@@ -120,11 +120,12 @@ def test_parent_secrets_are_invisible(ev):
 
 
 def test_writes_outside_the_workdir_fail(ev, tmp_path):
+    job, inputs = inside_path("job"), inside_path("inputs")
     target = tmp_path / "escaped.txt"
     v = run(ev, f"""
         import os
         wrote = []
-        for path in [{str(target)!r}, "/etc/escaped", "/usr/escaped", "/job/escaped", "/inputs/escaped",
+        for path in [{str(target)!r}, "/etc/escaped", "/usr/escaped", {job + "/escaped"!r}, {inputs + "/escaped"!r},
                      "/judge/escaped", {os.getcwd() + "/escaped"!r}, "/escaped"]:
             try:
                 with open(path, "w") as f:

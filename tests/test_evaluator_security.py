@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -151,6 +152,22 @@ CPU_IN_CHILDREN = """
 """
 
 
+def test_bind_targets_never_hide_the_interpreter(monkeypatch):
+    """A checkout at /check/work/main had its venv hidden by the check box's bind at /check (every
+    checker run was an SE). Bind targets now live under a root clear of the interpreter's paths."""
+    sb.mount_root.cache_clear()
+    monkeypatch.setattr(sb, "interpreter_paths", lambda: ["/box/work/main/.venv", "/box1", "/usr"])
+    try:
+        assert sb.mount_root() == "/box2" and sb.inside_path("check") == "/box2/check"
+        spec = sb.BoxSpec(kind="bwrap")
+        with pytest.raises(sb.SandboxUnavailable, match="would hide the interpreter at /box/work/main/.venv"):
+            sb.bwrap_args(spec, [sb.Bind(Path("/tmp"), "/box")])
+        args = sb.bwrap_args(spec, [sb.Bind(Path("/tmp"), sb.inside_path("check"))])
+        assert args[args.index("/box2/check") - 2] == "--ro-bind"
+    finally:
+        sb.mount_root.cache_clear()
+
+
 @needs_bwrap
 def test_cpu_time_of_children_never_waited_for_counts(ev):
     stdio = CPU_IN_CHILDREN + """
@@ -173,7 +190,7 @@ def test_cpu_time_of_children_never_waited_for_counts(ev):
 def test_a_previous_submissions_binary_is_gone(solo):
     cpp = "#include <cstdio>\nint main(){long long x;scanf(\"%lld\",&x);printf(\"%lld\\n\",x+1);}\n"
     assert judge(solo, ECHO, sub(ECHO, cpp, "cpp", "cpp")).status == "AC"
-    copier = judge(solo, ECHO, sub(ECHO, "import os\nos.execv('/job/prog', ['prog'])\n", sid="copier"))
+    copier = judge(solo, ECHO, sub(ECHO, f"import os\nos.execv('{sb.inside_path('job')}/prog', ['prog'])\n", sid="copier"))
     assert copier.status == "RE" and "FileNotFoundError" in copier.tests[0].diff, copier
 
 

@@ -23,6 +23,7 @@ only through file permissions). none: rlimits and process groups only; for tests
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import os
@@ -98,6 +99,28 @@ def _under(path: str, roots: list[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
+def _overlaps(a: str, b: str) -> bool:
+    return _under(a, [b]) or _under(b, [a])
+
+
+@functools.cache
+def mount_root() -> str:
+    """The folder under which a bwrap box sees its binds (`<root>/job`, `<root>/inputs`, ...):
+    a top-level name that no interpreter path lies under, or a bind would hide the interpreter
+    (a checkout at /check/work/... once lost its venv under a bind at /check)."""
+    taken = [*interpreter_paths(), *SYSTEM_DIRS, "/tmp", "/dev", "/proc"]
+    for i in itertools.count():
+        root = "/box" if i == 0 else f"/box{i}"
+        if not any(_overlaps(root, p) for p in taken):
+            return root
+    raise AssertionError("unreachable")
+
+
+def inside_path(name: str) -> str:
+    """Where the bind called `name` (job, inputs, check, build) appears inside a bwrap box."""
+    return f"{mount_root()}/{name}"
+
+
 def bwrap_args(spec: BoxSpec, binds: list[Bind]) -> list[str]:
     args = ["bwrap"]
     visible: list[str] = []
@@ -128,6 +151,10 @@ def bwrap_args(spec: BoxSpec, binds: list[Bind]) -> list[str]:
             args += ["--ro-bind", p, p]
             visible.append(p)
     for b in binds:
+        hidden = [p for p in interpreter_paths() if _overlaps(b.inside, p)]
+        if hidden:
+            raise SandboxUnavailable(f"bind target {b.inside} would hide the interpreter at {hidden[0]} "
+                                     "inside the sandbox; use sandbox.inside_path() for bind targets")
         parents(b.inside)
         args += ["--bind" if b.writable else "--ro-bind", str(b.host), b.inside]
     args += ["--remount-ro", "/", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",

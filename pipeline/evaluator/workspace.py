@@ -132,9 +132,10 @@ class Worker:
         if box is None:
             spec = self._spec(name)
             binds = {
-                "run": [sb.Bind(self.inputs.root, "/inputs"), sb.Bind(self.job, "/job")],
-                "check": [sb.Bind(self.inputs.root, "/inputs"), sb.Bind(self.check, "/check")],
-                "build": [sb.Bind(self.build, "/build", writable=True)],
+                "run": [sb.Bind(self.inputs.root, sb.inside_path("inputs")), sb.Bind(self.job, sb.inside_path("job"))],
+                "check": [sb.Bind(self.inputs.root, sb.inside_path("inputs")),
+                          sb.Bind(self.check, sb.inside_path("check"))],
+                "build": [sb.Bind(self.build, sb.inside_path("build"), writable=True)],
             }[name]
             if name == "build" and spec.drop_uid is not None:
                 os.chown(self.build, spec.drop_uid, spec.drop_uid)
