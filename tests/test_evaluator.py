@@ -8,6 +8,7 @@ import textwrap
 import pytest
 
 from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission, evaluate, evaluate_batch
+from pipeline.evaluator.sandbox import resolve_kind
 from pipeline.schema import Checker, Problem, TestCase
 
 FAST = EvaluatorConfig(wall_factor=1.5, wall_slack_s=0.5)
@@ -329,7 +330,7 @@ def test_batch_keeps_order_and_stream_yields_all(ev):
     assert [v.status for v in got] == ["WA", "AC"] * 3
     streamed = list(ev.evaluate([SUM], iter(subs), progress=False))
     assert sorted(v.submission_id for v in streamed) == sorted(s.submission_id for s in subs)
-    assert all(v.meta["sandbox"] == "bwrap" for v in streamed)
+    assert all(v.meta["sandbox"] == resolve_kind("auto")[0] for v in streamed)
 
 
 def test_batch_deadline_kills_and_pool_recovers(ev):

@@ -167,10 +167,12 @@ class Evaluator:
         for k in order:
             for drop in ((True, False) if sb.is_root() and k != "none" else (False,)):
                 worker = Worker(0, self.root, self.inputs, self.cfg, k, drop)
-                others = self._prestart(k, drop) if first_try else []
-                first_try = False
+                first_attempt, first_try = first_try, False
+                others = self._prestart(k, drop) if first_attempt else []
                 try:
                     worker.box("run")
+                    if not first_attempt:  # a fallback that works: start the others with it too
+                        others = self._prestart(k, drop)
                     self._await_started(others)
                 except BaseException as e:
                     worker.close()
