@@ -21,6 +21,7 @@ from pipeline.schema import Problem, validate_problem
 from pipeline.sources import COMMON_KEYS, FORMATS, LIVE_KINDS, build_options, read_source
 from pipeline.sources.base import Reject, SourceContext, SourceError, jsonable
 from pipeline.sources.http import HttpClient, HttpConfig
+from pipeline.sources.judging import accepts_any_answer, has_checker_program
 from pipeline.sources.normalize import finalize, parse_since
 
 STAGE = "scrape"
@@ -99,6 +100,8 @@ class Collector:
             problem = finalize(problem)
         except ValueError as e:
             return Reject("invalid_problem", str(e), problem.to_dict(), problem.id)
+        if accepts_any_answer(problem.statement) and not has_checker_program(problem):
+            problem.meta["multiple_answers"] = True
         errors = validate_problem(problem)
         if errors:
             return Reject("invalid_problem", "; ".join(errors), problem.to_dict(), problem.id)

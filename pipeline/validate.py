@@ -25,6 +25,7 @@ from typing import Any
 from tqdm import tqdm
 
 from pipeline.schema import Problem, TestCase
+from pipeline.sources.judging import needs_checker_program
 
 STAGE = "validate"
 _OUTPUT_KEEP = 400  # characters of actual / expected output kept in the report
@@ -38,6 +39,9 @@ class ValidateConfig:
     max_total_bytes: int = field(default=8_000_000, metadata={"help": "Drop the largest private tests until a problem's tests fit."})
     min_tests: int = field(default=5, metadata={"help": "Reject a problem left with fewer valid tests."})
     unverified: str = field(default="keep", metadata={"help": "Problems without references: keep (marked unverified) or reject."})
+    multiple_answers: str = field(default="reject", metadata={
+        "help": "Problems whose statement accepts any of several answers but that have no checker program: "
+                "reject (their fixed expected outputs mark other correct answers wrong) or keep."})
     slow_fraction: float = field(default=0.5, metadata={"help": "Flag a test whose slowest reference run exceeds this fraction of the time limit."})
     check_determinism: bool = field(default=False, metadata={"help": "Run references twice; drop tests whose outputs differ."})
     workers: int | None = field(default=None, metadata={"help": "Evaluator worker processes (default: all cores)."})
@@ -49,6 +53,8 @@ class ValidateConfig:
             raise ValueError(f"policy must be 'all' or 'majority', got {self.policy!r}")
         if self.unverified not in ("keep", "reject"):
             raise ValueError(f"unverified must be 'keep' or 'reject', got {self.unverified!r}")
+        if self.multiple_answers not in ("keep", "reject"):
+            raise ValueError(f"multiple_answers must be 'keep' or 'reject', got {self.multiple_answers!r}")
         if self.max_tests < 1 or self.min_tests < 0:
             raise ValueError("max_tests must be >= 1 and min_tests >= 0")
 
@@ -231,6 +237,8 @@ class ValidateResult:
 def validate_problems(problems: list[Problem], cfg: ValidateConfig, *, progress: bool = True) -> ValidateResult:
     interactive = [p for p in problems if is_interactive(p)]
     problems = [p for p in problems if not is_interactive(p)]
+    any_answer = [p for p in problems if cfg.multiple_answers == "reject" and needs_checker_program(p)]
+    problems = [p for p in problems if not (cfg.multiple_answers == "reject" and needs_checker_program(p))]
     cache = ResultCache(cfg.cache_path)
     try:
         results, ref_status = _run_references(problems, cfg, cache, progress)
@@ -318,14 +326,20 @@ def validate_problems(problems: list[Problem], cfg: ValidateConfig, *, progress:
         reasons["interactive problem"] += 1
         totals["tests_in"] += len(p.tests)
         totals["tests_interactive"] += len(p.tests)
+    for p in any_answer:
+        rejects.append((p, "the statement accepts any of several answers and no checker program judges them: "
+                           "fixed expected outputs would mark other correct answers wrong (multiple_answers: reject)"))
+        reasons["multiple answers without a checker program"] += 1
+        totals["tests_in"] += len(p.tests)
+        totals["tests_multiple_answers"] += len(p.tests)
     stats = {
-        "problems_in": len(problems) + len(interactive),
+        "problems_in": len(problems) + len(interactive) + len(any_answer),
         "problems_kept": len(kept),
         "problems_rejected": len(rejects),
         "problems_unverified_kept": sum(1 for p in kept if p.extra["validation"]["status"] == "unverified"),
         "rejected_by_reason": dict(reasons),
         # Over all problems: tests_in = valid + broken + ambiguous + nondeterministic + unverified
-        # (+ interactive: tests of interactive problems, rejected unrun),
+        # (+ interactive / multiple_answers: tests of problems rejected unrun),
         # and valid + unverified = kept + oversize + capped. output_tests: tests in kept problems.
         "tests": {k: v for k, v in sorted(totals.items()) if k.startswith("tests_")},
         "output_tests": totals["output_tests"],

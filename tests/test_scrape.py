@@ -170,3 +170,15 @@ def test_proposed_params_section_loads_and_runs_the_defaults(tmp_path, monkeypat
     defaults = ScrapeConfig()
     assert [s["name"] for s in defaults.sources] == ["seed", "humaneval"]
     assert (cfg.http_cache_dir, cfg.min_interval_s) == (defaults.http_cache_dir, defaults.min_interval_s)
+
+
+def test_statements_accepting_any_answer_are_marked(tmp_path):
+    line = json.loads((FIX / "seed.jsonl").read_text().splitlines()[0])
+    any_pair = line | {"id": "x/any", "statement": line["statement"] + "\n\nIf there are multiple answers, print any of them."}
+    checked = any_pair | {"id": "x/checked", "checker": {"kind": "program", "language": "python", "protocol": "testlib",
+                                                         "program": "import sys\nsys.exit(0)\n"}}
+    src = tmp_path / "x.jsonl"
+    src.write_text("\n".join(json.dumps(r) for r in (line, any_pair, checked)) + "\n")
+    run_scrape(ScrapeConfig(progress=False, sources=[{"name": "x", "kind": "jsonl", "path": str(src)}]), tmp_path / "raw")
+    marked = {p.id: p.meta.get("multiple_answers") for p in read_problems(tmp_path / "raw" / "problems.parquet")}
+    assert marked == {line["id"]: None, "x/any": True, "x/checked": None}

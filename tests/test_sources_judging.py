@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.sources.judging import answers_any_case, returns_any_order, says_interactive, stdio_checker
+from pipeline.sources.judging import (
+    accepts_any_answer,
+    answers_any_case,
+    needs_checker_program,
+    returns_any_order,
+    says_interactive,
+    stdio_checker,
+)
 
 
 @pytest.mark.parametrize("text", [
@@ -69,3 +76,45 @@ def test_not_any_order(text):
 ])
 def test_interactive_statements(text, interactive):
     assert says_interactive(text) is interactive
+
+
+# Sentences as Codeforces, AtCoder and LeetCode statements phrase them.
+@pytest.mark.parametrize("text", [
+    "If there are multiple answers, print any of them.",
+    "If there are several possible answers, you may print any of them.",
+    "If multiple answers exist, output any.",
+    "If there exist multiple such permutations, you can pick any of them.",
+    "If there are several correct answers, you may choose any of them.",
+    "In case the answer is not unique, return any valid array.",
+    "Given an integer n, return any valid n-bit gray code sequence.",
+    "For each test case, output any string of length $n$ that satisfies the above conditions.",
+    "If there are multiple ways for Bob to earn the maximum total points, return any one of them.",
+    "Any correct answer will be accepted.",
+])
+def test_any_answer_sentences(text):
+    assert accepts_any_answer("Some context. " + text + " More text.")
+
+
+@pytest.mark.parametrize("text", [
+    "You can output the answer in any case (upper or lower).",  # letter case: a relaxed comparison
+    "You may return the answer in any order.",  # order: an unordered checker
+    "Return the maximum distance of any valid pair (i, j).",
+    "If there are several identical minima, Yelisey can choose any of them.",  # a step of the story
+    "If there is more than one pile with the maximum number of gifts, choose any.",  # the answer is unique
+    "In any case, print the answer modulo $998244353$.",
+    "Print the number of pairs. It is guaranteed that any valid input has an answer.",
+])
+def test_not_any_answer(text):
+    assert not accepts_any_answer(text)
+
+
+def test_a_checker_program_is_what_multiple_answers_need():
+    from pipeline.schema import Checker, Problem, TestCase
+
+    base = Problem(id="t/any", source="t", statement="Print a pair. If there are multiple answers, print any of them.",
+                   style="stdio", tests=[TestCase("1\n", "1 2\n")])
+    assert needs_checker_program(base)
+    assert not needs_checker_program(Problem(**{**base.__dict__, "checker": Checker(kind="program", program="x")}))
+    assert needs_checker_program(Problem(**{**base.__dict__, "checker": Checker(kind="tokens")}))
+    marked = Problem(**{**base.__dict__, "statement": "Print a pair.", "meta": {"multiple_answers": True}})
+    assert needs_checker_program(marked) and not needs_checker_program(Problem(**{**marked.__dict__, "meta": {}}))

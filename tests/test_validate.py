@@ -12,8 +12,8 @@ SUM = "a, b = map(int, input().split())\nprint(a + b)\n"
 
 
 def stdio_problem(pid: str, tests, refs, **kw) -> Problem:
-    return Problem(id=pid, source="t", statement="Print a + b.", style="stdio", tests=tests,
-                   reference_solutions=refs, **kw)
+    kw.setdefault("statement", "Print a + b.")
+    return Problem(id=pid, source="t", style="stdio", tests=tests, reference_solutions=refs, **kw)
 
 
 def sum_tests(n: int, wrong: int | None = None) -> list[TestCase]:
@@ -173,3 +173,35 @@ def test_interactive_problems_are_rejected_without_running(cfg):
     res = validate_problems([p], cfg, progress=False)
     assert res.kept == [] and res.rejects[0][1].startswith("interactive problem")
     assert res.stats["problems_in"] == 1 and res.stats["problems_rejected"] == 1
+
+
+ANY_PAIR = "Print a + b. If there are multiple answers, print any of them."
+
+
+def test_multiple_answer_problems_without_a_checker_program_are_rejected_unrun(cfg, monkeypatch):
+    bare = stdio_problem("t/any", sum_tests(6), [ReferenceSolution("python", SUM)], statement=ANY_PAIR)
+    checked = stdio_problem("t/any-checked", sum_tests(6), [ReferenceSolution("python", SUM)], statement=ANY_PAIR,
+                            checker=Checker(kind="program", language="python", protocol="testlib", program=(
+                                "import sys\ninp, out, ans = sys.argv[1:4]\n"
+                                "sys.exit(0 if open(out).read().split() == open(ans).read().split() else 1)\n")))
+    res = validate_problems([bare, checked], cfg, progress=False)
+    assert [p.id for p in res.kept] == ["t/any-checked"]
+    assert res.kept[0].extra["validation"]["tests_valid"] == 6
+    (rejected, reason), = res.rejects
+    assert rejected.id == "t/any" and "no checker program" in reason and "multiple_answers: reject" in reason
+    s = res.stats
+    assert s["problems_in"] == 2 and s["rejected_by_reason"] == {"multiple answers without a checker program": 1}
+    assert s["tests"]["tests_in"] == 12 and s["tests"]["tests_multiple_answers"] == 6
+    import pipeline.evaluator as ev
+
+    def boom(*a, **k):
+        raise AssertionError("a rejected multiple-answer problem must not be run")
+
+    with monkeypatch.context() as m:
+        m.setattr(ev, "Evaluator", boom)
+        assert validate_problems([bare], cfg, progress=False).kept == []
+    # kept as before when asked to
+    keep = ValidateConfig(min_tests=3, workers=2, cache_path=cfg.cache_path, multiple_answers="keep")
+    assert [p.id for p in validate_problems([bare], keep, progress=False).kept] == ["t/any"]
+    with pytest.raises(ValueError, match="multiple_answers"):
+        ValidateConfig(multiple_answers="sometimes")

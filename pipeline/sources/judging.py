@@ -1,6 +1,10 @@
 """What a statement says about judging: answers accepted in any letter case, results accepted in
-any order, interactive protocols. Each rule is deliberately narrow: a relaxed checker on a problem
-that does not allow it accepts wrong answers, while a missed relaxation only makes judging stricter.
+any order, any one of several correct answers, interactive protocols.
+
+The relaxation rules (case, order) are deliberately narrow: a relaxed checker on a problem that does
+not allow it accepts wrong answers, while a missed relaxation only makes judging stricter. The
+any-answer rule leans the other way: a flagged problem without a checker program is rejected by
+validate (one problem lost), while a missed one keeps tests that mark correct answers wrong.
 """
 
 from __future__ import annotations
@@ -30,6 +34,21 @@ _VERB_FORM = re.compile(r"\b(?!(?:string|thing|something|anything|everything|not
 _INNER_ORDER = re.compile(
     r"\b(?:in|within|inside) (?:each|the) (?:(?:inner |sub-?)?lists|(?:sub)?arrays|groups|pairs|tuples|triplets"
     r"|combinations)\b|\bwithin each\b", re.IGNORECASE)
+
+# "If there are multiple answers, print any of them", "If multiple answers exist, output any",
+# "In case the answer is not unique, return any valid array", "return any valid n-bit gray code".
+# Such a problem needs a checker program: its fixed expected outputs reject other correct answers.
+# "any" of a letter case or an order is another rule (a relaxed comparison, not a checker).
+_ANY = r"\bany\b(?! (?:letter )?(?:case|register|order)\b)"
+_ANY_ANSWER = re.compile(
+    r"\b(?:multiple|several|many|more than one)\b[^.]{0,100}?\b(?:print|output|return|write|give|pick)\w*\b[^.]{0,30}?"
+    + _ANY
+    + r"|\b(?:multiple|several|many|more than one)\b[^.]{0,100}?\byou (?:may|can) choose any\b"
+    + r"|\bnot unique\b[^.]{0,60}?" + _ANY
+    + r"|\b(?:print|output|return|write)\w*\s+any\s+(?:one\s+)?(?:of them|such|valid|possible|correct|suitable)\b"
+    + r"|\b(?:print|output|return|find|construct)\w*\s+any\s+[^.]{0,40}?\b(?:that|which|such that|satisfying)\b"
+    + r"|\bany (?:of them|such \w+|valid \w+|correct \w+|(?:answer|solution)s?) (?:is|are|will be) accepted\b",
+    re.IGNORECASE)
 
 _INTERACTIVE = re.compile(r"(?<!non-)(?<!not an )\binteractive (?:task|problem)\b", re.IGNORECASE)
 
@@ -74,6 +93,23 @@ def returns_any_order(statement: str) -> bool:
         if m and not _VERB_FORM.search(m.group("gap")) and not _INNER_ORDER.search(sentence):
             return True
     return False
+
+
+def accepts_any_answer(statement: str) -> bool:
+    """A sentence says any one of several correct answers is accepted ("If there are multiple
+    answers, print any of them"): fixed expected outputs cannot judge such a problem alone."""
+    return any(_ANY_ANSWER.search(sentence) for sentence in sentences(statement))
+
+
+def has_checker_program(problem) -> bool:
+    return problem.checker is not None and problem.checker.kind == "program"
+
+
+def needs_checker_program(problem) -> bool:
+    """Any one of several answers is accepted (as marked by scrape, or as the statement says) and
+    no checker program judges it."""
+    return ((bool(problem.meta.get("multiple_answers")) or accepts_any_answer(problem.statement))
+            and not has_checker_program(problem))
 
 
 def says_interactive(statement: str) -> bool:
