@@ -126,7 +126,7 @@ def test_writes_outside_the_workdir_fail(ev, tmp_path):
         import os
         wrote = []
         for path in [{str(target)!r}, "/etc/escaped", "/usr/escaped", {job + "/escaped"!r}, {inputs + "/escaped"!r},
-                     "/judge/escaped", {os.getcwd() + "/escaped"!r}, "/escaped"]:
+                     {inside_path("judge") + "/escaped"!r}, {os.getcwd() + "/escaped"!r}, "/escaped"]:
             try:
                 with open(path, "w") as f:
                     f.write("x")

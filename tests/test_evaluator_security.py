@@ -4,8 +4,10 @@ failure into a system error (SE) or a hang of the judging process. Runs under bu
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
+import sys
 import textwrap
 from pathlib import Path
 
@@ -166,6 +168,32 @@ def test_bind_targets_never_hide_the_interpreter(monkeypatch):
         assert args[args.index("/box2/check") - 2] == "--ro-bind"
     finally:
         sb.mount_root.cache_clear()
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("setpriv") is None,
+                    reason="the unshare fallback drops to its own uid only when run as root")
+def test_unshare_fallback_runs_unprivileged_and_hides_closed_directories(tmp_path):
+    """Without bubblewrap, a root evaluator whose interpreter sits under a closed directory (/root,
+    0700) used to run submissions as root. Now the box covers such a directory with an empty tmpfs
+    and binds back only what the judge needs."""
+    closed = sb.closed_ancestor(sys.base_prefix) or sb.closed_ancestor(str(Path(sb.HARNESS_DIR)))
+    code = textwrap.dedent(f"""
+        import os
+        print(os.getuid())
+        try:
+            print(sorted(os.listdir({closed!r})) if {closed!r} != "None" else "-")
+        except OSError as e:
+            print(type(e).__name__)
+    """)
+    with Evaluator(workers=1, sandbox="unshare") as solo:
+        v = solo.evaluate_batch([ECHO], [sub(ECHO, code)], keep_outputs=True)[0]
+        assert "unprivileged uid" not in solo.meta.get("sandbox_warning", ""), solo.meta
+    uid, listing = v.tests[0].output.splitlines()[:2]
+    assert int(uid) >= sb.UID_BASE, v
+    if closed is not None:  # only the path components leading to what the judge needs
+        needed = {Path(p).relative_to(closed).parts[0] for p in (*sb.interpreter_paths(), str(sb.HARNESS_DIR))
+                  if p.startswith(closed + "/")}
+        assert set(ast.literal_eval(listing)) == needed, (listing, needed)
 
 
 @needs_bwrap

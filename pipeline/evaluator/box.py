@@ -42,7 +42,7 @@ class Reply:
 class Box:
     def __init__(self, spec: sb.BoxSpec, binds: list[sb.Bind], workdir: Path, name: str):
         self.spec, self.name = spec, name
-        self.binds = [sb.Bind(sb.HARNESS_DIR, "/judge"), *binds]
+        self.binds = [sb.Bind(sb.HARNESS_DIR, sb.inside_path("judge")), *binds]
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.log_path = self.workdir / f"{name}.log"
@@ -75,7 +75,10 @@ class Box:
             home, wipe = str(self.scratch), [str(self.scratch)]
             cmd = []
             if kind == "unshare":
-                cmd = sb.unshare_args(self.spec, self.scratch, shm=os.path.isdir("/dev/shm"))
+                stage = self.workdir / f".{self.name}-stage"
+                stage.mkdir(mode=0o700, exist_ok=True)
+                cmd = sb.unshare_args(self.spec, self.scratch, shm=os.path.isdir("/dev/shm"),
+                                      reach=[*(b.host for b in self.binds), self.scratch], stage=stage)
                 if os.path.isdir("/dev/shm"):
                     wipe.append("/dev/shm")
         harness = self.inside(sb.HARNESS_DIR / "harness.py")

@@ -18,7 +18,9 @@ setpriority / sched_* calls, kernel keyrings or new namespaces.
 
 unshare (fallback when bwrap is missing): new PID/network/IPC/UTS/mount namespaces, a private
 tmpfs as scratch, the same uid drop and rlimits, but the host filesystem stays visible (read-only
-only through file permissions). none: rlimits and process groups only; for tests.
+only through file permissions). A closed directory above what the judge needs (an interpreter
+under /root, 0700) is covered by an empty tmpfs with only those paths bound back, so the uid drop
+works there and the rest of that directory is hidden. none: rlimits and process groups only; for tests.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ import functools
 import itertools
 import logging
 import os
+import shlex
 import shutil
+import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -167,16 +171,55 @@ def bwrap_args(spec: BoxSpec, binds: list[Bind]) -> list[str]:
     return args + ["--"]
 
 
-def unshare_args(spec: BoxSpec, scratch: Path, shm: bool) -> list[str]:
-    """New namespaces + private tmpfs scratch (and /dev/shm), mounted by a tiny root shell step."""
+def unshare_args(spec: BoxSpec, scratch: Path, shm: bool, reach: list[Path] = (), stage: Path | None = None) -> list[str]:
+    """New namespaces + private tmpfs scratch (and /dev/shm), mounted by a tiny root shell step.
+    When the box drops to an unprivileged uid, the `reach` paths (and the interpreter's) that sit
+    under a directory it may not enter (/root, 0700) are made reachable inside the box's own mount
+    namespace: that directory is covered by an empty tmpfs and only those paths are bound back
+    into it (staged first under `stage`), so the rest of it stays hidden."""
     ns = ["unshare", "--pid", "--fork", "--kill-child", "--mount-proc", "--net", "--ipc", "--uts", "--mount",
           "--propagation", "private"]
     if not is_root():
         ns.insert(1, "--map-root-user")
-    mounts = f"mount -t tmpfs -o size={spec.tmp_bytes},mode=1777 tmpfs {scratch}"
+    mounts = [f"mount -t tmpfs -o size={spec.tmp_bytes},mode=1777 tmpfs {_q(scratch)}"]
     if shm:
-        mounts += f" && mount -t tmpfs -o size={spec.shm_bytes},mode=1777 tmpfs /dev/shm"
-    return ns + ["/bin/sh", "-c", mounts + ' && exec "$@"', "sh"]
+        mounts.append(f"mount -t tmpfs -o size={spec.shm_bytes},mode=1777 tmpfs /dev/shm")
+    if spec.drop_uid is not None and stage is not None:
+        mounts += _reach_mounts([*interpreter_paths(), *map(str, reach)], stage)
+    return ns + ["/bin/sh", "-c", " && ".join(mounts) + ' && exec "$@"', "sh"]
+
+
+def _q(path: str | Path) -> str:
+    return shlex.quote(str(path))
+
+
+def closed_ancestor(path: str) -> str | None:
+    """The outermost directory above `path` that other users may not enter (no o+x), or None."""
+    parts = Path(os.path.abspath(path)).parts
+    for i in range(2, len(parts)):
+        d = os.path.join(*parts[:i])
+        try:
+            if not os.stat(d).st_mode & stat.S_IXOTH:
+                return d
+        except OSError:
+            return None
+    return None
+
+
+def _reach_mounts(paths: list[str], stage: Path) -> list[str]:
+    covers: dict[str, list[str]] = {}
+    for p in dict.fromkeys(os.path.abspath(p) for p in paths):
+        top = closed_ancestor(p)
+        if top is not None and not any(_under(p, [q]) and p != q for q in paths if closed_ancestor(q) == top):
+            covers.setdefault(top, []).append(p)
+    cmds: list[str] = []
+    for k, (top, inner) in enumerate(covers.items()):
+        for i, p in enumerate(inner):
+            cmds += [f"mkdir -p {_q(stage / f'{k}-{i}')}", f"mount --bind {_q(p)} {_q(stage / f'{k}-{i}')}"]
+        cmds.append(f"mount -t tmpfs -o size=1m,mode=0755 tmpfs {_q(top)}")
+        for i, p in enumerate(inner):
+            cmds += [f"mkdir -p {_q(p)}", f"mount --bind {_q(stage / f'{k}-{i}')} {_q(p)}"]
+    return cmds
 
 
 def drop_args(spec: BoxSpec) -> list[str]:
