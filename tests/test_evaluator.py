@@ -146,6 +146,35 @@ def test_cpp_compiles_once_per_source(ev):
     assert sorted([v1.meta["compile_cached"], v2.meta["compile_cached"]]) == [False, True]
 
 
+@pytest.mark.parametrize(("why", "cached"), [("cpu", True), ("wall", False)])
+def test_a_compile_timeout_is_cached_only_when_cpu_bound(tmp_path, why, cached):
+    """Out of CPU time: the source's fault, cached. Out of wall time within the CPU limit: a busy
+    machine, so the next submission of that source compiles again."""
+    from pipeline.evaluator.box import Reply
+    from pipeline.evaluator.compile import Compiler
+
+    calls = []
+
+    class FakeBox:
+        def inside(self, path):
+            return str(path)
+
+        def request(self, req, timeout):
+            calls.append(req)
+            return Reply({"ok": True, "why": why, "exit": None, "signal": 9}, [b"", b""])
+
+    class FakeWorker:
+        build = tmp_path
+
+        def box(self, name):
+            return FakeBox()
+
+    compiler = Compiler(tmp_path / "bin", EvaluatorConfig())
+    first, again = (compiler.compile("int main(){}", FakeWorker()) for _ in range(2))
+    assert first.status == again.status == "CE" and "exceeded" in first.message
+    assert (again.cached, len(calls)) == ((True, 1) if cached else (False, 2))
+
+
 # --- functional -----------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("code", "status"),

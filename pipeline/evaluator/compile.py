@@ -28,6 +28,7 @@ class CompileResult:
     message: str | None = None  # compiler diagnostics (CE) or what failed (SE)
     seconds: float = 0.0
     cached: bool = False
+    cacheable: bool = True  # False: the outcome may depend on the machine's load, not the source
 
 
 class Compiler:
@@ -53,7 +54,7 @@ class Compiler:
             if hit is not None:
                 return CompileResult(hit.status, hit.binary, hit.message, 0.0, cached=True)
             result = self._compile(key, source, worker)
-            if result.status != "SE":  # a harness failure is not a property of the source
+            if result.status != "SE" and result.cacheable:  # a harness failure is not a property of the source
                 self._results[key] = result
             return result
 
@@ -84,8 +85,11 @@ class Compiler:
             return CompileResult("SE", message=f"compiler could not run: {h.get('harness_error')}", seconds=seconds)
         diag = (reply.blobs[1] + reply.blobs[0]).decode("utf-8", "replace")
         diag = diag.replace(box.inside(src), "main.cpp").strip()[:ERROR_KEEP]
-        if h["why"] in ("cpu", "wall"):
-            return CompileResult("CE", message=f"compilation exceeded {limit:g} s", seconds=seconds)
+        if h["why"] == "cpu":
+            return CompileResult("CE", message=f"compilation exceeded {limit:g} s of CPU time", seconds=seconds)
+        if h["why"] == "wall":  # CPU time within the limit: a busy machine, so try again next time
+            return CompileResult("CE", message=f"compilation exceeded {2 * limit + 5:g} s of wall-clock time",
+                                 seconds=seconds, cacheable=False)
         if h["exit"] != 0 or not out.exists():
             why = diag or (f"compiler killed by signal {h['signal']}" if h["signal"] else f"compiler exit {h['exit']}")
             return CompileResult("CE", message=why, seconds=seconds)
