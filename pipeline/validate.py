@@ -327,8 +327,9 @@ def validate_problems(problems: list[Problem], cfg: ValidateConfig, *, progress:
         totals["tests_in"] += len(p.tests)
         totals["tests_interactive"] += len(p.tests)
     for p in any_answer:
-        rejects.append((p, "the statement accepts any of several answers and no checker program judges them: "
-                           "fixed expected outputs would mark other correct answers wrong (multiple_answers: reject)"))
+        rejects.append((p, "any of several answers is accepted (as the statement or the source says) and no checker "
+                           "program judges them: fixed expected outputs would mark other correct answers wrong "
+                           "(multiple_answers: reject)"))
         reasons["multiple answers without a checker program"] += 1
         totals["tests_in"] += len(p.tests)
         totals["tests_multiple_answers"] += len(p.tests)

@@ -118,3 +118,5 @@ def test_a_checker_program_is_what_multiple_answers_need():
     assert needs_checker_program(Problem(**{**base.__dict__, "checker": Checker(kind="tokens")}))
     marked = Problem(**{**base.__dict__, "statement": "Print a pair.", "meta": {"multiple_answers": True}})
     assert needs_checker_program(marked) and not needs_checker_program(Problem(**{**marked.__dict__, "meta": {}}))
+    shipped = Problem(**{**marked.__dict__, "meta": {"needs_checker": True}})  # open-r1/codeforces rows
+    assert needs_checker_program(shipped)

@@ -106,10 +106,11 @@ def has_checker_program(problem) -> bool:
 
 
 def needs_checker_program(problem) -> bool:
-    """Any one of several answers is accepted (as marked by scrape, or as the statement says) and
-    no checker program judges it."""
-    return ((bool(problem.meta.get("multiple_answers")) or accepts_any_answer(problem.statement))
-            and not has_checker_program(problem))
+    """Any one of several answers is accepted (as marked by scrape or by the source, e.g.
+    open-r1/codeforces rows that ship a generated checker, or as the statement says) and no
+    checker program judges it."""
+    marked = problem.meta.get("multiple_answers") or problem.meta.get("needs_checker")
+    return (bool(marked) or accepts_any_answer(problem.statement)) and not has_checker_program(problem)
 
 
 def says_interactive(statement: str) -> bool:
