@@ -8,13 +8,18 @@ export PATH := $(BIN):$(PATH)
 .PHONY: setup sandbox-deps test test-all repro lint bench-setup bench clean-data
 
 # Idempotent: reuses an existing .venv, reinstalls only when pyproject.toml changed.
-setup: $(VENV)/.installed sandbox-deps
+setup: $(VENV)/.installed sandbox-deps $(VENV)/include/testlib/testlib.h
 
 $(VENV)/.installed: pyproject.toml
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q --upgrade pip
 	$(VENV)/bin/python -m pip install -q -e '.[dev]'
 	@touch $@
+
+# testlib.h for C++ checker programs (pinned, hash-checked; see pipeline/evaluator/testlib.py).
+# Not fatal when offline: such checkers are then judged SE with a clear reason.
+$(VENV)/include/testlib/testlib.h: | $(VENV)/.installed
+	@$(VENV)/bin/python -c "from pipeline.evaluator.testlib import main; raise SystemExit(main())" || true
 
 # The evaluator's sandbox uses bubblewrap; without it, it falls back (with a warning) to unshare + rlimits.
 sandbox-deps:

@@ -3,11 +3,12 @@ modes, bad input, the batch deadline and the streaming API. All runs are real sa
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 
 import pytest
 
-from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission, evaluate, evaluate_batch
+from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission, evaluate, evaluate_batch, testlib
 from pipeline.evaluator.sandbox import resolve_kind
 from pipeline.schema import Checker, Problem, TestCase
 
@@ -320,6 +321,36 @@ def test_broken_checker_is_a_system_error(ev):
     ck = Checker(kind="program", program="int main( {", language="cpp", protocol="testlib")
     v = judge(ev, stdio("ck-ce", [("", "1")], checker=ck), sub("ck-ce", "print(1)"))
     assert v.status == "SE" and "checker does not compile" in v.tests[0].diff
+
+
+# A checker as Codeforces / Polygon write them: against testlib.h (which `make setup` installs).
+TESTLIB_H_CPP = """
+#include "testlib.h"
+int main(int argc, char* argv[]) {
+    registerTestlibCmd(argc, argv);
+    int n = inf.readInt();
+    long long a = ouf.readLong(), b = ouf.readLong();
+    if (a + b != n) quitf(_wa, "%lld + %lld != %d", a, b, n);
+    quitf(_ok, "a valid pair");
+}
+"""
+
+
+@pytest.mark.skipif(testlib.include_dir(None) is None,
+                    reason="testlib.h is not installed: `make setup` installs it (it needs PyPI)")
+def test_a_testlib_checker_accepts_any_valid_answer(ev):
+    ck = Checker(kind="program", program=TESTLIB_H_CPP, language="cpp", protocol="testlib")
+    p = stdio("ck-testlib-h", [("5\n", "2 3")], checker=ck)
+    other, wrong = ev.evaluate_batch([p], [sub(p.id, "print(1, 4)", sid="other"), sub(p.id, "print(1, 1)", sid="w")])
+    assert other.status == "AC" and other.tests[0].strategy == "program", other
+    assert wrong.status == "WA" and "1 + 1 != 5" in wrong.tests[0].diff, wrong
+
+
+def test_a_testlib_checker_without_the_header_is_a_clear_system_error(tmp_path):
+    ck = Checker(kind="program", program=TESTLIB_H_CPP, language="cpp", protocol="testlib")
+    with Evaluator(workers=1, config=dataclasses.replace(FAST, testlib_dir=str(tmp_path))) as e:
+        v = judge(e, stdio("ck-no-h", [("5\n", "2 3")], checker=ck), sub("ck-no-h", "print(2, 3)"))
+    assert v.status == "SE" and "testlib.h, which is not installed here" in v.tests[0].diff, v
 
 
 def test_problem_checker_overrides_the_cascade(ev):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 
+from pipeline.evaluator import testlib
 from pipeline.evaluator.box import BoxError
 from pipeline.evaluator.compare import Comparison
 from pipeline.evaluator.compile import Compiler, install
@@ -39,7 +40,13 @@ def prepare(checker: Checker, worker: Worker, compiler: Compiler) -> None:
     if worker.prepared.get("checker") == key:
         return
     if checker.language == "cpp":
-        result = compiler.compile(checker.program or "", worker)
+        source = checker.program or ""
+        include = testlib.include_dir(compiler.cfg.testlib_dir)
+        if include is None and testlib.uses_testlib(source):
+            raise CheckerFailure("the checker includes testlib.h, which is not installed here: `make setup` "
+                                 "installs it (or set evaluator.testlib_dir)")
+        flags = ("-I", worker.box("build").inside(include)) if include else ()
+        result = compiler.compile(source, worker, flags)
         if result.status != "ok":
             raise CheckerFailure(f"checker does not compile: {result.message}")
         install(result.binary, worker.check / "checker")

@@ -40,25 +40,26 @@ class Compiler:
         self._locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
-    def key(self, source: str) -> str:
-        h = hashlib.sha256("\0".join([self.cfg.cpp_compiler, *self.cfg.cpp_flags]).encode())
+    def key(self, source: str, extra_flags: tuple[str, ...] = ()) -> str:
+        h = hashlib.sha256("\0".join([self.cfg.cpp_compiler, *self.cfg.cpp_flags, *extra_flags]).encode())
         h.update(b"\0" + source.encode("utf-8", "surrogatepass"))
         return h.hexdigest()[:32]
 
-    def compile(self, source: str, worker: Worker) -> CompileResult:
-        key = self.key(source)
+    def compile(self, source: str, worker: Worker, extra_flags: tuple[str, ...] = ()) -> CompileResult:
+        """`extra_flags` (e.g. `-I` for a checker's testlib.h) follow the configured flags."""
+        key = self.key(source, extra_flags)
         with self._guard:
             lock = self._locks.setdefault(key, threading.Lock())
         with lock:
             hit = self._results.get(key)
             if hit is not None:
                 return CompileResult(hit.status, hit.binary, hit.message, 0.0, cached=True)
-            result = self._compile(key, source, worker)
+            result = self._compile(key, source, worker, extra_flags)
             if result.status != "SE" and result.cacheable:  # a harness failure is not a property of the source
                 self._results[key] = result
             return result
 
-    def _compile(self, key: str, source: str, worker: Worker) -> CompileResult:
+    def _compile(self, key: str, source: str, worker: Worker, extra_flags: tuple[str, ...]) -> CompileResult:
         compiler = shutil.which(self.cfg.cpp_compiler)
         if compiler is None:
             return CompileResult("SE", message=f"C++ compiler {self.cfg.cpp_compiler!r} not found on PATH")
@@ -69,7 +70,7 @@ class Compiler:
         limit = self.cfg.compile_time_limit_s
         req = {
             "op": "run", "kind": "exec",
-            "argv": [compiler, *self.cfg.cpp_flags, "-o", box.inside(out), box.inside(src)],
+            "argv": [compiler, *self.cfg.cpp_flags, *extra_flags, "-o", box.inside(out), box.inside(src)],
             "cpu_s": limit, "wall_s": 2 * limit + 5, "mem_bytes": self.cfg.compile_memory_mb * MB,
             "fsize_bytes": 512 * MB, "nofile": 512, "out_bytes": 64 * 1024, "err_bytes": 64 * 1024,
             "err_mode": "head",

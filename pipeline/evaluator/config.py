@@ -48,6 +48,9 @@ class EvaluatorConfig:
     cpp_compiler: str = field(default="g++", metadata={"help": "C++ compiler (on PATH)."})
     cpp_flags: list[str] = field(default_factory=lambda: ["-O2", "-std=gnu++17", "-DONLINE_JUDGE", "-pipe"],
                                  metadata={"help": "C++ compile flags (ONLINE_JUDGE as on Codeforces)."})
+    testlib_dir: str | None = field(default=None, metadata={
+        "help": "Directory holding testlib.h for C++ checker programs (default: <venv>/include/testlib, "
+                "installed by `make setup`)."})
     compile_time_limit_s: float = field(default=30.0, metadata={"help": "CPU limit of one compilation."})
     compile_memory_mb: int = field(default=2048, metadata={"help": "Memory limit of one compilation."})
     checker_time_limit_s: float = field(default=10.0, metadata={"help": "CPU limit of one checker run."})

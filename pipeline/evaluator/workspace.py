@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pipeline.evaluator import sandbox as sb
+from pipeline.evaluator import testlib
 from pipeline.evaluator.box import Box
 from pipeline.evaluator.config import EvaluatorConfig
 from pipeline.schema import Problem
@@ -137,6 +138,9 @@ class Worker:
                           sb.Bind(self.check, sb.inside_path("check"))],
                 "build": [sb.Bind(self.build, sb.inside_path("build"), writable=True)],
             }[name]
+            headers = testlib.include_dir(self.cfg.testlib_dir)
+            if name == "build" and headers is not None:  # for C++ checker programs
+                binds.append(sb.Bind(headers, sb.inside_path("include")))
             if name == "build" and spec.drop_uid is not None:
                 os.chown(self.build, spec.drop_uid, spec.drop_uid)
             box = self.boxes[name] = Box(spec, binds, self.dir, name)
