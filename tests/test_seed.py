@@ -18,9 +18,10 @@ SEED_DIR = Path(__file__).resolve().parents[1] / "data" / "seed"
 PROBLEMS = SEED_DIR / "problems.jsonl"
 BENCHMARK = SEED_DIR / "benchmark.jsonl"
 README = SEED_DIR / "README.md"
-PLANTED_KINDS = ("near_duplicate", "wrong_output", "float_output", "multiple_answers", "malformed", "benchmark_copy")
+PLANTED_KINDS = ("near_duplicate", "wrong_output", "float_output", "multiple_answers", "multiple_answers_no_checker",
+                 "malformed", "benchmark_copy")
 EXPECTED_COUNTS = {"near_duplicate": 8, "wrong_output": 3, "float_output": 2, "multiple_answers": 1,
-                   "malformed": 2, "benchmark_copy": 1}
+                   "multiple_answers_no_checker": 1, "malformed": 2, "benchmark_copy": 1}
 BOILERPLATE = "The first line contains a single integer t (1 <= t <= 100), the number of test cases."
 
 

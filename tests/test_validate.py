@@ -147,7 +147,8 @@ def test_stage_command_writes_all_outputs(tmp_path, cfg):
 
 
 def test_seed_corpus_validates_as_planted(tmp_path):
-    """The seed's planted wrong outputs are the only broken tests; float and checker problems pass."""
+    """The seed's planted wrong outputs are the only broken tests; float and checker problems pass;
+    the any-answer problem without a checker is rejected."""
     from pathlib import Path
 
     from pipeline.io import read_jsonl
@@ -160,7 +161,9 @@ def test_seed_corpus_validates_as_planted(tmp_path):
     planted = {p.id: p.meta["test_index"] for p in problems if p.meta.get("planted") == "wrong_output"}
     broken = {(r["problem_id"], r["test_index"]) for r in res.report if r["test_class"] == "broken"}
     assert broken == set(planted.items())
-    assert res.rejects == []
+    # the one planted rejection: several answers accepted, no checker program, so never run
+    assert [(p.id, "no checker program" in reason) for p, reason in res.rejects] == [("seed/any-proper-divisor", True)]
+    assert not any(r["problem_id"] == "seed/any-proper-divisor" for r in res.report)
     kept = {p.id: p for p in res.kept}
     for pid in ("seed/closest-pair-distance", "seed/average-speed", "seed/pair-with-sum"):
         v = kept[pid].extra["validation"]

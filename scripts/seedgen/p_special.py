@@ -228,3 +228,50 @@ main()
     npub=2, platform="codeforces", difficulty="easy", rating=1000, tags=["hashing", "two pointers"],
     date="2024-09-21", checker=program_checker(PAIR_CHECKER), meta={"planted": "multiple_answers"},
 )
+
+
+# Planted: several answers are accepted but the problem ships no checker program. The expected
+# outputs (largest proper divisor) differ from what the reference prints (smallest), and would
+# differ from most correct answers: validate must reject the problem, not keep its tests.
+def _largest_proper_divisor(n):
+    d = next((k for k in range(2, math.isqrt(n) + 1) if n % k == 0), None)
+    return -1 if d is None else n // d
+
+
+r = rng("any-proper-divisor")
+cases = [[12, 7, 49], [2, 3, 4, 999999937]]
+cases += [[r.randint(2, 10**6) for _ in range(8)] for _ in range(3)]
+cases += [[r.choice([2, 3, 5, 7]) * r.randint(2, 10**4) for _ in range(10)], [999983, 999979 * 2, 10**9]]
+stdio(
+    "any-proper-divisor", "Any Proper Divisor",
+    """# Any Proper Divisor
+
+For each of t integers n, print a divisor d of n with 1 < d < n, or -1 if n has no such divisor.
+If there are several answers, print any of them.
+
+## Input
+
+The first line contains t (1 <= t <= 100). Each of the next t lines contains one integer n
+(2 <= n <= 10^9).
+
+## Output
+
+For each n, print one line: a divisor d of n with 1 < d < n, or -1.""",
+    cases, lambda c: f"{len(c)}\n" + "\n".join(map(str, c)),
+    lambda c: "\n".join(str(_largest_proper_divisor(n)) for n in c),
+    """
+import math
+import sys
+
+def smallest_divisor(n):
+    for d in range(2, math.isqrt(n) + 1):
+        if n % d == 0:
+            return d
+    return -1
+
+data = sys.stdin.read().split()
+print("\\n".join(str(smallest_divisor(int(x))) for x in data[1:1 + int(data[0])]))
+""",
+    npub=1, platform="codeforces", difficulty="easy", rating=900, tags=["math", "number theory"],
+    date="2024-05-12", meta={"planted": "multiple_answers_no_checker"},
+)
