@@ -32,8 +32,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from pipeline.inputs import InputError, load_problems
 from pipeline.io import RejectsWriter, problems_to_table, write_json, write_text_atomic
-from pipeline.rollout.inputs import InputError, load_problems
 from pipeline.rollout.prompts import build_messages
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ def main(
     import logging
 
     from pipeline.hub import BuildConfig, run_build
-    from pipeline.rollout.inputs import stage_config, stage_errors
+    from pipeline.inputs import stage_config, stage_errors
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     with stage_errors("build"):

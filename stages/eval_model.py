@@ -24,7 +24,7 @@ def main(
 ) -> None:
     import logging
 
-    from pipeline.rollout.inputs import InputError, stage_config, stage_errors
+    from pipeline.inputs import InputError, stage_config, stage_errors
     from training.evaluate import EvalModelConfig, run_evaluation
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")

@@ -18,7 +18,7 @@ def main(
 ) -> None:
     """Needs HF_TOKEN (a write token) for a real upload; the tag is the build version."""
     from pipeline.hub import PublishConfig, PublishError, format_plan, publish, publish_plan
-    from pipeline.rollout.inputs import stage_config, stage_errors
+    from pipeline.inputs import stage_config, stage_errors
 
     with stage_errors("publish"):
         cfg = stage_config(PublishConfig, "publish", params, set_)

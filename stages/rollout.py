@@ -21,7 +21,7 @@ def main(
     Input records that cannot be rolled out go to rejects.jsonl with the reason."""
     import logging
 
-    from pipeline.rollout.inputs import stage_config, stage_errors
+    from pipeline.inputs import stage_config, stage_errors
     from pipeline.rollout.runner import RolloutConfig, run_rollout
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")

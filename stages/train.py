@@ -22,7 +22,7 @@ def main(
 ) -> None:
     import logging
 
-    from pipeline.rollout.inputs import stage_config, stage_errors
+    from pipeline.inputs import stage_config, stage_errors
     from training.train import TrainConfig, run_training
 
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")

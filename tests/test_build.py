@@ -139,7 +139,7 @@ def test_bad_records_unfiltered_input_and_accounting(tmp_path):
 
 
 def test_empty_or_missing_input_is_an_error_and_keeps_the_previous_build(tmp_path):
-    from pipeline.rollout.inputs import InputError
+    from pipeline.inputs import InputError
 
     out = tmp_path / "curated"
     write_problems(tmp_path / "some.parquet", [problem(1), problem(2)])

@@ -140,7 +140,7 @@ def test_only_system_errors_is_unmeasured_with_the_reason(tmp_path):
 
 
 def test_missing_or_stale_rollouts_are_errors(stage_inputs):
-    from pipeline.rollout.inputs import InputError
+    from pipeline.inputs import InputError
     from pipeline.rollout.runner import judge_hash
 
     tmp, problems = stage_inputs

@@ -7,8 +7,8 @@ from math import comb
 
 import pytest
 
+from pipeline.inputs import InputError
 from pipeline.rollout.backends import Sample
-from pipeline.rollout.inputs import InputError
 from pipeline.schema import Problem, TestCase, Verdict
 from training.evaluate import (
     EvalModelConfig,

@@ -199,7 +199,7 @@ def test_bad_records_are_rejected_with_reasons_and_stats_add_up(tmp_path):
 
 
 def test_missing_input_and_missing_model_are_clear_errors(tmp_path):
-    from pipeline.rollout.inputs import InputError
+    from pipeline.inputs import InputError
 
     with pytest.raises(InputError, match="does not exist"):
         run_rollout(RolloutConfig(), tmp_path / "absent.parquet", tmp_path / "out", progress=False)

@@ -38,7 +38,7 @@ def test_curated_layout_with_its_own_prompts(tmp_path):
 
 
 def test_fallback_only_when_the_input_does_not_exist(tmp_path):
-    from pipeline.rollout.inputs import InputError
+    from pipeline.inputs import InputError
 
     validated = tmp_path / "validated.parquet"
     write_problems(validated, [problem("a")])

@@ -2,7 +2,7 @@
 
 Inputs: the curated shards (Hub layout: `<dir>/data/train-*.parquet`), any parquet file or shard
 directory of Problem rows (`data/validated/problems.parquet`), or our jsonl
-(`pipeline.rollout.inputs`). A problem that cannot be trained on (a row that fails
+(`pipeline.inputs`). A problem that cannot be trained on (a row that fails
 `validate_problem`, e.g. without tests; a duplicate id; a functional problem when the answer
 language is not Python; over `max_problems`) is rejected with a reason, never dropped silently.
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.rollout.inputs import InputError, load_problems, row_count
+from pipeline.inputs import InputError, load_problems, row_count
 from pipeline.schema import Problem
 
 log = logging.getLogger(__name__)

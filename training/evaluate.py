@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.difficulty.passrate import pass_at_k as estimate_pass_at_k
-from pipeline.rollout.inputs import (
+from pipeline.inputs import (
     DUPLICATE,
     InputError,
     Reject,

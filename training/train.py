@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline.inputs import InputError, check_model_path
 from pipeline.io import write_json, write_jsonl, write_text_atomic
-from pipeline.rollout.inputs import InputError, check_model_path
 
 log = logging.getLogger(__name__)
 

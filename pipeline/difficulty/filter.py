@@ -24,8 +24,8 @@ from pipeline.difficulty.band import UNMEASURED, Band
 from pipeline.difficulty.calibrate import CalibrationError, fit_calibration
 from pipeline.difficulty.passrate import aggregate
 from pipeline.difficulty.predict import DIMENSIONS, PredictConfig, predict_difficulty
+from pipeline.inputs import DUPLICATE, InputError, load_problems, require_input
 from pipeline.io import RejectsWriter, write_json, write_problems
-from pipeline.rollout.inputs import DUPLICATE, InputError, load_problems, require_input
 from pipeline.schema import Problem
 
 log = logging.getLogger(__name__)

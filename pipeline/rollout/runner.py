@@ -29,10 +29,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.inputs import InputError, check_model_path, load_problems
 from pipeline.io import RejectsWriter, atomic_path, write_json
 from pipeline.rollout.backends import BACKENDS, Sample, SamplingParams, get_backend
 from pipeline.rollout.extract import extract_code
-from pipeline.rollout.inputs import InputError, check_model_path, load_problems
 from pipeline.rollout.prompts import build_messages
 from pipeline.schema import Problem
 

@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from pipeline.io import write_problems
-from pipeline.rollout.inputs import (
+from pipeline.inputs import (
     InputError,
     check_model_path,
     load_problems,
@@ -15,6 +14,7 @@ from pipeline.rollout.inputs import (
     row_count,
     stage_config,
 )
+from pipeline.io import write_problems
 from pipeline.rollout.runner import RolloutConfig
 from pipeline.schema import Problem, TestCase
 
