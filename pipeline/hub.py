@@ -24,7 +24,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from pipeline.config import settings_record
 from pipeline.inputs import InputError, load_problems
 from pipeline.io import RejectsWriter, problems_to_table, write_json, write_text_atomic
 from pipeline.rollout.prompts import build_messages
@@ -308,7 +309,9 @@ def render_card(cfg: BuildConfig, stats: dict[str, Any], upstream: dict[str, Any
             parts.append(f"### {stage}\nNo `{stage}` stats were found when this version was built.")
         else:
             parts.append(f"### {stage}\n" + _md_table(["count", "value"], _flat_numbers(st)))
-    parts.append(f"Built from git revision `{revision}` with these parameters:\n\n```yaml\n"
+    parts.append(f"Built from git revision `{revision}` with these settings (each stage's effective settings as its "
+                 "stats.json records them, command-line overrides included; params.yaml where a stage recorded "
+                 "none):\n\n```yaml\n"
                  + yaml.safe_dump(params, sort_keys=True).rstrip() + "\n```")
     return "\n\n".join(parts) + "\n"
 
@@ -347,11 +350,17 @@ def run_build(cfg: BuildConfig, filtered_path: str | Path, out_dir: str | Path, 
         "rollout": _read_stats(data_dir / "rollouts" / "stats.json"),
         "filter": _read_stats(data_dir / "filtered" / "stats.json"),
     }
-    if upstream["rollout"]:  # the run's own timing is noise in a card
-        upstream["rollout"] = {k: v for k, v in upstream["rollout"].items() if k not in ("this_run", "config")}
     all_params = (yaml.safe_load(Path(params_path).read_text()) if Path(params_path).exists() else None) or {}
-    params = {k: v for k, v in all_params.items() if k in DATA_SECTIONS}
-    params["build"] = asdict(cfg)  # the effective settings, overrides included
+    params = {k: settings_record(v) for k, v in all_params.items() if k in DATA_SECTIONS}
+    # What each stage ran with, as its stats.json records it (`--set` overrides included), over params.yaml.
+    scrape = _read_stats(data_dir / "raw" / "stats.json")
+    for section, st in (("scrape", scrape), ("dedup", upstream["dedup"]), ("validate", upstream["validation"]),
+                        ("rollout", upstream["rollout"]), ("filter", upstream["filter"])):
+        if st and isinstance(st.get("config"), dict):
+            params[section] = settings_record(st["config"])
+    params["build"] = settings_record(cfg)
+    # The run's own timing is noise in a card; the settings are shown once, below.
+    upstream = {k: st and {n: v for n, v in st.items() if n not in ("this_run", "config")} for k, st in upstream.items()}
     revision = git_revision(Path(params_path).resolve().parent if Path(params_path).exists() else ".")
     stats.update(name=cfg.name, version=cfg.version, git_revision=revision)
     card = render_card(cfg, stats, upstream, params, revision, dataset_info(table, shards))

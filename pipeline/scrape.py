@@ -16,6 +16,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from pipeline.config import settings_record
 from pipeline.io import RejectsWriter, write_json, write_problems
 from pipeline.schema import Problem, validate_problem
 from pipeline.sources import COMMON_KEYS, FORMATS, LIVE_KINDS, build_options, read_source
@@ -200,6 +201,7 @@ def run_scrape(cfg: ScrapeConfig, out_dir: str | Path = "data/raw", *, since: st
     out_dir = Path(out_dir)
     rejects = RejectsWriter(out_dir / "rejects.jsonl", STAGE)
     problems, stats = run_sources(cfg, rejects, since=since, limit=limit)
+    stats["config"] = settings_record(cfg)  # the effective settings (`--set` included), for the dataset card
     write_outputs(problems, rejects, stats, out_dir / "problems.parquet", out_dir / "stats.json")
     return stats
 

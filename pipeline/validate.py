@@ -24,6 +24,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from pipeline.config import settings_record
 from pipeline.schema import Problem, TestCase
 from pipeline.sources.judging import needs_checker_program
 
@@ -345,5 +346,6 @@ def validate_problems(problems: list[Problem], cfg: ValidateConfig, *, progress:
         "tests": {k: v for k, v in sorted(totals.items()) if k.startswith("tests_")},
         "output_tests": totals["output_tests"],
         "references": {k: v for k, v in sorted(totals.items()) if k.startswith("references_")},
+        "config": settings_record(cfg),  # the effective settings (`--set` included), for the dataset card
     }
     return ValidateResult(kept, rejects, report, stats)

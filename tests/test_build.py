@@ -198,3 +198,23 @@ def test_no_empty_shard(tmp_path):
     paths = write_shards(table, tmp_path, max_shard_bytes=table.nbytes // 4 + 1)  # 4 by size -> 2 rows each -> 3
     assert [pq.read_metadata(p).num_rows for p in paths] == [2, 2, 1]
     assert [p.name for p in paths] == [f"train-{i:05d}-of-00003.parquet" for i in range(3)]
+
+
+def test_card_shows_each_stages_effective_settings_with_secrets_redacted(filtered):
+    """A stage run with `--set` records what it ran with; the card shows that, not params.yaml,
+    and never a secret-looking value."""
+    tmp, data, params = filtered
+    stats = json.loads((data / "filtered" / "stats.json").read_text())
+    assert stats["config"]["max_pass_rate"] == FilterConfig().max_pass_rate
+    write_json(data / "filtered" / "stats.json", {**stats, "config": {**stats["config"], "max_pass_rate": 0.6}})
+    write_json(data / "rollouts" / "stats.json", {"samples": 8, "this_run": {"seconds": 1.5}, "config": {
+        "backend": "openai", "backend_options": {"api_key": "sk-live-123", "api_key_env": "OPENAI_API_KEY"},
+        "max_tokens": 64}})
+    run_build(BuildConfig(version="1.2.3"), data / "filtered" / "problems.parquet", data / "curated", data_dir=data,
+              params_path=params)
+    card = (data / "curated" / "README.md").read_text()
+    settings = yaml.safe_load(card.split("```yaml\n")[-1].split("```")[0])
+    assert settings["filter"]["max_pass_rate"] == 0.6  # the stage's own record wins over params.yaml's 0.75
+    assert settings["rollout"]["backend_options"] == {"api_key": "<redacted>", "api_key_env": "OPENAI_API_KEY"}
+    assert settings["rollout"]["max_tokens"] == 64 and "sk-live-123" not in card
+    assert "| samples | 8 |" in card and "this_run" not in card

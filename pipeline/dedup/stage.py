@@ -23,6 +23,7 @@ from typing import Any
 import pyarrow.parquet as pq
 from tqdm import tqdm
 
+from pipeline.config import settings_record
 from pipeline.dedup.config import DedupConfig
 from pipeline.dedup.decontaminate import Decontaminator, load_benchmark
 from pipeline.dedup.minhash import jaccard
@@ -109,6 +110,7 @@ def run_dedup(input_path: str | Path, output_dir: str | Path, cfg: DedupConfig |
                            f"{stats['kept']} and {stats['rejected']}")
     stats["tests_added"] = sum(c.tests_added for c in clusters)
     stats["merge_conflicts"] = scan.counts["merge_conflicts"]
+    stats["config"] = settings_record(cfg)  # the effective settings (`--set` included), for the dataset card
     write_clusters(output_dir / OUT_CLUSTERS, scan, clusters)
     write_jsonl(output_dir / OUT_REJECTS, rejects)
     write_json(output_dir / OUT_STATS, stats)

@@ -19,7 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from pipeline.config import config_from_params
+from pipeline.config import config_from_params, settings_record
 from pipeline.difficulty.band import UNMEASURED, Band
 from pipeline.difficulty.calibrate import CalibrationError, fit_calibration
 from pipeline.difficulty.passrate import aggregate
@@ -155,6 +155,7 @@ def run_filter(cfg: FilterConfig, problems_path: str | Path, rollouts_dir: str |
     }
     write_json(out_dir / "report.json", report)
     stage_stats = {k: report[k] for k in ("problems_in", "kept", "rejected", "by_reason", "measured")}
+    stage_stats["config"] = settings_record(cfg)  # the effective settings (`--set` included), for the dataset card
     write_json(out_dir / "stats.json", stage_stats)
     return report
 

@@ -22,13 +22,14 @@ import logging
 import time
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.config import settings_record
 from pipeline.inputs import InputError, check_model_path, load_problems
 from pipeline.io import RejectsWriter, atomic_path, write_json
 from pipeline.rollout.backends import BACKENDS, Sample, SamplingParams, get_backend
@@ -428,7 +429,7 @@ def rollout_stats(out_dir: Path, cfg: RolloutConfig, *, problems_in: int, reject
         per_problem.setdefault(r["problem_id"], []).append(r["status"] == "AC")
     tokens = [r["tokens"] for r in rows]
     return {
-        "config": asdict(cfg),
+        "config": settings_record(cfg),
         "problems_in": problems_in,
         "problems_rolled_out": len(per_problem),
         "problems_rejected": rejected,
