@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +134,7 @@ def run_filter(cfg: FilterConfig, problems_path: str | Path, rollouts_dir: str |
     measured_rates = [s.pass_rate for pid, s in stats.items() if pid in ids and s.pass_rate is not None]
     missing = [pid for pid, pr in predictions.items() if pr.scores is None]
     report = {
-        "config": {k: v for k, v in asdict(cfg).items()},
+        "config": settings_record(cfg),
         "problems_in": loaded.read,
         "kept": len(kept),
         "rejected": n_rejected,
