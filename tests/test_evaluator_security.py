@@ -8,6 +8,7 @@ import ast
 import os
 import shutil
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -194,6 +195,28 @@ def test_unshare_fallback_runs_unprivileged_and_hides_closed_directories(tmp_pat
         needed = {Path(p).relative_to(closed).parts[0] for p in (*sb.interpreter_paths(), str(sb.HARNESS_DIR))
                   if p.startswith(closed + "/")}
         assert set(ast.literal_eval(listing)) == needed, (listing, needed)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("setpriv") is None,
+                    reason="the unshare fallback drops to its own uid only when run as root")
+def test_unshare_fallback_drops_its_uid_with_a_closed_temp_dir_and_a_strict_umask(tmp_path, monkeypatch):
+    """The evaluator's folders under a closed TMPDIR, and umask 077: the box still drops to its own
+    uid (the binds are staged outside what the cover hides; folders are made 0755 whatever the umask)."""
+    closed = tmp_path / "closed"
+    closed.mkdir(mode=0o700)
+    monkeypatch.setattr(tempfile, "tempdir", str(closed))
+    stages_before = set(Path("/tmp").glob("microcoder-stage-*"))
+    old = os.umask(0o077)
+    try:
+        with Evaluator(workers=1, sandbox="unshare") as solo:
+            assert str(solo.root).startswith(str(closed))
+            v = solo.evaluate_batch([ECHO], [sub(ECHO, "import os\nprint(os.getuid())\n")], keep_outputs=True)[0]
+            assert "unprivileged uid" not in solo.meta.get("sandbox_warning", ""), solo.meta
+    finally:
+        os.umask(old)
+    assert v.tests and int(v.tests[0].output) >= sb.UID_BASE, v
+    assert set(Path("/tmp").glob("microcoder-stage-*")) == stages_before  # the staging folder is removed
+
 
 
 @needs_bwrap

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import threading
@@ -53,6 +54,7 @@ class Box:
         self._lock = threading.Lock()
         self._killed = False
         self._starting = False  # launched, init reply not read yet
+        self._stage: Path | None = None  # unshare only: where closed directories' binds are staged
 
     # paths -----------------------------------------------------------------------------------
     def inside(self, host: str | os.PathLike) -> str:
@@ -75,10 +77,10 @@ class Box:
             home, wipe = str(self.scratch), [str(self.scratch)]
             cmd = []
             if kind == "unshare":
-                stage = self.workdir / f".{self.name}-stage"
-                stage.mkdir(mode=0o700, exist_ok=True)
+                if self.spec.drop_uid is not None and self._stage is None:
+                    self._stage = sb.staging_dir(self.workdir / f".{self.name}-stage")
                 cmd = sb.unshare_args(self.spec, self.scratch, shm=os.path.isdir("/dev/shm"),
-                                      reach=[*(b.host for b in self.binds), self.scratch], stage=stage)
+                                      reach=[*(b.host for b in self.binds), self.scratch], stage=self._stage)
                 if os.path.isdir("/dev/shm"):
                     wipe.append("/dev/shm")
         harness = self.inside(sb.HARNESS_DIR / "harness.py")
@@ -268,6 +270,9 @@ class Box:
                 stream.close()
             except (OSError, AttributeError):
                 pass
+        stage, self._stage = self._stage, None
+        if stage is not None and not stage.is_relative_to(self.workdir):  # a temp folder of its own
+            shutil.rmtree(stage, ignore_errors=True)
 
 
 def _children(pid: int) -> list[int]:

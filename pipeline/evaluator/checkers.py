@@ -45,7 +45,7 @@ def prepare(checker: Checker, worker: Worker, compiler: Compiler) -> None:
         if include is None and testlib.uses_testlib(source):
             raise CheckerFailure("the checker includes testlib.h, which is not installed here: `make setup` "
                                  "installs it (or set evaluator.testlib_dir)")
-        flags = ("-I", worker.box("build").inside(include)) if include else ()
+        flags = ("-I", worker.include_inside(include)) if include else ()
         result = compiler.compile(source, worker, flags)
         if result.status != "ok":
             raise CheckerFailure(f"checker does not compile: {result.message}")

@@ -28,13 +28,13 @@ class CompileResult:
     message: str | None = None  # compiler diagnostics (CE) or what failed (SE)
     seconds: float = 0.0
     cached: bool = False
-    cacheable: bool = True  # False: the outcome may depend on the machine's load, not the source
 
 
 class Compiler:
     def __init__(self, cache_dir: Path, cfg: EvaluatorConfig):
         self.cache_dir = cache_dir
         self.cache_dir.mkdir(mode=0o755, parents=True, exist_ok=True)
+        os.chmod(self.cache_dir, 0o755)  # not masked by the umask
         self.cfg = cfg
         self._results: dict[str, CompileResult] = {}
         self._locks: dict[str, threading.Lock] = {}
@@ -55,7 +55,7 @@ class Compiler:
             if hit is not None:
                 return CompileResult(hit.status, hit.binary, hit.message, 0.0, cached=True)
             result = self._compile(key, source, worker, extra_flags)
-            if result.status != "SE" and result.cacheable:  # a harness failure is not a property of the source
+            if result.status != "SE":  # a harness failure (or a busy machine) is not a property of the source
                 self._results[key] = result
             return result
 
@@ -88,14 +88,15 @@ class Compiler:
         diag = diag.replace(box.inside(src), "main.cpp").strip()[:ERROR_KEEP]
         if h["why"] == "cpu":
             return CompileResult("CE", message=f"compilation exceeded {limit:g} s of CPU time", seconds=seconds)
-        if h["why"] == "wall":  # CPU time within the limit: a busy machine, so try again next time
-            return CompileResult("CE", message=f"compilation exceeded {2 * limit + 5:g} s of wall-clock time",
-                                 seconds=seconds, cacheable=False)
+        if h["why"] == "wall":  # CPU time within the limit: a busy machine, not the source's fault
+            return CompileResult("SE", message=f"compilation ran out of {2 * limit + 5:g} s of wall-clock time "
+                                 "with CPU time to spare (a busy machine)", seconds=seconds)
         if h["exit"] != 0 or not out.exists():
             why = diag or (f"compiler killed by signal {h['signal']}" if h["signal"] else f"compiler exit {h['exit']}")
             return CompileResult("CE", message=why, seconds=seconds)
         target = self.cache_dir / key
         target.mkdir(mode=0o755, exist_ok=True)
+        os.chmod(target, 0o755)
         os.chmod(out, 0o755)
         os.replace(out, target / "prog")
         return CompileResult("ok", target / "prog", diag or None, seconds)

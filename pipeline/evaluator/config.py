@@ -50,7 +50,7 @@ class EvaluatorConfig:
                                  metadata={"help": "C++ compile flags (ONLINE_JUDGE as on Codeforces)."})
     testlib_dir: str | None = field(default=None, metadata={
         "help": "Directory holding testlib.h for C++ checker programs (default: <venv>/include/testlib, "
-                "installed by `make setup`)."})
+                "installed by `make setup`); it must be readable by other users (the sandbox runs as its own uid)."})
     compile_time_limit_s: float = field(default=30.0, metadata={"help": "CPU limit of one compilation."})
     compile_memory_mb: int = field(default=2048, metadata={"help": "Memory limit of one compilation."})
     checker_time_limit_s: float = field(default=10.0, metadata={"help": "CPU limit of one checker run."})

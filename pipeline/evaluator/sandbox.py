@@ -33,6 +33,7 @@ import shlex
 import shutil
 import stat
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -181,7 +182,7 @@ def unshare_args(spec: BoxSpec, scratch: Path, shm: bool, reach: list[Path] = ()
           "--propagation", "private"]
     if not is_root():
         ns.insert(1, "--map-root-user")
-    mounts = [f"mount -t tmpfs -o size={spec.tmp_bytes},mode=1777 tmpfs {_q(scratch)}"]
+    mounts = ["umask 022", f"mount -t tmpfs -o size={spec.tmp_bytes},mode=1777 tmpfs {_q(scratch)}"]
     if shm:
         mounts.append(f"mount -t tmpfs -o size={spec.shm_bytes},mode=1777 tmpfs /dev/shm")
     if spec.drop_uid is not None and stage is not None:
@@ -206,19 +207,36 @@ def closed_ancestor(path: str) -> str | None:
     return None
 
 
+def staging_dir(preferred: Path) -> Path | None:
+    """A root-only folder for `_reach_mounts` to stage binds in: `preferred` unless it sits under a
+    closed directory (which the cover would hide), else a new one in an open temp location."""
+    if closed_ancestor(str(preferred)) is None:
+        preferred.mkdir(mode=0o700, exist_ok=True)
+        return preferred
+    for base in ("/tmp", "/var/tmp", "/dev/shm"):
+        if os.path.isdir(base) and closed_ancestor(base + "/x") is None:
+            return Path(tempfile.mkdtemp(prefix="microcoder-stage-", dir=base))
+    return None
+
+
 def _reach_mounts(paths: list[str], stage: Path) -> list[str]:
+    """Shell steps that cover each closed directory above `paths` with an empty tmpfs and bind
+    the paths back into it. `--rbind` keeps mounts inside a path (the scratch tmpfs)."""
+    paths = list(dict.fromkeys(os.path.abspath(p) for p in paths))
     covers: dict[str, list[str]] = {}
-    for p in dict.fromkeys(os.path.abspath(p) for p in paths):
+    for p in paths:
         top = closed_ancestor(p)
         if top is not None and not any(_under(p, [q]) and p != q for q in paths if closed_ancestor(q) == top):
             covers.setdefault(top, []).append(p)
+    if any(_under(str(stage), [top]) for top in covers):
+        raise SandboxUnavailable(f"the staging folder {stage} would be hidden under {list(covers)}")
     cmds: list[str] = []
     for k, (top, inner) in enumerate(covers.items()):
         for i, p in enumerate(inner):
-            cmds += [f"mkdir -p {_q(stage / f'{k}-{i}')}", f"mount --bind {_q(p)} {_q(stage / f'{k}-{i}')}"]
+            cmds += [f"mkdir -p {_q(stage / f'{k}-{i}')}", f"mount --rbind {_q(p)} {_q(stage / f'{k}-{i}')}"]
         cmds.append(f"mount -t tmpfs -o size=1m,mode=0755 tmpfs {_q(top)}")
         for i, p in enumerate(inner):
-            cmds += [f"mkdir -p {_q(p)}", f"mount --bind {_q(stage / f'{k}-{i}')} {_q(p)}"]
+            cmds += [f"mkdir -p {_q(p)}", f"mount --rbind {_q(stage / f'{k}-{i}')} {_q(p)}"]
     return cmds
 
 

@@ -57,10 +57,15 @@ def install(dest: Path | None = None) -> Path:
     if digest != SHA256:
         raise RuntimeError(f"{MEMBER} in {WHEEL} has sha256 {digest}, expected {SHA256}")
     dest.mkdir(parents=True, exist_ok=True)
-    part = target.with_name(f".{HEADER}.part")
-    part.write_bytes(data)
-    os.chmod(part, 0o644)
-    os.replace(part, target)
+    fd, part = tempfile.mkstemp(prefix=f".{HEADER}.", dir=dest)  # concurrent installs do not collide
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(part, 0o644)
+        os.replace(part, target)
+    except BaseException:
+        Path(part).unlink(missing_ok=True)
+        raise
     return target
 
 

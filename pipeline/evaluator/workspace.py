@@ -41,6 +41,7 @@ class InputStore:
     def __init__(self, root: Path, capacity: int):
         self.root = root
         self.root.mkdir(mode=0o755, parents=True, exist_ok=True)
+        os.chmod(self.root, 0o755)  # mkdir's mode is masked by the umask (077 would lock the sandbox out)
         self.capacity = max(1, capacity)
         self._lock = threading.Lock()
         self._users: OrderedDict[str, int] = OrderedDict()
@@ -145,6 +146,15 @@ class Worker:
                 os.chown(self.build, spec.drop_uid, spec.drop_uid)
             box = self.boxes[name] = Box(spec, binds, self.dir, name)
         return box
+
+    def include_inside(self, folder: Path) -> str:
+        """Where a header folder (testlib.h) appears in the build box; a box started before the
+        folder existed is started again with it bound."""
+        try:
+            return self.box("build").inside(folder)
+        except ValueError:
+            self.boxes.pop("build").close()
+            return self.box("build").inside(folder)
 
     def kill(self) -> None:
         """Kill every box now (batch deadline); callable from another thread."""
