@@ -90,6 +90,8 @@ def test_interactive_statements(text, interactive):
     "For each test case, output any string of length $n$ that satisfies the above conditions.",
     "If there are multiple ways for Bob to earn the maximum total points, return any one of them.",
     "Any correct answer will be accepted.",
+    "Find any array of integers $a_0, a_1, \\ldots, a_{n-1}$ for which the following holds:",
+    "Given n, find any array a_1, a_2, ..., a_n of integers such that all of the following conditions hold:",
 ])
 def test_any_answer_sentences(text):
     assert accepts_any_answer("Some context. " + text + " More text.")
@@ -103,6 +105,9 @@ def test_any_answer_sentences(text):
     "If there is more than one pile with the maximum number of gifts, choose any.",  # the answer is unique
     "In any case, print the answer modulo $998244353$.",
     "Print the number of pairs. It is guaranteed that any valid input has an answer.",
+    "Given several strings, print YES if any of them is a palindrome.",  # a yes/no question
+    "Determine whether you can find any subsequence which sums to k.",
+    "Return empty string if you didn't\n    find any vowel met the above condition.",  # hard-wrapped, not a start
 ])
 def test_not_any_answer(text):
     assert not accepts_any_answer(text)

@@ -41,12 +41,15 @@ _INNER_ORDER = re.compile(
 # "any" of a letter case or an order is another rule (a relaxed comparison, not a checker).
 _ANY = r"\bany\b(?! (?:letter )?(?:case|register|order)\b)"
 _ANY_ANSWER = re.compile(
-    r"\b(?:multiple|several|many|more than one)\b[^.]{0,100}?\b(?:print|output|return|write|give|pick)\w*\b[^.]{0,30}?"
-    + _ANY
+    # "If there are multiple answers, print any of them" (not "... print YES if any of them is ...")
+    r"\b(?:multiple|several|many|more than one)\b[^.]{0,100}?\b(?:print|output|return|write|give|pick)\w*\b"
+    r"(?:(?!\b(?:if|whether)\b)[^.]){0,30}?" + _ANY
     + r"|\b(?:multiple|several|many|more than one)\b[^.]{0,100}?\byou (?:may|can) choose any\b"
     + r"|\bnot unique\b[^.]{0,60}?" + _ANY
     + r"|\b(?:print|output|return|write)\w*\s+any\s+(?:one\s+)?(?:of them|such|valid|possible|correct|suitable)\b"
-    + r"|\b(?:print|output|return|find|construct)\w*\s+any\s+[^.]{0,40}?\b(?:that|which|such that|satisfying)\b"
+    + r"|\b(?:print|output|return|construct)\w*\s+any\s+[^.]{0,40}?\b(?:that|which|such that|satisfying)\b"
+    # "Find any array such that ...", "Your task is to find any value of d" (not "whether you can find any")
+    + r"|(?:(?-i:^\s*Find)|(?:,\s*|\bto\s+)find)\s+any\b"  # capital F: a hard-wrapped "didn't\n find any" is no start
     + r"|\bany (?:of them|such \w+|valid \w+|correct \w+|(?:answer|solution)s?) (?:is|are|will be) accepted\b",
     re.IGNORECASE)
 
