@@ -7,7 +7,9 @@ import re
 from typing import Any, TypeVar
 
 T = TypeVar("T")
-_SECRET_KEY = re.compile(r"(?:^|_)(?:api_?key|token|secret|password|credentials?)$", re.IGNORECASE)
+# api_key, secret_key, hf_token, password, passwd, credentials, cookie, Authorization, auth_header...
+_SECRET_KEY = re.compile(r"(?:key|token|secret|passw(?:or)?d|credentials?|cookie)$|(?:^|[_-])auth", re.IGNORECASE)
+_URL_SECRETS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@|(?P<query>\?[^\s#]+)", re.IGNORECASE)
 
 
 def config_from_params(cls: type[T], params: dict[str, Any] | None) -> T:
@@ -31,12 +33,15 @@ def describe(cls: type) -> str:
 
 
 def settings_record(cfg: Any) -> Any:
-    """A config (dataclass or mapping) as plain data for stats files and dataset cards, with the
-    string values of secret-looking keys (`api_key`, `hf_token`, `password`, ...) redacted."""
+    """A config (dataclass or mapping) as plain data for stats files and dataset cards, with every
+    value under a secret-looking key (`api_key`, `hf_token`, `password`, `Authorization`, ...)
+    redacted, and credentials and query strings cut out of URLs."""
     data = dataclasses.asdict(cfg) if dataclasses.is_dataclass(cfg) and not isinstance(cfg, type) else cfg
     if isinstance(data, dict):
-        return {k: "<redacted>" if isinstance(v, str) and v and _SECRET_KEY.search(str(k)) else settings_record(v)
+        return {k: "<redacted>" if v not in (None, "") and _SECRET_KEY.search(str(k)) else settings_record(v)
                 for k, v in data.items()}
     if isinstance(data, list | tuple):
         return [settings_record(v) for v in data]
+    if isinstance(data, str) and "://" in data:
+        return _URL_SECRETS.sub(lambda m: f"{m['scheme']}<redacted>@" if m["scheme"] else "?<redacted>", data)
     return data

@@ -43,7 +43,7 @@ MESSAGE_TYPE = pa.list_(pa.struct([("role", pa.string()), ("content", pa.string(
 SHARD_PATTERN = "data/train-*"
 STAGING_PREFIX = ".data-"  # hidden staging / retired shard folders next to data/
 NOT_PUBLISHED = ("rejects.jsonl",)  # build bookkeeping, not part of the dataset
-DATA_SECTIONS = ("scrape", "sources", "dedup", "validate", "rollout", "filter", "build")  # shown in the card
+DATA_SECTIONS = ("scrape", "dedup", "validate", "rollout", "filter", "build")  # shown in the card
 DEFAULT_TAGS = ["code", "competitive-programming", "reinforcement-learning", "rlvr", "microcoder"]
 CARD_SUMMARY = (
     "Competitive-programming problems curated for reinforcement learning of coding models "

@@ -59,3 +59,19 @@ def test_atomic_outputs_get_the_usual_mode(tmp_path):
 
     write_json(tmp_path / "s.json", {})
     assert (tmp_path / "s.json").stat().st_mode & 0o044 == 0o044
+
+
+def test_settings_records_redact_secrets_and_keep_the_rest():
+    from pipeline.config import settings_record
+
+    record = settings_record({
+        "api_key": "sk-1", "aws_secret_access_key": "y", "passwd": "p", "cookie": "c", "n": {"api_key": 12345},
+        "headers": {"Authorization": "Bearer t"}, "hf_token": None, "api_key_env": "OPENAI_API_KEY",
+        "base_urls": ["https://u:pw@host/v1?key=abc", "http://localhost:8000/v1"], "max_tokens": 64,
+        "tokenizer": "models/tiny", "user_agent": "MicroCoder"})
+    assert record == {
+        "api_key": "<redacted>", "aws_secret_access_key": "<redacted>", "passwd": "<redacted>",
+        "cookie": "<redacted>", "n": {"api_key": "<redacted>"}, "headers": {"Authorization": "<redacted>"},
+        "hf_token": None, "api_key_env": "OPENAI_API_KEY",
+        "base_urls": ["https://<redacted>@host/v1?<redacted>", "http://localhost:8000/v1"], "max_tokens": 64,
+        "tokenizer": "models/tiny", "user_agent": "MicroCoder"}
