@@ -238,8 +238,9 @@ class ValidateResult:
 def validate_problems(problems: list[Problem], cfg: ValidateConfig, *, progress: bool = True) -> ValidateResult:
     interactive = [p for p in problems if is_interactive(p)]
     problems = [p for p in problems if not is_interactive(p)]
-    any_answer = [p for p in problems if cfg.multiple_answers == "reject" and needs_checker_program(p)]
-    problems = [p for p in problems if not (cfg.multiple_answers == "reject" and needs_checker_program(p))]
+    unjudgeable = {id(p) for p in problems if cfg.multiple_answers == "reject" and needs_checker_program(p)}
+    any_answer = [p for p in problems if id(p) in unjudgeable]
+    problems = [p for p in problems if id(p) not in unjudgeable]
     cache = ResultCache(cfg.cache_path)
     try:
         results, ref_status = _run_references(problems, cfg, cache, progress)
