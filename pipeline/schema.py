@@ -6,6 +6,11 @@ every shard carries, and `Problem.from_dict` ignores columns it does not know (k
 
 Functional tests use LiveCodeBench's encoding: `input` holds newline-separated JSON values, one
 per positional argument; `output` is the JSON of the return value.
+
+Limits a source does not state: the adapter still fills `time_limit_s` / `memory_limit_mb` with a
+default and records `meta["time_limit_stated"] = False` (or `meta["memory_limit_stated"] = False`);
+validate then derives the time limit from the references' measured times. An absent key means the
+limit was stated (or chosen by the author of our own jsonl).
 """
 
 from __future__ import annotations
@@ -40,6 +45,10 @@ CHECKER_TYPE = pa.struct(
     ]
 )
 REFERENCE_TYPE = pa.struct([("language", pa.string()), ("code", pa.string())])
+# Known-wrong solutions shipped by a source (Kattis `submissions/wrong_answer`, ...,
+# CodeContests `incorrect_solutions`): validate runs them to measure how strong the tests are.
+WRONG_LABELS = ("wrong_answer", "time_limit_exceeded", "run_time_error", "memory_limit_exceeded", "incorrect")
+WRONG_SOLUTION_TYPE = pa.struct([("language", pa.string()), ("code", pa.string()), ("label", pa.string())])
 
 PROBLEM_SCHEMA = pa.schema(
     [
@@ -58,6 +67,7 @@ PROBLEM_SCHEMA = pa.schema(
         ("time_limit_s", pa.float64()),
         ("memory_limit_mb", pa.int64()),
         ("reference_solutions", pa.list_(REFERENCE_TYPE)),
+        ("wrong_solutions", pa.list_(WRONG_SOLUTION_TYPE)),
         ("difficulty", pa.string()),
         ("rating", pa.int64()),
         ("tags", pa.list_(pa.string())),
@@ -107,6 +117,15 @@ class ReferenceSolution:
 
 
 @dataclass
+class WrongSolution:
+    """A solution the source says must fail (label says how: wrong_answer, time_limit_exceeded, ...)."""
+
+    language: str
+    code: str
+    label: str = "wrong_answer"
+
+
+@dataclass
 class Problem:
     id: str
     source: str
@@ -123,6 +142,7 @@ class Problem:
     time_limit_s: float = 2.0
     memory_limit_mb: int = 256
     reference_solutions: list[ReferenceSolution] = field(default_factory=list)
+    wrong_solutions: list[WrongSolution] = field(default_factory=list)
     difficulty: str | None = None
     rating: int | None = None
     tags: list[str] = field(default_factory=list)
@@ -142,13 +162,14 @@ class Problem:
         extra.update(d.pop("extra", None) or {})
         tests = [TestCase(**_only(t, TestCase)) for t in d.pop("tests", None) or []]
         refs = [ReferenceSolution(**_only(r, ReferenceSolution)) for r in d.pop("reference_solutions", None) or []]
+        wrong = [WrongSolution(**_only(w, WrongSolution)) for w in d.pop("wrong_solutions", None) or []]
         checker = d.pop("checker", None)
         checker = Checker(**{k: v for k, v in _only(checker, Checker).items() if v is not None}) if checker else None
         meta = d.pop("meta", None)
         if isinstance(meta, str):
             meta = json.loads(meta) if meta else {}
         d = {k: v for k, v in d.items() if v is not None}
-        return cls(tests=tests, reference_solutions=refs, checker=checker, meta=meta or {}, extra=extra, **d)
+        return cls(tests=tests, reference_solutions=refs, wrong_solutions=wrong, checker=checker, meta=meta or {}, extra=extra, **d)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict in our jsonl format (meta as an object, extra columns flattened)."""
@@ -267,6 +288,21 @@ def validate_problem(d: Any) -> list[str]:
                     errs.append(f"reference_solutions[{i}].language: must be one of {list(LANGUAGES)}, got {r.get('language')!r}")
                 if not isinstance(r.get("code"), str) or not r["code"].strip():
                     errs.append(f"reference_solutions[{i}].code: empty or not a string")
+    wrong = d.get("wrong_solutions")
+    if wrong is not None:
+        if not isinstance(wrong, list):
+            errs.append(f"wrong_solutions: expected a list, got {type(wrong).__name__}")
+        else:
+            for i, w in enumerate(wrong):
+                if not isinstance(w, dict):
+                    errs.append(f"wrong_solutions[{i}]: expected an object, got {type(w).__name__}")
+                    continue
+                if w.get("language") not in LANGUAGES:
+                    errs.append(f"wrong_solutions[{i}].language: must be one of {list(LANGUAGES)}, got {w.get('language')!r}")
+                if not isinstance(w.get("code"), str) or not w["code"].strip():
+                    errs.append(f"wrong_solutions[{i}].code: empty or not a string")
+                if w.get("label", "wrong_answer") not in WRONG_LABELS:
+                    errs.append(f"wrong_solutions[{i}].label: must be one of {list(WRONG_LABELS)}, got {w.get('label')!r}")
     tags = d.get("tags")
     if tags is not None and (not isinstance(tags, list) or not all(isinstance(t, str) for t in tags)):
         errs.append("tags: expected a list of strings")
