@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -21,8 +23,16 @@ os.umask(_UMASK)
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
-    """Yield a temp path next to `path`; on success rename it over `path` (atomic on POSIX)."""
+    """Yield a temp path next to `path`; on success rename it over `path` (atomic on POSIX).
+
+    A target that exists and is not a regular file is never replaced: a character device or a
+    FIFO (/dev/null, /dev/stdout, a named pipe) is written through, anything else (a directory,
+    a socket, a block device) is refused with a clear error."""
     path = Path(path)
+    kind = _special_kind(path)
+    if kind is not None:
+        yield from _write_through(path, kind, suffix)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix or ".tmp", dir=path.parent)
     os.close(fd)
@@ -34,6 +44,34 @@ def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[Path]:
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
+
+
+def _special_kind(path: Path) -> str | None:
+    """None for a missing path or a regular file; else what the existing target is."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+        return "stream"
+    what = "a directory" if stat.S_ISDIR(mode) else "a socket" if stat.S_ISSOCK(mode) else "a block device" \
+        if stat.S_ISBLK(mode) else "not a regular file"
+    raise FileExistsError(f"{path} exists and is {what}: refusing to replace it (name a file path)")
+
+
+def _write_through(path: Path, kind: str, suffix: str) -> Iterator[Path]:
+    # The temp lives in the system temp folder, not beside the target (/dev is no place for files).
+    fd, tmp = tempfile.mkstemp(prefix=".microcoder-", suffix=suffix or ".tmp")
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        with open(tmp_path, "rb") as src, open(path, "wb") as dst:  # a device or FIFO: no truncate, no rename
+            shutil.copyfileobj(src, dst)
+    finally:
+        tmp_path.unlink(missing_ok=True)
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:

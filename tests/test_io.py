@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import json
 import os
+import stat
+import threading
 
 import pyarrow.parquet as pq
 import pytest
@@ -102,3 +104,33 @@ def test_shard_folders_skip_hidden_leftovers_of_killed_writes(tmp_path):
     io.write_problems(tmp_path / "d" / ".staging" / "b.parquet", [make_problem(2)])
     assert [p.id for p in io.read_problems(tmp_path / "d")] == ["t/0"]
     assert [p.id for b in io.iter_problem_batches(tmp_path / "d") for p in b] == ["t/0"]
+
+
+def test_writes_never_replace_a_device_or_fifo(tmp_path):
+    # A link to /dev/null stands in for the device itself: were the writer to rename over the
+    # target, only the link would be lost, never the machine's /dev/null.
+    null_link = tmp_path / "null"
+    null_link.symlink_to("/dev/null")
+    io.write_problems(null_link, [make_problem(1)])
+    io.write_json(null_link, {"a": 1})
+    assert null_link.is_symlink() and os.path.realpath(null_link) == "/dev/null"
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert not list(tmp_path.glob(".null*")), "no temp file left beside the target"
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
+    reader.start()
+    io.write_jsonl(fifo, [{"x": 1}, {"x": 2}])
+    reader.join(timeout=30)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode), "the FIFO is still a FIFO"
+    assert got == [b'{"x": 1}\n{"x": 2}\n']
+
+
+def test_writes_refuse_a_directory_target(tmp_path):
+    target = tmp_path / "out.parquet"
+    target.mkdir()
+    with pytest.raises(FileExistsError, match="is a directory"):
+        io.write_problems(target, [make_problem(1)])
+    assert target.is_dir() and not list(tmp_path.glob(".out*"))
