@@ -32,6 +32,13 @@ from pipeline.sources.base import (
     need,
 )
 from pipeline.sources.judging import returns_any_order
+from pipeline.sources.leetcode_outputs import (
+    AmbiguousOutput,
+    ResultType,
+    assert_outputs,
+    expected_output,
+    old_string_convention,
+)
 from pipeline.sources.leetcode_types import (
     SignatureShapes,
     Unrepresentable,
@@ -84,7 +91,8 @@ def convert(rec: dict, source: str) -> Item:
     if not m:
         return Reject("no_signature", f"entry_point {entry!r} is not `Solution().method`", rec, rid)
     method = m.group(1)
-    starter = meta.get("lang_code") if isinstance(meta.get("lang_code"), str) else None
+    starter = next((v for v in (meta.get("lang_code"), rec.get("starter_code")) if isinstance(v, str) and v.strip()),
+                   None)  # v0.1/v0.2 keep it in meta.lang_code, v0.3 at the top level
     sig = find_signature(prompt + "\n" + completion, method, "Solution")
     if sig is None and starter:
         sig = find_signature(starter + "\n        pass\n", method, "Solution")
@@ -94,12 +102,17 @@ def convert(rec: dict, source: str) -> Item:
         shapes = signature_shapes(sig.params, sig.annotations)
     except Unrepresentable as e:
         return Reject("unsupported_types", f"Solution.{method}: {e}", rec, rid)
+    result = ResultType.parse(_return_annotation(sig, starter, method))
+    reading = Reading(result, old_string_convention([i.get("output") for i in items if isinstance(i, dict)], result),
+                      assert_outputs(rec.get("test"), sig.params))
     tests, skipped = [], Counter()
     for n, item in enumerate(items, 1):
         try:
-            tests.append(_test_case(item, sig.params, shapes))
+            tests.append(_test_case(item, sig.params, shapes, reading))
         except Unrepresentable as e:
             return Reject("unsupported_types", f"input_output[{n}]: {e}", rec, rid)
+        except AmbiguousOutput as e:
+            return Reject("ambiguous_output", f"input_output[{n}]: {e}", rec, rid)
         except NotLiteral as e:
             skipped[str(e).split(":")[0][:60]] += 1
     if not tests:
@@ -107,7 +120,7 @@ def convert(rec: dict, source: str) -> Item:
                       rec, rid)
     statement = _statement(rec, meta)
     structures = shapes.structures(sig.params)
-    difficulty = meta.get("difficulty")
+    difficulty = meta.get("difficulty") or rec.get("difficulty")
     return Problem(
         id=rid,
         source=source,
@@ -124,21 +137,49 @@ def convert(rec: dict, source: str) -> Item:
         reference_solutions=[ReferenceSolution("python", f"{prompt}\n{completion}".strip() + "\n")],
         difficulty=difficulty.lower() if isinstance(difficulty, str) else None,
         license=LICENSE,
-        meta={"question_id": meta.get("question_id"), "license_note": LICENSE_NOTE,
+        meta={"question_id": meta.get("question_id", rec.get("question_id")), "license_note": LICENSE_NOTE,
               "skipped_tests": sum(skipped.values()), "skipped_test_kinds": dict(skipped),
+              "string_outputs": {True: "quoted", False: "bare", None: None}[reading.old_strings],
+              "outputs_from_asserts": reading.from_asserts,
               **({"structures": structures} if structures else {})},
     )
 
 
-def _test_case(item: object, params: list[str], shapes: SignatureShapes) -> TestCase:
+@dataclass
+class Reading:
+    """How one problem's outputs are read (see `leetcode_outputs`)."""
+
+    result: ResultType
+    old_strings: bool | None
+    asserted: dict[str, str]
+    from_asserts: int = 0
+
+
+def _return_annotation(sig, starter: str | None, method: str) -> str:
+    """The return annotation: the starter code's (what the model is asked to implement), else the
+    reference's."""
+    if starter:
+        declared = find_signature(starter + "\n        pass\n", method, "Solution")
+        if declared is not None and declared.annotations[-1].strip():
+            return declared.annotations[-1]
+    return sig.annotations[-1] if sig.annotations else ""
+
+
+def _test_case(item: object, params: list[str], shapes: SignatureShapes, reading: Reading) -> TestCase:
     if not isinstance(item, dict) or not isinstance(item.get("input"), str) or not isinstance(item.get("output"), str):
         raise NotLiteral("item is not {input: str, output: str}")
     args = parse_call_text(item["input"], params)
     if len(args) != len(params):
         raise NotLiteral(f"{len(args)} arguments for {len(params)} parameters")
     args = [check_argument(a, shape, name) for a, shape, name in zip(args, shapes.params, params, strict=True)]
-    expected = canonical_result(parse_literal(item["output"]), shapes.result)
-    return TestCase(encode_args(args), to_json(expected), "public")
+    encoded = encode_args(args)
+    if shapes.result.structure is not None:  # ListNode / TreeNode: a list (or null) in either release
+        expected = canonical_result(parse_literal(item["output"]), shapes.result)
+    else:
+        expected, how = expected_output(item["output"], reading.result, reading.old_strings,
+                                        reading.asserted.get(encoded))
+        reading.from_asserts += how == "asserts"
+    return TestCase(encoded, to_json(expected), "public")
 
 
 def _any_order_checker(statement: str, shapes: SignatureShapes, tests: list[TestCase]) -> Checker | None:
@@ -168,7 +209,7 @@ def _has_float(value: object) -> bool:
 def _statement(rec: dict, meta: dict) -> str:
     """`meta.question_title` holds the full statement (examples, constraints) in these files; `query`
     is the shorter statement plus an instruction, used when the former is absent."""
-    full = meta.get("question_title")
+    full = meta.get("question_title") or rec.get("problem_description")  # v0.3: top-level problem_description
     if isinstance(full, str) and "\n" in full.strip():
         return clean_text(full)
     query = rec.get("query") if isinstance(rec.get("query"), str) else ""
