@@ -38,6 +38,8 @@ class Options:
     revision: str | None = field(default=None, metadata={"help": "Hub revision (commit, tag or branch)."})
     streaming: bool = field(default=True, metadata={"help": "Stream rows instead of materialising the dataset."})
     max_solutions: int = field(default=4, metadata={"help": "Reference solutions kept per language."})
+    max_wrong_solutions: int = field(default=4, metadata={
+        "help": "Known-wrong solutions kept per language (code_contests incorrect_solutions)."})
     include_generated: bool = field(default=True, metadata={"help": "Keep generated tests (code_contests)."})
 
 

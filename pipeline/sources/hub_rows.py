@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from pipeline.schema import Problem, ReferenceSolution, TestCase
+from pipeline.schema import Problem, ReferenceSolution, TestCase, WrongSolution
 from pipeline.sources import livecodebench
 from pipeline.sources.base import Reject
 from pipeline.sources.normalize import (
@@ -22,6 +22,7 @@ from pipeline.sources.normalize import (
     slug,
     stable_id,
 )
+from pipeline.sources.openr1_checker import generated_checker
 from pipeline.sources.pyliterals import NotLiteral, encode_args, parse_literal, to_json
 
 
@@ -119,16 +120,91 @@ def _limits(text: Any, unit: str) -> float | None:
         return None
 
 
+def bytes_to_mb(value: Any) -> int | None:
+    """Megabytes for a byte count as judges state it: 256000000 is Codeforces' "256 megabytes"
+    (decimal), 268435456 is 256 MiB; anything else rounds to whole MiB."""
+    n = _int(value)
+    if not n or n < 2**20:
+        return None
+    if n % 1_000_000 == 0:
+        return n // 1_000_000
+    return round(n / 2**20)
+
+
+_TAIL_CHARS = 400  # the limits tail DeepCoder appends; earlier mentions belong to the statement
+_TIME_MS = re.compile(r"Time Limit:\s*([\d.]+)\s*ms\b", re.IGNORECASE)
+_TIME_S = re.compile(r"Time Limit:\s*([\d.]+)\s*(?:s|sec|secs|seconds?)\b", re.IGNORECASE)
+_TIME_PROTO = re.compile(r"Time Limit:\s*\{\s*['\"]seconds['\"]\s*:\s*(\d+)\s*,\s*['\"]nanos['\"]\s*:\s*(\d+)\s*\}",
+                         re.IGNORECASE)
+_MEMORY_MB = re.compile(r"Memory Limit:\s*([\d.]+)\s*(?:MB|megabytes?|MiB)\b", re.IGNORECASE)
+_MEMORY_BYTES = re.compile(r"Memory Limit:\s*(\d+)\s*Bytes\b", re.IGNORECASE)
+
+
+def stated_limits(statement: str) -> tuple[float | None, int | None]:
+    """(seconds, megabytes) from a statement's `Time Limit: ... / Memory Limit: ...` tail, as
+    DeepCoder writes it for its codeforces (`1000 ms`, `256 MB`) and code_contests
+    (`{'seconds': 2, 'nanos': 0}`, `256000000 Bytes`) rows; None for what the tail does not state."""
+    tail = statement[-_TAIL_CHARS:]
+    seconds = None
+    if m := _last(_TIME_PROTO, tail):
+        seconds = int(m.group(1)) + int(m.group(2)) / 1e9
+    elif m := _last(_TIME_MS, tail):
+        seconds = float(m.group(1)) / 1000
+    elif m := _last(_TIME_S, tail):
+        seconds = float(m.group(1))
+    megabytes = None
+    if m := _last(_MEMORY_BYTES, tail):
+        megabytes = bytes_to_mb(int(m.group(1)))
+    elif m := _last(_MEMORY_MB, tail):
+        megabytes = int(float(m.group(1)))
+    return _seconds(seconds), _megabytes(megabytes)
+
+
+def _last(pattern: re.Pattern, text: str) -> re.Match | None:
+    found = None
+    for found in pattern.finditer(text):  # noqa: B007 - the last one is wanted
+        pass
+    return found
+
+
+def _seconds(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= 600 else None
+
+
+def _megabytes(value: Any) -> int | None:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and 16 <= value <= 65536 else None
+
+
+def apply_limits(problem: Problem, seconds: float | None, megabytes: int | None) -> Problem:
+    """Set the stated limits; keep the defaults and mark what the source does not state (see
+    `schema`: validate derives an unstated time limit from the references)."""
+    if seconds is not None:
+        problem.time_limit_s = seconds
+    else:
+        problem.meta["time_limit_stated"] = False
+    if megabytes is not None:
+        problem.memory_limit_mb = megabytes
+    else:
+        problem.meta["memory_limit_stated"] = False
+    return problem
+
+
 # --- deepmind/code_contests -------------------------------------------------------------------
 CC_SOURCES = ["unknown", "codechef", "codeforces", "hackerearth", "codejam", "atcoder", "aizu"]
-CC_DIFFICULTIES = ["unknown", "easy", "medium", "hard", "harder", "hardest", "external"]
+# The dataset's ClassLabel order: 7 named levels, then Codeforces' problem letters A (7) ... V (28).
+CC_DIFFICULTIES = ["unknown", "easy", "medium", "hard", "harder", "hardest", "external",
+                   *[chr(c) for c in range(ord("A"), ord("V") + 1)]]
 CC_LANGUAGES = {1: None, 2: "cpp", 3: "python", "PYTHON3": "python", "CPP": "cpp"}  # 1 = Python 2
 
 
 def _label(value: Any, names: list[str]) -> str | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return names[value] if 0 <= value < len(names) else None
-    return str(value).lower() if value else None
+    if not value:
+        return None
+    text = str(value).strip()
+    by_name = {n.lower(): n for n in names} | {"unknown_difficulty": "unknown", "unknown_source": "unknown"}
+    return by_name.get(text.lower(), text.lower())
 
 
 def _cc_tests(block: Any, kind: str, pid: str) -> list[TestCase]:
@@ -157,38 +233,75 @@ def codecontests(row: dict, source: str, opts) -> Problem:
         tests += _cc_tests(row.get("generated_tests"), "generated", pid)
     if not tests:
         raise RowError("no_tests", "no public, private or generated tests", pid)
-    refs, per_lang = [], {"python": 0, "cpp": 0}
-    sols = row.get("solutions") or {}
-    for lang, code in zip(sols.get("language") or [], sols.get("solution") or [], strict=False):
-        language = CC_LANGUAGES.get(lang)
-        if language and isinstance(code, str) and code.strip() and per_lang[language] < opts.max_solutions:
-            refs.append(ReferenceSolution(language, code))
-            per_lang[language] += 1
+    refs = [ReferenceSolution(lang, code) for lang, code in _cc_solutions(row.get("solutions"), opts.max_solutions)]
+    wrong = [WrongSolution(lang, code, "incorrect")
+             for lang, code in _cc_solutions(row.get("incorrect_solutions"), opts.max_wrong_solutions)]
     tl = row.get("time_limit") or {}
     seconds = (tl.get("seconds") or 0) + (tl.get("nanos") or 0) / 1e9 if isinstance(tl, dict) else 0
-    memory = _int(row.get("memory_limit_bytes"))
-    return Problem(
+    problem = Problem(
         id=pid, source=source, source_id=name, title=name, statement=statement, platform=platform,
-        style="stdio", tests=tests, reference_solutions=refs,
+        style="stdio", tests=tests, reference_solutions=refs, wrong_solutions=wrong,
         url=f"https://codeforces.com/problemset/problem/{cid}/{index}" if platform == "codeforces" and _int(cid) else None,
-        time_limit_s=seconds if 0 < seconds <= 600 else 2.0,
-        memory_limit_mb=memory // 2**20 if memory and memory >= 2**24 else 256,
         difficulty=_label(row.get("difficulty"), CC_DIFFICULTIES), rating=_int(row.get("cf_rating")),
         tags=[t for t in row.get("cf_tags") or [] if isinstance(t, str) and t],
         license="CC-BY-4.0",
         meta={"is_description_translated": row.get("is_description_translated"), "cf_points": row.get("cf_points")},
     )
+    return apply_limits(problem, _seconds(seconds), _megabytes(bytes_to_mb(row.get("memory_limit_bytes"))))
+
+
+def _cc_solutions(block: Any, per_language: int) -> list[tuple[str, str]]:
+    """(language, code) pairs of a CodeContests solutions block, at most `per_language` each
+    (Python 2 and Java are left out)."""
+    out, count = [], {"python": 0, "cpp": 0}
+    block = block if isinstance(block, dict) else {}
+    for lang, code in zip(block.get("language") or [], block.get("solution") or [], strict=False):
+        language = CC_LANGUAGES.get(lang)
+        if language and isinstance(code, str) and code.strip() and count[language] < per_language:
+            out.append((language, code))
+            count[language] += 1
+    return out
 
 
 # --- BAAI/TACO and codeparrot/apps ------------------------------------------------------------
+_CALLABLE = re.compile(r"^\s*(?:def|class)\s+\w+", re.MULTILINE)
+_ASSIGNMENT_LINE = re.compile(r"^\s*[A-Za-z_]\w*\s*(?:\[\s*\])*\s*=\s*\S")
+
+
+def check_driver(fn: str | None, starter: str, tests: list[TestCase], platform: str | None, pid: str | None) -> None:
+    """A row without a function name is judged as a stdin/stdout program. GeeksforGeeks rows (a
+    large share of TACO) have none, yet ship a `class Solution` starter and inputs such as
+    `n = 5\\narr[] = {5,10,30}` that only GfG's hidden driver reads: neither a program nor a
+    function call can pass them, so such rows are rejected (`no_driver`)."""
+    if fn:
+        return
+    why = []
+    if platform == "geeksforgeeks":
+        why.append("a GeeksforGeeks problem")
+    if starter and _CALLABLE.search(starter):
+        why.append("the starter code declares a function/class")
+    if tests and all(_assignment_input(t.input) for t in tests):
+        why.append("every input is written as `name = value` assignments")
+    if why:
+        raise RowError("no_driver", f"{'; '.join(why)}, but the tests name no function: they need the platform's "
+                       "hidden driver, which the dataset does not ship", pid)
+
+
+def _assignment_input(text: str) -> bool:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return bool(lines) and all(_ASSIGNMENT_LINE.match(line) for line in lines)
+
+
 def _apps_like(row: dict, source: str, opts, pid: str, native: str, license: str) -> Problem:
     question = _str(row, "question")
     fn, tests, unwrapped = apps_tests(_json_field(row, "input_output", pid), "private", pid)
     starter = _str(row, "starter_code", required=False)
     difficulty = row.get("difficulty")
+    platform = _platform_from_url(row.get("url")) or (str(row["source"]).lower() if row.get("source") else None)
+    check_driver(fn, starter, tests, platform, pid)
     return Problem(
         id=pid, source=source, source_id=native, title=str(row.get("name") or native), statement=question,
-        platform=_platform_from_url(row.get("url")) or (str(row["source"]).lower() if row.get("source") else None),
+        platform=platform,
         style="functional" if fn else "stdio", starter_code=starter or None,
         entry_point=entry_point_for(fn, starter), tests=tests,
         url=row.get("url") if isinstance(row.get("url"), str) and row.get("url") else None,
@@ -199,8 +312,10 @@ def _apps_like(row: dict, source: str, opts, pid: str, native: str, license: str
 
 
 def _platform_from_url(url: Any) -> str | None:
-    m = re.search(r"https?://(?:www\.)?([a-z]+)\.(?:com|jp|org|net)", str(url or ""))
-    return m.group(1) if m else None
+    """The site's name from its host: `practice.geeksforgeeks.org` -> geeksforgeeks."""
+    m = re.match(r"\s*https?://([A-Za-z0-9.-]+)", str(url or ""))
+    labels = [x for x in m.group(1).lower().split(".") if x] if m else []
+    return labels[-2] if len(labels) >= 2 else None
 
 
 def taco(row: dict, source: str, opts) -> Problem:
@@ -208,11 +323,8 @@ def taco(row: dict, source: str, opts) -> Problem:
     native = content_id(question)
     pid = stable_id(source, native)
     problem = _apps_like(row, source, opts, pid, native, "Apache-2.0")
-    seconds, megabytes = _limits(row.get("time_limit"), "second"), _limits(row.get("memory_limit"), "megabyte")
-    if seconds and 0 < seconds <= 600:
-        problem.time_limit_s = seconds
-    if megabytes and 16 <= megabytes <= 65536:
-        problem.memory_limit_mb = int(megabytes)
+    apply_limits(problem, _seconds(_limits(row.get("time_limit"), "second")),
+                 _megabytes(_limits(row.get("memory_limit"), "megabyte")))
     try:
         tags = parse_literal(row["raw_tags"]) if isinstance(row.get("raw_tags"), str) else row.get("raw_tags")
     except NotLiteral:
@@ -231,7 +343,7 @@ def apps(row: dict, source: str, opts) -> Problem:
     if _int(row.get("problem_id")) is None and row.get("problem_id") != 0:
         raise RowError("bad_record", "problem_id: missing or not an integer")
     native = f"{opts.split}-{int(row['problem_id']):04d}"  # ids restart at 0 in every split
-    return _apps_like(row, source, opts, stable_id(source, native), native, "MIT")
+    return apply_limits(_apps_like(row, source, opts, stable_id(source, native), native, "MIT"), None, None)
 
 
 # --- open-r1/codeforces -----------------------------------------------------------------------
@@ -256,20 +368,22 @@ def openr1_codeforces(row: dict, source: str, opts) -> Problem:
                if isinstance(t, dict) and isinstance(t.get("input"), str) and isinstance(t.get("output"), str)]
     if not public and not private:
         raise RowError("no_tests", "no examples or official tests", pid)
-    tl, ml = row.get("time_limit"), _int(row.get("memory_limit"))
     start = row.get("contest_start")
-    return Problem(
+    checker_source = row.get("generated_checker")
+    checker_source = checker_source if isinstance(checker_source, str) and checker_source.strip() else None
+    problem = Problem(
         id=pid, source=source, source_id=native, title=str(row.get("title") or native),
         statement=fix_math_delimiters("\n\n".join(parts)), platform="codeforces", style="stdio",
-        tests=public + private, url=f"https://codeforces.com/contest/{row.get('contest_id')}/problem/{row.get('index')}",
-        time_limit_s=float(tl) if isinstance(tl, (int, float)) and 0 < tl <= 600 else 2.0,
-        memory_limit_mb=ml if ml and 16 <= ml <= 65536 else 256, rating=_int(row.get("rating")),
+        tests=public + private, checker=generated_checker(checker_source) if checker_source else None,
+        url=f"https://codeforces.com/contest/{row.get('contest_id')}/problem/{row.get('index')}",
+        rating=_int(row.get("rating")),
         tags=[t for t in row.get("tags") or [] if isinstance(t, str)],
         contest_date=iso_date(start) if _int(start) else None, license="CC-BY-4.0",
         meta={"contest_name": row.get("contest_name"), "official_tests_complete": row.get("official_tests_complete"),
-              "generated_checker": row.get("generated_checker") or None,
-              "needs_checker": bool(row.get("generated_checker"))},
+              "needs_checker": bool(checker_source),
+              **({"checker_from": "generated_checker"} if checker_source else {})},
     )
+    return apply_limits(problem, _seconds(row.get("time_limit")), _megabytes(row.get("memory_limit")))
 
 
 # --- agentica-org/DeepCoder-Preview-Dataset ---------------------------------------------------
@@ -309,11 +423,13 @@ def deepcoder(row: dict, source: str, opts) -> Problem:
         raise RowError("bad_tests", f"tests is a {type(tests_obj).__name__} with no test objects", pid)
     if fn is not None and not isinstance(fn, str):
         raise RowError("no_signature", f"function name is a {type(fn).__name__}", pid)
+    check_driver(fn, starter, tests, None, pid)
     style = "functional" if fn else "stdio"
-    return Problem(id=pid, source=source, source_id=native, title=native, statement=clean_text(statement),
-                   style=style, starter_code=starter or None, entry_point=entry_point_for(fn, starter), tests=tests,
-                   license="MIT",
-                   meta={"deepcoder_metadata": metadata, "config": opts.config})
+    problem = Problem(id=pid, source=source, source_id=native, title=native, statement=clean_text(statement),
+                      style=style, starter_code=starter or None, entry_point=entry_point_for(fn, starter), tests=tests,
+                      license="MIT",
+                      meta={"deepcoder_metadata": metadata, "config": opts.config})
+    return apply_limits(problem, *stated_limits(statement))
 
 
 def lcb(row: dict, source: str, opts) -> Problem:
