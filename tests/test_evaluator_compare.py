@@ -22,6 +22,8 @@ from pipeline.schema import Checker
         ("0.3333333", "0.33333334", "numeric"),
         ("2.5 x", "2.5000000001 x", "numeric"),
         ("5", "5.0000000", "numeric"),
+        ("1000000007", "1000000007.0", "numeric"),  # an equal value in another spelling
+        ("1000000007 2.5", "1.000000007e9 2.5000001", "numeric"),
     ],
 )
 def test_stdio_cascade_accepts_and_names_the_step(expected, actual, strategy):
@@ -41,6 +43,13 @@ def test_stdio_cascade_accepts_and_names_the_step(expected, actual, strategy):
         ("1 2", "2 1"),  # order matters unless the checker says otherwise
         ("nan", "inf"),
         ("3", ""),
+        # an expected integer takes no tolerance, whatever the actual token looks like (issue 11)
+        ("1000000007", "1e9"),
+        ("1000000007", "1000000500.0"),
+        ("1000000007", "1000000007.0000001"),
+        ("0", "0.0000001"),
+        ("1", "1e999999999"),
+        ("7 1000000007", "7.0 1e9"),
     ],
 )
 def test_stdio_cascade_rejects(expected, actual):
@@ -96,6 +105,7 @@ def test_numbers_close_is_absolute_or_relative():
         ("[1, 2]", "[1,2]", False, "exact"),
         ("[1, 2]", "[1, 2]", True, "structural"),  # a tuple was returned
         ("3", "3.0", False, "structural"),
+        ("1000000007", "1000000007.0", False, "structural"),
         ('{"a": [1, 2]}', '{"a": [1.0, 2]}', False, "structural"),
         ("[1, 2, 3]", '{"__set__": [3, 1, 2]}', True, "structural"),
         ("0.1", "0.10000000001", False, "numeric"),
@@ -121,6 +131,9 @@ def test_functional_cascade(expected, actual, converted, strategy):
         ('"abc"', '"ABC"'),
         ("[1]", '{"__repr__": "<object>", "__type__": "Foo"}'),
         ("1", "not json"),
+        ("1000000007", "1e9"),  # an expected int is matched by an equal value only (issue 11)
+        ("1000000007", "1000000500.0"),
+        ("[0, 1]", "[1e-9, 1]"),
     ],
 )
 def test_functional_cascade_rejects(expected, actual):

@@ -4,14 +4,17 @@ stdio cascade (first step that accepts is recorded as the strategy):
   exact    identical, up to line endings (CRLF) and trailing newlines at the end
   lines    line by line, each line stripped, blank lines at the start and end ignored
   tokens   whitespace-insensitive (line breaks anywhere)
-  numeric  token by token; a pair of numbers where either has a fraction or exponent matches
-           within rel/abs tolerance (1e-6). Two integers must be equal as text: a tolerance on
-           integers would accept 50000000000000001 for 50000000000000000.
+  numeric  token by token. An expected float (a fraction or exponent) matches a number within
+           rel/abs tolerance (1e-6). An expected integer matches only a number of exactly its
+           value (`1000000007.0` for `1000000007`, never `1e9` or `1000000500.0`: answers modulo
+           1e9+7 would otherwise accept near misses), and another integer token only as equal
+           text (a tolerance on integers would accept 50000000000000001 for 50000000000000000).
 functional cascade (values decoded from JSON; the harness maps tuples, sets, numpy values,
 linked lists and trees to JSON and marks the result `converted`):
   exact       same JSON value: int vs float and bool vs int differ, no type was mapped
   structural  tuples = lists, 1 == 1.0, a returned set equals a list with the same elements
-  numeric     structural with float tolerance (ints against ints stay exact)
+  numeric     structural with float tolerance where the expected value is a float (an expected
+              int is matched by an equal value only, as in the stdio cascade)
 Case is never ignored and order never relaxed by the cascade: only a checker says so
 (`case_sensitive=False`, `unordered=True`), because both are false-positive risks otherwise.
 
@@ -26,6 +29,7 @@ A problem whose inner order is free too needs a checker program.
 
 from __future__ import annotations
 
+import decimal
 import json
 import math
 import re
@@ -86,6 +90,15 @@ def numbers_close(a: float, b: float, rel_tol: float, abs_tol: float) -> bool:
     return diff <= abs_tol or diff <= rel_tol * abs(b)
 
 
+def _same_value(exp: str, got: str) -> bool:
+    """Exact decimal equality (`1000000007.0` == `1000000007`); Decimal compares huge exponents
+    without expanding them, so `1e999999999` costs nothing."""
+    try:
+        return decimal.Decimal(got) == decimal.Decimal(exp)
+    except (decimal.InvalidOperation, ValueError):
+        return False
+
+
 def _token_equal(exp: str, got: str, *, numeric: bool, all_numbers: bool, case_sensitive: bool,
                  rel_tol: float, abs_tol: float) -> bool:
     if exp == got:
@@ -94,8 +107,9 @@ def _token_equal(exp: str, got: str, *, numeric: bool, all_numbers: bool, case_s
         return True
     if not numeric or not (_NUMBER.fullmatch(exp) and _NUMBER.fullmatch(got)):
         return False
-    if not all_numbers and not (_is_float_token(exp) or _is_float_token(got)):
-        return False  # two integers: text equality only
+    if not all_numbers and _INTEGER.fullmatch(exp):
+        # an expected integer: two integers by text only; a float token by exact value only
+        return _is_float_token(got) and _same_value(exp, got)
     try:
         return numbers_close(float(got), float(exp), rel_tol, abs_tol)
     except OverflowError:
@@ -216,7 +230,7 @@ def _values_equal(exp: Any, got: Any, *, strict: bool, tol: tuple[float, float] 
             return True
         if exp == got:
             return True
-        if tol is None or (isinstance(exp, int) and isinstance(got, int)):
+        if tol is None or isinstance(exp, int):  # an expected int: equal values only
             return False
         return numbers_close(float(got), float(exp), tol[0], tol[1])
     if isinstance(exp, str) and isinstance(got, str):
