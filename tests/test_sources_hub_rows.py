@@ -126,6 +126,18 @@ def test_taco_and_apps_limits(tmp_path):
     assert unstated(apps) == (True, True)
 
 
+def test_sources_without_limits_say_so():
+    from pathlib import Path
+
+    fixtures = Path(__file__).parent / "fixtures" / "sources"
+    problems, _ = run("lcb", adapter="livecodebench", path=str(fixtures / "livecodebench.jsonl"))
+    assert problems and all(unstated(p) == (True, True) for p in problems)
+    items = list(read_source("humaneval", build_options("humaneval", {"path": str(fixtures / "humaneval_mini.jsonl")}),
+                             SourceContext("he")))
+    assert any(isinstance(i, Problem) for i in items)
+    assert all(unstated(i) == (True, True) for i in items if isinstance(i, Problem))
+
+
 # --- TACO GeeksforGeeks rows ------------------------------------------------------------------
 GFG_STARTER = "#User function Template for python3\n\nclass Solution:\n    def maxSum(self, arr, n, k):\n        # code here\n"
 

@@ -45,6 +45,7 @@ def test_v03_bare_strings_keep_their_type_from_the_return_annotation():
     assert digits.meta["string_outputs"] == "bare"
     assert digits.starter_code.startswith("class Solution") and digits.difficulty == "easy"
     assert digits.statement.startswith("Made-up problem") and digits.meta["question_id"] == 9001
+    assert digits.meta["time_limit_stated"] is False and digits.meta["memory_limit_stated"] is False
     assert outputs(problems["lcd/first-negative"]) == [-1, 1]  # an int answer stays an int
     assert outputs(problems["lcd/split-words"]) == [["a", "b"], []]
     assert outputs(problems["lcd/is-even"]) == [True, False]

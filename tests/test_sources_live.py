@@ -65,7 +65,7 @@ def test_codeforces_since(codeforces, tmp_path):
     assert [(t.input, t.output) for t in p.tests] == [("3\n100\n1010\n105\n", "NO\nYES\nYES\n")]
     assert "$t$" in p.statement and "$$$" not in p.statement and "## " not in p.title
     assert "Input" in p.statement and "Note" in p.statement and p.time_limit_s == 1.0 and p.memory_limit_mb == 256
-    assert "interactive" not in p.meta
+    assert "interactive" not in p.meta and "time_limit_stated" not in p.meta  # the page states its limits
     assert {r.id: r.code for r in rejects} == {"codeforces/2000B": "bad_page", "codeforces/1999Z": "http_error"}
     assert ctx.skipped == {"contest not finished": 1, "before since": 1}
 
@@ -133,7 +133,7 @@ def test_atcoder_archive_tasks_and_pages(httpserver, tmp_path):
     assert [(t.input, t.output) for t in a.tests] == [("4\n10 2\n10 1\n10 2\n3 2\n", "Takahashi\n"),
                                                       ("6\n5 4\n4 5\n2 4\n1 6\n7 1\n3 2\n", "Draw\n")]
     assert "$1\\leq N\\leq 100$" in a.statement and "チーム" not in a.statement and "Editorial" not in a.title
-    assert a.time_limit_s == 2.0 and a.memory_limit_mb == 1024
+    assert a.time_limit_s == 2.0 and a.memory_limit_mb == 1024 and "memory_limit_stated" not in a.meta
     assert sorted(r.code for r in rejects) == ["http_error", "interactive"]
     assert "no sample pairs" in next(r.detail for r in rejects if r.code == "interactive")
     assert ctx.skipped == {"contest prefix not selected": 1}

@@ -20,7 +20,7 @@ from typing import Any
 from bs4 import BeautifulSoup
 
 from pipeline.schema import Problem, TestCase
-from pipeline.sources.base import RECORD_ERRORS, Item, Reject, SourceContext, SourceError
+from pipeline.sources.base import RECORD_ERRORS, Item, Reject, SourceContext, SourceError, unstated_limits
 from pipeline.sources.http import HttpError
 from pipeline.sources.judging import says_interactive, stdio_checker
 from pipeline.sources.normalize import html_to_markdown, iso_date, stable_id
@@ -133,7 +133,7 @@ def fetch_task(url: str, contest_id: str, date: str | None, ctx: SourceContext, 
         platform="atcoder", style="stdio", tests=page["tests"], time_limit_s=page["time_limit_s"],
         checker=None if interactive else stdio_checker(page["statement"]),
         memory_limit_mb=page["memory_limit_mb"], contest_date=date,
-        tags=["interactive"] if interactive else [], meta=meta,
+        tags=["interactive"] if interactive else [], meta={**meta, **page.get("unstated", {})},
     )
 
 
@@ -174,4 +174,5 @@ def parse_task_page(html: str) -> dict[str, Any]:
         "time_limit_s": float(seconds.group(1)) if seconds else 2.0,
         "memory_limit_mb": max(16, min(mem_mb, 65536)),
         "points": int(score.group(1)) if score else None,
+        "unstated": unstated_limits(seconds is None, memory is None),
     }

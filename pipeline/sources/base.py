@@ -122,6 +122,12 @@ class FieldError(ValueError):
     """A raw record lacks a field or has it in the wrong type (becomes a `bad_record` reject)."""
 
 
+def unstated_limits(time: bool = True, memory: bool = True) -> dict[str, bool]:
+    """The meta keys saying a source does not state its time / memory limit (see `pipeline.schema`):
+    the problem keeps the default and validate derives the time limit."""
+    return {**({"time_limit_stated": False} if time else {}), **({"memory_limit_stated": False} if memory else {})}
+
+
 RECORD_ERRORS = (TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError)
 
 

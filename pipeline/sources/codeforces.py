@@ -19,7 +19,7 @@ from typing import Any
 from bs4 import BeautifulSoup, Tag
 
 from pipeline.schema import Problem, TestCase
-from pipeline.sources.base import RECORD_ERRORS, Item, Reject, SourceContext, SourceError
+from pipeline.sources.base import RECORD_ERRORS, Item, Reject, SourceContext, SourceError, unstated_limits
 from pipeline.sources.http import HttpError
 from pipeline.sources.judging import says_interactive, stdio_checker
 from pipeline.sources.normalize import html_to_markdown, iso_date, stable_id
@@ -115,7 +115,7 @@ def fetch_problem(entry: dict, contest: dict | None, date: str | None, opts: Opt
         checker=None if interactive else stdio_checker(page["statement"]),
         time_limit_s=page["time_limit_s"], memory_limit_mb=page["memory_limit_mb"],
         rating=entry.get("rating") if isinstance(entry.get("rating"), int) else None,
-        tags=tags, contest_date=date, meta=meta,
+        tags=tags, contest_date=date, meta={**meta, **page.get("unstated", {})},
     )
 
 
@@ -194,4 +194,5 @@ def parse_problem_page(html: str) -> dict[str, Any]:
         "tests": tests,
         "time_limit_s": float(seconds.group(1)) if seconds else 2.0,
         "memory_limit_mb": int(megabytes.group(1)) if megabytes else 256,
+        "unstated": unstated_limits(seconds is None, megabytes is None),
     }

@@ -21,6 +21,7 @@ from pipeline.sources.base import (
     guarded,
     iter_json_lines,
     need,
+    unstated_limits,
 )
 from pipeline.sources.normalize import clean_text, stable_id
 from pipeline.sources.pyliterals import convert_asserts, find_signature
@@ -84,7 +85,7 @@ def convert(rec: dict, source: str) -> Item:
         reference_solutions=[ReferenceSolution("python", prompt + solution)],
         license="MIT",
         meta={"skipped_asserts": converted.skipped_total, "skipped_assert_kinds": dict(converted.skipped),
-              "converted_asserts": len(converted.tests)},
+              "converted_asserts": len(converted.tests), **unstated_limits()},
     )
 
 

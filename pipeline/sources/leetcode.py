@@ -19,7 +19,7 @@ from typing import Any
 from bs4 import BeautifulSoup
 
 from pipeline.schema import Problem, TestCase
-from pipeline.sources.base import RECORD_ERRORS, Item, Reject, SourceContext, SourceError
+from pipeline.sources.base import RECORD_ERRORS, Item, Reject, SourceContext, SourceError, unstated_limits
 from pipeline.sources.http import HttpError
 from pipeline.sources.leetcode_types import (
     PLAIN,
@@ -215,7 +215,7 @@ def question_to_problem(q: dict, source: str, base_url: str) -> Problem:
         starter_code=snippet, entry_point=f"Solution().{meta['name']}", tests=tests,
         difficulty=difficulty.lower() if isinstance(difficulty, str) else None,
         tags=[t["name"] for t in q.get("topicTags") or [] if isinstance(t, dict) and isinstance(t.get("name"), str)],
-        meta={"question_id": q.get("questionId"), "metaData": meta,
+        meta={"question_id": q.get("questionId"), "metaData": meta, **unstated_limits(),
               **({"structures": structures} if (structures := SignatureShapes(shapes, result).structures(names))
                  else {})},
     )

@@ -30,6 +30,7 @@ from pipeline.sources.base import (
     guarded,
     iter_json_lines,
     need,
+    unstated_limits,
 )
 from pipeline.sources.judging import returns_any_order
 from pipeline.sources.leetcode_outputs import (
@@ -140,7 +141,7 @@ def convert(rec: dict, source: str) -> Item:
         meta={"question_id": meta.get("question_id", rec.get("question_id")), "license_note": LICENSE_NOTE,
               "skipped_tests": sum(skipped.values()), "skipped_test_kinds": dict(skipped),
               "string_outputs": {True: "quoted", False: "bare", None: None}[reading.old_strings],
-              "outputs_from_asserts": reading.from_asserts,
+              "outputs_from_asserts": reading.from_asserts, **unstated_limits(),
               **({"structures": structures} if structures else {})},
     )
 

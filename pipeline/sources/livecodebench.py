@@ -27,6 +27,7 @@ from pipeline.sources.base import (
     guarded,
     iter_json_lines,
     need,
+    unstated_limits,
 )
 from pipeline.sources.normalize import entry_point_for, iso_date, stable_id
 
@@ -154,5 +155,5 @@ def convert(rec: dict[str, Any], source: str) -> Item:
         tests=public + private,
         difficulty=str(difficulty).lower() if difficulty else None,
         contest_date=date,
-        meta={"contest_id": rec.get("contest_id"), "lcb_metadata": metadata},
+        meta={"contest_id": rec.get("contest_id"), "lcb_metadata": metadata, **unstated_limits()},
     )
