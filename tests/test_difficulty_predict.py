@@ -102,3 +102,50 @@ def test_predict_config_checks_weights():
         config_from_params(PredictConfig, {"weight": {}})
     with pytest.raises(ValueError, match="isotonic or logistic"):
         PredictConfig(calibration="spline")
+
+
+def test_predict_config_refuses_what_vllm_refuses():
+    with pytest.raises(ValueError, match="temperature"):
+        PredictConfig(temperature=2.5)
+    with pytest.raises(ValueError, match="exceed max_model_len"):
+        PredictConfig(max_tokens=512, max_prompt_tokens=600, backend_options={"max_model_len": 1024})
+
+
+def test_over_budget_prompts_are_missing_with_the_reason_never_sent(tiny_model_dir):
+    from pipeline.difficulty.predict import rating_messages
+    from pipeline.rollout.budget import count_prompt_tokens, load_tokenizer
+
+    long = Problem(id="p9", source="s", statement="statement-9 " + "more words here " * 100, style="stdio")
+    budget = count_prompt_tokens([rating_messages(problem(0))], load_tokenizer(str(tiny_model_dir)))[0] + 120
+    backend = ScriptedBackend({"statement-0": ["not json", json.dumps(GOOD)], "statement-9": []})
+    cfg = PredictConfig(enabled=True, model=str(tiny_model_dir), retries=2, max_prompt_tokens=budget)
+    preds = predict_difficulty([problem(0), long], cfg, backend)
+    assert preds["p9"].scores is None and preds["p9"].attempts == 0
+    assert preds["p9"].error.startswith("prompt over the token budget: ")
+    # p0's retry carries its first answer and the feedback: within the budget here, so it is sent.
+    assert preds["p0"].scores == GOOD and [len(c) for c in backend.calls] == [1, 1]
+    # A retry that no longer fits is recorded as missing with both reasons, not sent.
+    backend = ScriptedBackend({"statement-0": ["word " * 300]})
+    preds = predict_difficulty([problem(0)], cfg, backend)
+    assert preds["p0"].scores is None and len(backend.calls) == 1
+    assert "not valid JSON" in preds["p0"].error and "then the retry's prompt over the token budget" in preds["p0"].error
+
+
+def test_a_backend_built_for_prediction_is_closed(monkeypatch):
+    import pipeline.difficulty.predict as predict
+
+    class ClosingBackend(ScriptedBackend):
+        closed = 0
+
+        def close(self):
+            ClosingBackend.closed += 1
+
+    built = ClosingBackend({"statement-0": [json.dumps(GOOD)]})
+    monkeypatch.setattr(predict, "get_backend", lambda name, **kw: built)
+    predict_difficulty([problem(0)], PredictConfig(enabled=True), None)
+    assert ClosingBackend.closed == 1
+    failing = ClosingBackend({"statement-0": []})  # generate raises (no answer left): still closed
+    monkeypatch.setattr(predict, "get_backend", lambda name, **kw: failing)
+    with pytest.raises(IndexError):
+        predict_difficulty([problem(0)], PredictConfig(enabled=True), None)
+    assert ClosingBackend.closed == 2

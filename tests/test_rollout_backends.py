@@ -2,14 +2,19 @@ from __future__ import annotations
 
 import json
 import sys
-import types
-from dataclasses import dataclass, field
 
 import pytest
+from stand_in import use_stand_in_vllm
 
 from pipeline.rollout.backends import Sample, SamplingParams, get_backend, prompt_seed
 from pipeline.rollout.prompts import build_messages
 from pipeline.schema import Problem
+
+
+@pytest.fixture
+def stand_in_vllm(monkeypatch):
+    yield from use_stand_in_vllm(monkeypatch)
+
 
 PROMPTS = [build_messages(Problem(id=f"p{i}", source="s", statement=f"Problem {i}: " + "x " * i, style="stdio"))
            for i in range(3)]
@@ -52,87 +57,188 @@ def test_hf_greedy_repeats_one_sequence(tiny_model_dir):
     assert out[0][0] == out[0][1] and out[0][0] is not out[0][1]
 
 
-# --- vllm (module mocked at the import boundary) ----------------------------------------------
-@dataclass
-class FakeCompletion:
-    index: int
-    text: str
-    token_ids: list[int]
-    finish_reason: str
-
-
-@dataclass
-class FakeRequestOutput:
-    prompt: str
-    outputs: list[FakeCompletion] = field(default_factory=list)
-
-
-def make_fake_vllm(tokenizer):
-    calls: dict = {"llm": [], "generate": []}
-
-    class FakeSamplingParams:
-        def __init__(self, **kwargs):
-            self.kwargs = kwargs
-
-    class FakeLLM:
-        def __init__(self, **kwargs):
-            calls["llm"].append(kwargs)
-
-        def get_tokenizer(self):
-            return tokenizer
-
-        def generate(self, prompts, params, use_tqdm=True):
-            calls["generate"].append({"prompts": prompts, "params": [p.kwargs for p in params]})
-            outs = []
-            for prompt, p in zip(prompts, params, strict=True):
-                n, limit = p.kwargs["n"], p.kwargs["max_tokens"]
-                comps = [FakeCompletion(i, f"```python\nprint({i})\n```" if i % 2 == 0 else "x" * limit,
-                                        list(range(5 if i % 2 == 0 else limit)), "stop" if i % 2 == 0 else "length")
-                         for i in reversed(range(n))]  # out of order on purpose
-                outs.append(FakeRequestOutput(prompt, comps))
-            return outs
-
-    module = types.ModuleType("vllm")
-    module.LLM = FakeLLM
-    module.SamplingParams = FakeSamplingParams
-    return module, calls
-
-
-def test_vllm_request_building_and_parsing(monkeypatch, tiny_model_dir):
+# --- vllm (the stand-in module of tests/stand_in, which refuses what vLLM 0.31.0 refuses) ---------
+def test_vllm_request_building_parsing_and_teardown(stand_in_vllm, tiny_model_dir):
     from transformers import AutoTokenizer
 
+    from pipeline.rollout.prompts import render_prompt
+
+    vllm = stand_in_vllm
     tok = AutoTokenizer.from_pretrained(str(tiny_model_dir))
-    fake, calls = make_fake_vllm(tok)
-    monkeypatch.setitem(sys.modules, "vllm", fake)
-    backend = get_backend("vllm", model="Qwen/Qwen3-4B-Instruct-2507", tensor_parallel_size=2,
-                          max_model_len=16384, engine_kwargs={"enforce_eager": True}, progress=False)
+    backend = get_backend("vllm", model=str(tiny_model_dir), tensor_parallel_size=2, max_model_len=2048,
+                          engine_kwargs={"enforce_eager": True}, progress=False)
     sp = SamplingParams(temperature=1.2, top_p=0.95, max_tokens=16, seed=7)
     out = backend.generate(PROMPTS[:2], 4, sp)
-    (engine,) = calls["llm"]
-    assert engine["model"] == "Qwen/Qwen3-4B-Instruct-2507" and engine["tensor_parallel_size"] == 2
-    assert engine["max_model_len"] == 16384 and engine["enforce_eager"] is True
-    (gen,) = calls["generate"]
-    assert gen["prompts"][0].startswith("<|im_start|>system") and gen["prompts"][0].endswith("</think>\n\n")
+    (engine,) = vllm.CALLS["llm"]
+    assert engine["model"] == str(tiny_model_dir) and engine["tensor_parallel_size"] == 2
+    assert engine["max_model_len"] == 2048 and engine["enforce_eager"] is True
+    (gen,) = vllm.CALLS["generate"]
+    # Token ids of the rendered chat text, without special tokens added a second time.
+    assert gen["prompts"][0] == {"prompt_token_ids": tok.encode(render_prompt(PROMPTS[0], tok), add_special_tokens=False)}
     assert gen["params"][0] == {"n": 4, "temperature": 1.2, "top_p": 0.95, "max_tokens": 16,
                                 "seed": prompt_seed(7, PROMPTS[0])}
     assert gen["params"][1]["seed"] == prompt_seed(7, PROMPTS[1])
-    assert [s.text for s in out[0]][:2] == ["```python\nprint(0)\n```", "x" * 16]  # sorted by index
-    assert out[0][0] == Sample("```python\nprint(0)\n```", 5, "stop", False)
-    assert out[0][1].token_count == 16 and out[0][1].truncated and out[0][1].finish_reason == "length"
-    backend.generate(PROMPTS[:1], 1, sp)
-    assert len(calls["llm"]) == 1  # the engine is built once
+    assert [len(g) for g in out] == [4, 4]
+    for s in (s for g in out for s in g):  # sorted back by index; lengths and reasons carried over
+        assert s.finish_reason in ("stop", "length") and s.truncated == (s.finish_reason == "length")
+        assert 1 <= s.token_count <= 16 and (s.token_count == 16) == s.truncated
+    assert len({s.text for g in out for s in g}) > 2  # sampled, not one answer repeated
+    assert backend.generate(PROMPTS[:2], 4, sp) == out  # per-request seeds
+    assert len(vllm.CALLS["llm"]) == 1  # the engine is built once
+    core = backend._llm.llm_engine.engine_core
+    assert core.proc.is_alive()
+    backend.close()  # explicit teardown: engine core stopped, distributed state and memory freed
+    assert vllm.CALLS["shutdown"] == 1 and vllm.CALLS["cleanup"] == 1 and not core.proc.is_alive()
+    backend.close()  # idempotent
+    assert vllm.CALLS["shutdown"] == 1
 
 
-def test_vllm_thinking_prompt_and_missing_package(monkeypatch, tiny_model_dir):
+def test_stand_in_refuses_what_vllm_refuses(stand_in_vllm, tiny_model_dir):
+    vllm = stand_in_vllm
+    for bad, why in [({"temperature": 2.5}, r"temperature must be in \[0, 2\]"),
+                     ({"temperature": 0, "n": 2}, "n must be 1 when using greedy sampling"),
+                     ({"top_p": 0}, "top_p"), ({"n": 0}, "n must be at least 1"), ({"max_tokens": 0}, "max_tokens"),
+                     ({"temperature": float("nan")}, "finite")]:
+        with pytest.raises(vllm.VLLMValidationError, match=why):
+            vllm.SamplingParams(**bad)
+    assert not issubclass(vllm.VLLMValidationError, ValueError)  # as in vLLM 0.31: catch it by name
+    llm = vllm.LLM(model=str(tiny_model_dir), max_model_len=64)
+    ok = {"prompt_token_ids": [5] * 10}
+    with pytest.raises(vllm.VLLMValidationError, match="longer than the maximum model length"):
+        llm.generate([ok, {"prompt_token_ids": [5] * 64}], vllm.SamplingParams(max_tokens=8))  # aborts both
+    assert not vllm.CALLS["generate"]
+    (out,) = llm.generate([{"prompt_token_ids": [5] * 60}], vllm.SamplingParams(max_tokens=8, seed=1))
+    assert all(len(c.token_ids) <= 4 for c in out.outputs)  # cut at max_model_len
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        vllm.LLM(model=str(tiny_model_dir), max_model_length=64)
+    llm.llm_engine.engine_core.shutdown()
+
+
+def test_sampling_values_vllm_refuses_are_refused_at_config_time():
+    from pipeline.difficulty.predict import PredictConfig
+    from pipeline.rollout.runner import RolloutConfig
+
+    for make in (lambda t: SamplingParams(temperature=t), lambda t: RolloutConfig(temperature=t),
+                 lambda t: PredictConfig(temperature=t)):
+        for t in (2.01, -0.1, float("inf")):
+            with pytest.raises(ValueError, match="temperature"):
+                make(t)
+        make(2.0)
+        make(0)
+    assert SamplingParams(temperature=0).per_request(8) == 1 and SamplingParams(temperature=0.6).per_request(8) == 8
+
+
+def test_vllm_greedy_asks_one_sample_and_repeats_it(stand_in_vllm, tiny_model_dir):
+    backend = get_backend("vllm", model=str(tiny_model_dir), max_model_len=1024, progress=False)
+    out = backend.generate(PROMPTS[:2], 3, SamplingParams(temperature=0, max_tokens=8))
+    backend.close()
+    assert [p["n"] for p in stand_in_vllm.CALLS["generate"][0]["params"]] == [1, 1]
+    for group in out:
+        assert len(group) == 3 and group[0] == group[1] == group[2] and group[0] is not group[1]
+
+
+@pytest.fixture(scope="module")
+def bos_tokenizer_dir(tmp_path_factory, tiny_model_dir):
+    """The tiny tokenizer with a BOS token that the chat template writes and `add_special_tokens`
+    adds (as Llama-style templates do)."""
+    from tokenizers.processors import TemplateProcessing
     from transformers import AutoTokenizer
 
-    fake, calls = make_fake_vllm(AutoTokenizer.from_pretrained(str(tiny_model_dir)))
-    monkeypatch.setitem(sys.modules, "vllm", fake)
-    get_backend("vllm", model="m", thinking=True, progress=False).generate(PROMPTS[:1], 1, SamplingParams())
-    assert calls["generate"][0]["prompts"][0].endswith("<|im_start|>assistant\n")
+    from pipeline.models import CHAT_TEMPLATE
+
+    tok = AutoTokenizer.from_pretrained(str(tiny_model_dir))
+    bos = "<|endoftext|>"
+    tok._tokenizer.post_processor = TemplateProcessing(single=f"{bos} $A", special_tokens=[(bos, tok.convert_tokens_to_ids(bos))])
+    tok.bos_token = bos
+    tok.chat_template = "{{- bos_token }}" + CHAT_TEMPLATE
+    out = tmp_path_factory.mktemp("bos-tokenizer")
+    tok.save_pretrained(out)
+    return out
+
+
+def test_vllm_prompt_has_one_bos(stand_in_vllm, bos_tokenizer_dir):
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(bos_tokenizer_dir))
+    bos = tok.bos_token_id
+    llm = stand_in_vllm.LLM(model=str(bos_tokenizer_dir), max_model_len=1024)
+    text = tok.apply_chat_template(PROMPTS[0], tokenize=False, add_generation_prompt=True)
+    (out,) = llm.generate([text], stand_in_vllm.SamplingParams(max_tokens=4))
+    llm.llm_engine.engine_core.shutdown()
+    assert out.prompt_token_ids[:2] == [bos, bos]  # what a text prompt gets: the double BOS
+    backend = get_backend("vllm", model=str(bos_tokenizer_dir), max_model_len=1024, progress=False)
+    backend.generate(PROMPTS[:1], 1, SamplingParams(max_tokens=4))
+    backend.close()
+    ids = stand_in_vllm.CALLS["generate"][-1]["prompt_token_ids"][0]
+    assert ids[0] == bos and ids[1] != bos and ids.count(bos) == 1
+
+
+def test_vllm_prompt_over_max_model_len_is_refused_before_the_engine(stand_in_vllm, tiny_model_dir):
+    from pipeline.rollout.backends.vllm_engine import PromptTooLong
+    from pipeline.rollout.budget import count_prompt_tokens, load_tokenizer
+
+    (short,) = count_prompt_tokens(PROMPTS[:1], load_tokenizer(str(tiny_model_dir)))
+    backend = get_backend("vllm", model=str(tiny_model_dir), max_model_len=short + 8, progress=False)
+    long = build_messages(Problem(id="long", source="s", statement="word " * 200, style="stdio"))
+    with pytest.raises(PromptTooLong, match=r"1 prompts .* \(prompt 1: \d+ tokens\)"):
+        backend.generate([PROMPTS[0], long], 1, SamplingParams(max_tokens=4))
+    assert not stand_in_vllm.CALLS["generate"]  # refused before the engine, with the prompt named
+    assert len(backend.generate([PROMPTS[0]], 1, SamplingParams(max_tokens=4))[0]) == 1
+    backend.close()
+
+
+def test_vllm_thinking_prompt_and_missing_package(stand_in_vllm, tiny_model_dir, monkeypatch):
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(tiny_model_dir))
+    backend = get_backend("vllm", model=str(tiny_model_dir), thinking=True, max_model_len=1024, progress=False)
+    backend.generate(PROMPTS[:1], 1, SamplingParams(max_tokens=4))
+    backend.close()
+    ids = stand_in_vllm.CALLS["generate"][0]["prompts"][0]["prompt_token_ids"]
+    assert tok.decode(ids).endswith("<|im_start|>assistant\n")
     monkeypatch.setitem(sys.modules, "vllm", None)  # `import vllm` now raises ImportError
     with pytest.raises(ImportError, match=r"pip install '\.\[gpu\]'"):
         get_backend("vllm", model="m").generate(PROMPTS[:1], 1, SamplingParams())
+
+
+def test_vllm_engine_failures_are_retried_never_returned_as_answers(stand_in_vllm, tiny_model_dir):
+    from pipeline.rollout.backends import EngineFailure
+
+    vllm = stand_in_vllm
+    backend = get_backend("vllm", model=str(tiny_model_dir), max_model_len=1024, engine_retries=2, progress=False)
+    sp = SamplingParams(max_tokens=8, seed=3)
+    clean = backend.generate(PROMPTS, 2, sp)
+    vllm.INJECT_FINISH[:] = [None, "error", None, "abort"]  # requests 1 and then the retry of request 1
+    again = backend.generate(PROMPTS, 2, sp)
+    assert again == clean  # the failed request was retried with its own seed
+    assert [len(c["prompts"]) for c in vllm.CALLS["generate"][1:]] == [3, 1, 1]
+    vllm.INJECT_FINISH[:] = ["abort", "error", "error"]
+    with pytest.raises(EngineFailure, match=r"failed 1 of 1 requests after 3 attempts"):
+        backend.generate(PROMPTS[:1], 2, sp)
+    backend.close()
+
+
+def test_vllm_data_parallel_workers_can_start_engine_children(stand_in_vllm, tiny_model_dir):
+    """vLLM starts its EngineCore as a child process: a daemonic worker could not ("daemonic
+    processes are not allowed to have children"). Two spawned workers each build a stand-in
+    engine (which starts a child), split the prompts, and give the single engine's samples."""
+    sp = SamplingParams(max_tokens=8, seed=5)
+    single = get_backend("vllm", model=str(tiny_model_dir), max_model_len=1024, progress=False)
+    expected = single.generate(PROMPTS, 2, sp)
+    single.close()
+    backend = get_backend("vllm", model=str(tiny_model_dir), max_model_len=1024, data_parallel_size=2,
+                          gpus="0,1", progress=False)
+    try:
+        assert backend.generate(PROMPTS, 2, sp) == expected
+        procs = [proc for proc, _ in backend._workers]
+        assert all(p.is_alive() and not p.daemon for p in procs)
+        # A worker whose pipe closes (its parent died or forgot it) exits on its own.
+        backend._workers[0][1].close()
+        procs[0].join(timeout=60)
+        assert procs[0].exitcode == 0
+    finally:
+        backend.close()
+    assert all(p.exitcode == 0 for p in procs)
 
 
 def test_vllm_data_parallel_needs_enough_gpus():
@@ -261,3 +367,32 @@ def test_open_think_in_the_prompt_is_restored():
     assert extract_code(with_open_think(closed, cut)) == "print(1)"
     done = "idea</think>\n```python\nprint(2)\n```"
     assert extract_code(with_open_think(opened, done)) == "print(2)"
+
+
+def test_openai_greedy_asks_one_choice_and_engine_failures_are_retried(httpserver):
+    from werkzeug import Response
+
+    seen = []
+    failures = ["error", "abort"]
+
+    def handler(request):
+        body = json.loads(request.data)
+        seen.append(body)
+        data = chat_response(body["n"])
+        if failures:  # the server's own failures: never an answer, asked again
+            data["choices"][0]["finish_reason"] = failures.pop(0)
+        return Response(json.dumps(data), content_type="application/json")
+
+    httpserver.expect_request("/v1/chat/completions").respond_with_handler(handler)
+    backend = get_backend("openai", model="m", base_urls=httpserver.url_for("/v1"), backoff_s=0.01, progress=False)
+    out = backend.generate(PROMPTS[:1], 4, SamplingParams(temperature=0, max_tokens=8))
+    assert [b["n"] for b in seen] == [1, 1, 1]  # vLLM refuses n > 1 when greedy
+    assert len(out[0]) == 4 and len({id(s) for s in out[0]}) == 4 and len({s.text for s in out[0]}) == 1
+    assert all(s.finish_reason == "stop" for s in out[0])
+    from pipeline.rollout.backends.openai_api import OpenAIError
+
+    failures[:] = ["error"] * 3
+    once = get_backend("openai", model="m", base_urls=httpserver.url_for("/v1"), max_retries=1, backoff_s=0.01,
+                       progress=False)
+    with pytest.raises(OpenAIError, match="finished with 'error'"):
+        once.generate(PROMPTS[:1], 2, SamplingParams(max_tokens=8))

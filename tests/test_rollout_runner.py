@@ -230,6 +230,12 @@ def test_config_validation():
         RolloutConfig(backend="tgi")
     with pytest.raises(ValueError, match="temperature"):
         RolloutConfig(temperature=-1)
+    with pytest.raises(ValueError, match=r"temperature must be in \[0, 2\]"):  # vLLM refuses above 2
+        RolloutConfig(temperature=2.5)
+    with pytest.raises(ValueError, match="exceed max_model_len"):
+        RolloutConfig(max_tokens=64, max_prompt_tokens=100, backend_options={"max_model_len": 128})
+    with pytest.raises(ValueError, match="leaves no room"):
+        RolloutConfig(max_tokens=128, backend="vllm", backend_options={"max_model_len": 128})
     with pytest.raises(ValueError, match="unknown RolloutConfig"):
         config_from_params(RolloutConfig, {"samples": 3})
 
@@ -287,3 +293,68 @@ def test_tiny_model_end_to_end(tmp_path, tiny_model_dir):
     stats = run_rollout(cfg, path, tmp_path / "out", progress=False)
     assert stats["samples"] == 4 and stats["problems_rolled_out"] == 2
     assert stats["this_run"]["tokens_generated"] > 0 and stats["this_run"]["tokens_per_s"] > 0
+
+
+# --- prompt budgets, engine failures, the vLLM path through the stand-in -------------------------
+def long_problem(pid: str = "long") -> Problem:
+    return Problem(id=pid, source="seed", statement="Print the number 9. " + "Some context. " * 150, style="stdio",
+                   tests=[TestCase("\n", "9\n")])
+
+
+def test_prompts_over_the_token_budget_are_rejected_with_the_reason(tmp_path, tiny_model_dir):
+    backend = CountingBackend()
+    stats = run(tmp_path, problems(2) + [long_problem()], backend, model=str(tiny_model_dir), max_tokens=64,
+                backend_options={"max_model_len": 400})
+    (reject,) = [r for _, r, _ in read_jsonl(tmp_path / "rollouts" / "rejects.jsonl")]
+    assert reject["id"] == "long" and reject["reason"].startswith("prompt over the token budget: ")
+    assert "at most 336 (max_model_len 400 - max_tokens 64)" in reject["reason"]
+    assert backend.asked == ["Print the number 0", "Print the number 1"]  # never sent
+    assert stats["problems_rejected"] == 1 and stats["problems_rolled_out"] == 2 and stats["problems_in"] == 3
+    # An explicit budget; without max_model_len the model's context length (4096) bounds the default.
+    stats = run(tmp_path, problems(2), CountingBackend(), model=str(tiny_model_dir), max_prompt_tokens=20)
+    assert stats["problems_rejected"] == 2 and stats["problems_rolled_out"] == 0
+
+
+def test_engine_failures_are_never_stored_as_answers(tmp_path):
+    class FailingBackend(CountingBackend):
+        def generate(self, prompts, n, sampling):
+            return [[Sample("partial", 1, "abort", False)] + [Sample("x", 1, "stop", False)] * (n - 1)
+                    for _ in prompts]
+
+    with pytest.raises(RuntimeError, match=r"engine failures \(finish_reason \['abort'\]\)"):
+        run(tmp_path, problems(1), FailingBackend())
+    assert not shard_paths(tmp_path / "rollouts")
+
+
+class StubVerdicts:
+    """Judging is not under test here: every submission gets WA."""
+
+    def evaluate_batch(self, problems, submissions, **kw):
+        from types import SimpleNamespace
+
+        return [SimpleNamespace(status="WA", passed=0, total=1, reason="stub") for _ in submissions]
+
+    def close(self):
+        pass
+
+
+@pytest.fixture
+def stand_in_vllm(monkeypatch):
+    from stand_in import use_stand_in_vllm
+
+    yield from use_stand_in_vllm(monkeypatch)
+
+
+def test_vllm_rollout_rejects_a_long_prompt_instead_of_losing_its_shard(tmp_path, tiny_model_dir, stand_in_vllm):
+    path = tmp_path / "validated.parquet"
+    write_problems(path, [*problems(2), long_problem()])
+    cfg = config_from_params(RolloutConfig, {"backend": "vllm", "model": str(tiny_model_dir), "k": 3, "max_tokens": 16,
+                                             "temperature": 0, "shard_size": 8,
+                                             "backend_options": {"max_model_len": 600}})
+    stats = run_rollout(cfg, path, tmp_path / "out", evaluator=StubVerdicts(), progress=False)
+    assert stats["problems_rolled_out"] == 2 and stats["problems_rejected"] == 1 and stats["samples"] == 6
+    (gen,) = stand_in_vllm.CALLS["generate"]
+    assert len(gen["prompts"]) == 2 and all(p["n"] == 1 for p in gen["params"])  # greedy: one sample, reused
+    assert stand_in_vllm.CALLS["shutdown"] == 1  # the backend was closed
+    rows = read_rollouts(tmp_path / "out").to_pylist()
+    assert len({r["completion"] for r in rows if r["problem_id"] == "p0"}) == 1

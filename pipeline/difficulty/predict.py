@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.rollout.backends import SamplingParams, get_backend
+from pipeline.rollout.backends import SamplingParams, close_backend, get_backend
+from pipeline.rollout.budget import budget_rejects, resolve_budget
 from pipeline.rollout.extract import answer_part
 from pipeline.schema import Problem
 
@@ -50,6 +51,9 @@ class PredictConfig:
     thinking: bool = field(default=False, metadata={"help": "Let the rater think first (chat template switch)."})
     temperature: float = field(default=0.6, metadata={"help": "Sampling temperature of the rater."})
     max_tokens: int = field(default=512, metadata={"help": "Maximum tokens of a rating answer."})
+    max_prompt_tokens: int | None = field(default=None, metadata={
+        "help": "Most prompt tokens (retries included); longer ones are recorded as missing with the reason. "
+                "None: backend_options.max_model_len - max_tokens, else the model's context length - max_tokens."})
     seed: int = field(default=0, metadata={"help": "Sampling seed (each retry uses seed + attempt)."})
     retries: int = field(default=2, metadata={"help": "Retries for an answer that breaks the JSON format."})
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS), metadata={
@@ -68,6 +72,10 @@ class PredictConfig:
             raise ValueError(f"predict.calibration must be isotonic or logistic, got {self.calibration!r}")
         if self.retries < 0:
             raise ValueError("predict.retries must be >= 0")
+        # The values vLLM refuses, refused here before any model is loaded.
+        SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed)
+        resolve_budget(self.max_tokens, max_prompt_tokens=self.max_prompt_tokens,
+                       max_model_len=self.backend_options.get("max_model_len"))
 
 
 class FormatError(ValueError):
@@ -133,15 +141,40 @@ class Prediction:
 
 
 def predict_difficulty(problems: list[Problem], cfg: PredictConfig, backend=None) -> dict[str, Prediction]:
-    """Rate every problem; format errors are retried with feedback, then recorded as missing."""
-    if backend is None:
+    """Rate every problem; format errors are retried with feedback, then recorded as missing. A
+    prompt over the token budget is recorded as missing with that reason, never sent. A backend
+    built here is closed here."""
+    own = backend is None
+    if own:
         backend = get_backend(cfg.backend, model=cfg.model, thinking=cfg.thinking,
                               **{"progress": False, **cfg.backend_options})
+    try:
+        return _predict(problems, cfg, backend)
+    finally:
+        if own:
+            close_backend(backend)
+
+
+def _over_budget(cfg: PredictConfig, conversations: dict[str, list[dict[str, str]]]) -> dict[str, str]:
+    options = cfg.backend_options
+    return budget_rejects(conversations.items(), models=[cfg.model], max_tokens=cfg.max_tokens,
+                          thinking=cfg.thinking, max_prompt_tokens=cfg.max_prompt_tokens,
+                          max_model_len=options.get("max_model_len"), tokenizer=options.get("tokenizer"),
+                          what="difficulty prediction")
+
+
+def _predict(problems: list[Problem], cfg: PredictConfig, backend) -> dict[str, Prediction]:
     conversations = {p.id: rating_messages(p) for p in problems}
     results: dict[str, Prediction] = {}
     errors: dict[str, str] = {}
     pending = [p.id for p in problems]
     for attempt in range(cfg.retries + 1):
+        over = _over_budget(cfg, {pid: conversations[pid] for pid in pending})
+        for pid in pending:
+            if pid in over:
+                why = over[pid] if attempt == 0 else f"{errors[pid]}; then the retry's {over[pid]}"
+                results[pid] = Prediction(None, None, attempt, why)
+        pending = [pid for pid in pending if pid not in over]
         if not pending:
             break
         sampling = SamplingParams(temperature=cfg.temperature, max_tokens=cfg.max_tokens, seed=cfg.seed + attempt)
@@ -163,6 +196,7 @@ def predict_difficulty(problems: list[Problem], cfg: PredictConfig, backend=None
         pending = still
     for pid in pending:
         results[pid] = Prediction(None, None, cfg.retries + 1, errors[pid])
-    if pending:
-        log.warning("difficulty prediction missing for %d of %d problems", len(pending), len(problems))
+    missing = sum(r.scores is None for r in results.values())
+    if missing:
+        log.warning("difficulty prediction missing for %d of %d problems", missing, len(problems))
     return results

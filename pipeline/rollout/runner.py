@@ -32,7 +32,15 @@ import pyarrow.parquet as pq
 from pipeline.config import settings_record
 from pipeline.inputs import InputError, check_model_path, load_problems
 from pipeline.io import RejectsWriter, atomic_path, write_json
-from pipeline.rollout.backends import BACKENDS, Sample, SamplingParams, get_backend
+from pipeline.rollout.backends import (
+    BACKENDS,
+    ENGINE_FAILURES,
+    Sample,
+    SamplingParams,
+    close_backend,
+    get_backend,
+)
+from pipeline.rollout.budget import budget_rejects, resolve_budget
 from pipeline.rollout.extract import extract_code
 from pipeline.rollout.prompts import build_messages
 from pipeline.schema import Problem
@@ -69,6 +77,10 @@ class RolloutConfig:
     temperature: float = field(default=1.0, metadata={"help": "Sampling temperature (0 = greedy)."})
     top_p: float = field(default=1.0, metadata={"help": "Nucleus sampling mass."})
     max_tokens: int = field(default=64, metadata={"help": "Maximum new tokens per sample (thinking included)."})
+    max_prompt_tokens: int | None = field(default=None, metadata={
+        "help": "Most prompt tokens (chat template included, the model's tokenizer); longer prompts go to rejects. "
+                "None: backend_options.max_model_len - max_tokens, else the model's context length - max_tokens "
+                "(openai: set it to the server's --max-model-len - max_tokens, with backend_options.tokenizer)."})
     seed: int = field(default=0, metadata={"help": "Sampling seed (each prompt derives its own from it)."})
     thinking: bool = field(default=False, metadata={"help": "Qwen3 thinking mode (chat template enable_thinking)."})
     language: str = field(default="python", metadata={"help": "Solution language asked for: python | cpp."})
@@ -85,7 +97,13 @@ class RolloutConfig:
             raise ValueError(f"rollout.backend must be one of {list(BACKENDS)}, got {self.backend!r}")
         if self.k < 1 or self.shard_size < 1:
             raise ValueError("rollout.k and rollout.shard_size must be >= 1")
-        self.sampling()  # validates temperature, top_p, max_tokens
+        self.sampling()  # validates temperature ([0, 2], as vLLM), top_p, max_tokens
+        self.prompt_budget()  # validates max_prompt_tokens against max_model_len
+
+    def prompt_budget(self):
+        """The budget from the settings alone (the model's context length is read at run time)."""
+        return resolve_budget(self.max_tokens, max_prompt_tokens=self.max_prompt_tokens,
+                              max_model_len=self.backend_options.get("max_model_len"))
 
     def sampling(self) -> SamplingParams:
         return SamplingParams(temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens, seed=self.seed)
@@ -303,6 +321,11 @@ def run_rollout(cfg: RolloutConfig, problems_path: str | Path, out_dir: str | Pa
                 rejects.add(p.id, f"cannot prompt: {e}", p)
                 continue
             accepted.append((p, messages))
+        over = _over_budget(cfg, accepted)
+        for p, _ in accepted:
+            if p.id in over:
+                rejects.add(p.id, over[p.id], p)
+        accepted = [(p, m) for p, m in accepted if p.id not in over]
         n_rejects = len(rejects)
     if n_rejects:
         log.warning("%d of %d input records cannot be rolled out: see %s", n_rejects, loaded.read,
@@ -339,6 +362,16 @@ def run_rollout(cfg: RolloutConfig, problems_path: str | Path, out_dir: str | Pa
     }
     write_json(out_dir / "stats.json", stats)
     return stats
+
+
+def _over_budget(cfg: RolloutConfig, accepted: list[tuple[Problem, list[dict[str, str]]]]) -> dict[str, str]:
+    """{problem id: reason} for prompts that leave too little room for max_tokens (counted with the
+    model's tokenizer; the openai backend's `tokenizer` option names a local one)."""
+    options = cfg.backend_options
+    return budget_rejects(((p.id, m) for p, m in accepted), models=[cfg.model], max_tokens=cfg.max_tokens,
+                          thinking=cfg.thinking, max_prompt_tokens=cfg.max_prompt_tokens,
+                          max_model_len=options.get("max_model_len"), tokenizer=options.get("tokenizer"),
+                          what="rollout")
 
 
 def _check_accounting(stats: dict[str, Any], accepted: set[str], out_dir: Path, k: int) -> None:
@@ -386,6 +419,9 @@ def _generate(cfg: RolloutConfig, pending, n_done: int, out_dir: Path, backend, 
                 gen_s += time.perf_counter() - t0
                 if len(samples) != len(chunk) or any(len(g) != cfg.k for g in samples):
                     raise RuntimeError(f"backend {cfg.backend} returned the wrong number of samples")
+                failed = sorted({s.finish_reason for g in samples for s in g if s.finish_reason in ENGINE_FAILURES})
+                if failed:  # the engine's failures are never stored (or judged) as the model's answers
+                    raise RuntimeError(f"backend {cfg.backend} returned engine failures (finish_reason {failed})")
                 generated_samples += sum(len(g) for g in samples)
                 generated_tokens += sum(s.token_count for g in samples for s in g)
                 if previous is not None:
@@ -397,8 +433,7 @@ def _generate(cfg: RolloutConfig, pending, n_done: int, out_dir: Path, backend, 
                 eval_s += previous.result()
     finally:
         bar.close()
-        if hasattr(backend, "close"):
-            backend.close()
+        close_backend(backend)
     return gen_s, eval_s, generated_samples, generated_tokens
 
 

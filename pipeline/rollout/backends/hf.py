@@ -6,10 +6,9 @@ the prompts batched with it; the same prompts in the same order give the same sa
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
-from pipeline.rollout.backends import Sample, SamplingParams, prompt_seed, with_open_think
+from pipeline.rollout.backends import Sample, SamplingParams, prompt_seed, repeat_greedy, with_open_think
 from pipeline.rollout.prompts import render_prompt
 
 
@@ -33,6 +32,7 @@ class HFBackend:
         self.progress = progress
         self._model = model_object
         self._tokenizer = tokenizer
+        self._owned = model_object is None  # close() frees only what this backend loaded
 
     def _load(self) -> None:
         if self._model is not None and self._tokenizer is not None:
@@ -50,6 +50,19 @@ class HFBackend:
         model, tokenizer = load_model_and_tokenizer(self.model_path, dtype=dtype)
         self._model = model.to(device).eval()
         self._tokenizer = tokenizer
+
+    def close(self) -> None:
+        """Free the model this backend loaded (and the GPU memory it held)."""
+        if not self._owned or self._model is None:
+            return
+        self._model = None
+        import gc
+
+        gc.collect()
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
 
     def _eos_ids(self) -> set[int]:
         ids: set[int] = set()
@@ -72,7 +85,7 @@ class HFBackend:
         tok.padding_side = "left"
         texts = [render_prompt(m, tok, thinking=self.thinking) for m in prompts]
         eos = self._eos_ids()
-        greedy = sampling.temperature == 0
+        greedy = sampling.greedy
         config = GenerationConfig(
             do_sample=not greedy, temperature=sampling.temperature if not greedy else None,
             top_p=sampling.top_p if not greedy else None, top_k=0 if not greedy else None,
@@ -96,7 +109,7 @@ class HFBackend:
             for j, i in enumerate(idx):
                 seqs = new[j * per_prompt:(j + 1) * per_prompt]
                 samples = [self._to_sample(s, eos, sampling.max_tokens, texts[i]) for s in seqs]
-                results[i] = [dataclasses.replace(samples[0]) for _ in range(n)] if greedy else samples
+                results[i] = repeat_greedy(samples, n) if greedy else samples
             bar.update(len(idx))
         bar.close()
         return results

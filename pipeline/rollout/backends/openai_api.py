@@ -16,7 +16,7 @@ import random
 import threading
 from typing import Any
 
-from pipeline.rollout.backends import Sample, SamplingParams, prompt_seed
+from pipeline.rollout.backends import ENGINE_FAILURES, Sample, SamplingParams, prompt_seed, repeat_greedy
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
@@ -82,7 +82,10 @@ class OpenAIBackend:
             thought = msg.get("reasoning_content") or msg.get("reasoning")
             # Servers with a reasoning parser split the thinking off: put it back in the usual form.
             texts.append(f"<think>{thought}</think>{content}" if thought else content)
-            reasons.append(c.get("finish_reason") or "stop")
+            reason = c.get("finish_reason") or "stop"
+            if reason in ENGINE_FAILURES:  # the server's failure, not an answer: retried by _post
+                raise OpenAIError(f"choice {c.get('index', len(reasons))} finished with {reason!r}")
+            reasons.append(reason)
         counts = self._token_counts(texts, reasons, (data.get("usage") or {}).get("completion_tokens"), max_tokens)
         return [Sample(text=t, token_count=k, finish_reason=r, truncated=r == "length")
                 for t, k, r in zip(texts, counts, reasons, strict=True)]
@@ -156,17 +159,25 @@ class OpenAIBackend:
     def generate(self, prompts: list[list[dict[str, str]]], n: int, sampling: SamplingParams) -> list[list[Sample]]:
         if n < 1:
             raise ValueError(f"n must be >= 1, got {n}")
+        # Greedy: vLLM servers refuse n > 1 ("n must be 1 when using greedy sampling"); one request
+        # of one choice, repeated.
+        per_request = sampling.per_request(n)
         jobs: list[tuple[dict[str, Any], int]] = []
         for m in prompts:
             seed = prompt_seed(sampling.seed, m)
             if self.split_n:
-                jobs.extend((self.request_body(m, 1, sampling, seed + j), 1) for j in range(n))
+                jobs.extend((self.request_body(m, 1, sampling, seed + j), 1) for j in range(per_request))
             else:
-                jobs.append((self.request_body(m, n, sampling, seed), n))
+                jobs.append((self.request_body(m, per_request, sampling, seed), per_request))
         flat = _run_sync(self._run(jobs, sampling.max_tokens))
-        if not self.split_n:
-            return flat
-        return [[s for part in flat[i * n:(i + 1) * n] for s in part] for i in range(len(prompts))]
+        if self.split_n:
+            flat = [[s for part in flat[i * per_request:(i + 1) * per_request] for s in part]
+                    for i in range(len(prompts))]
+        return [repeat_greedy(g, n) for g in flat] if sampling.greedy else flat
+
+
+    def close(self) -> None:
+        """Nothing to free: every call opens and closes its own HTTP client."""
 
 
 def _run_sync(coro):
