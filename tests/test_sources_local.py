@@ -157,7 +157,7 @@ def test_kattis_packages():
     assert [t.kind for t in hello.tests] == ["public", "private"] and hello.meta["skipped_tests"] == 1
     assert hello.time_limit_s == 1.5 and hello.memory_limit_mb == 512 and hello.license == "cc by-sa"
     assert hello.checker.kind == "tokens" and hello.checker.case_sensitive is False
-    assert sorted(r.language for r in hello.reference_solutions) == ["cpp", "python"]  # wrong_answer/ ignored
+    assert sorted(r.language for r in hello.reference_solutions) == ["cpp", "python"]  # wrong_answer/ is not a reference
     assert hello.meta["time_multiplier"] == 3 and "$a+b$" in hello.statement
     floaty = got["kattis/floaty"]
     assert floaty.title == "Half It" and "## Input" in floaty.statement and "comment" not in floaty.statement

@@ -46,8 +46,8 @@ class EvaluatorConfig:
     nofile: int = field(default=256, metadata={"help": "Open files per program."})
     file_size_mb: int = field(default=64, metadata={"help": "Largest file a program may write."})
     cpp_compiler: str = field(default="g++", metadata={"help": "C++ compiler (on PATH)."})
-    cpp_flags: list[str] = field(default_factory=lambda: ["-O2", "-std=gnu++17", "-DONLINE_JUDGE", "-pipe"],
-                                 metadata={"help": "C++ compile flags (ONLINE_JUDGE as on Codeforces)."})
+    cpp_flags: list[str] = field(default_factory=lambda: ["-O2", "-std=gnu++20", "-DONLINE_JUDGE", "-pipe"],
+                                 metadata={"help": "C++ compile flags (ONLINE_JUDGE as on Codeforces; gnu++20: recent jury code uses std::ssize and the like)."})
     testlib_dir: str | None = field(default=None, metadata={
         "help": "Directory holding testlib.h for C++ checker programs (default: <venv>/include/testlib, "
                 "installed by `make setup`); it must be readable by other users (the sandbox runs as its own uid)."})

@@ -1,8 +1,14 @@
 """Kattis / ICPC problem packages (the problemarchive format) as stdio problems.
 
 A package is a folder with `problem.yaml`, a statement (`problem_statement/problem[.en].{md,tex,html}`
-or `statement/`), `data/sample|secret/**/*.in` + `.ans`, `submissions/accepted/*` and optionally
-`output_validators/<name>/`. `path` is one package or a folder of packages (one record each).
+or `statement/`), `data/sample|secret/**/*.in` + `.ans`, `submissions/accepted/*` (known-wrong ones under `submissions/wrong_answer|time_limit_exceeded|
+run_time_error/`) and optionally `output_validators/<name>/`. `path` is one package or any folder
+holding packages at any depth (a contest archive: every folder with a `problem.yaml` is one).
+
+Where a package is silent the problem package format's defaults apply: memory 1024 MiB (problemtools'
+`limits.memory`); the time limit is not part of a package (the judge derives it from the accepted
+submissions), so without `.timelimit` / `limits.time_limit` the problem records it as not stated
+and validate derives it the same way.
 """
 
 from __future__ import annotations
@@ -15,8 +21,8 @@ from typing import Any
 
 import yaml
 
-from pipeline.schema import Checker, Problem, ReferenceSolution, TestCase
-from pipeline.sources.base import RECORD_ERRORS, Item, Reject, SourceContext, SourceError
+from pipeline.schema import WRONG_LABELS, Checker, Problem, ReferenceSolution, TestCase, WrongSolution
+from pipeline.sources.base import RECORD_ERRORS, Item, Reject, SourceContext, SourceError, unstated_limits
 from pipeline.sources.normalize import clean_text, html_to_markdown, stable_id
 
 LANGUAGE_BY_SUFFIX = {".py": "python", ".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".c++": "cpp"}
@@ -33,21 +39,27 @@ class PackageError(ValueError):
 class Options:
     path: str = field(default="", metadata={"help": "A Kattis problem package, or a folder of packages."})
     default_time_limit_s: float = field(default=2.0, metadata={
-        "help": "Time limit when the package has neither `.timelimit` nor limits.time_limit."})
+        "help": "Time limit when the package has neither `.timelimit` nor limits.time_limit (recorded as not "
+                "stated: validate derives it from the accepted submissions)."})
+    default_memory_mb: int = field(default=1024, metadata={
+        "help": "Memory limit when problem.yaml has no limits.memory (problemtools' default is 1024 MiB)."})
     max_solutions: int = field(default=4, metadata={"help": "Accepted submissions kept per language."})
+    max_wrong_solutions: int = field(default=4, metadata={
+        "help": "Known-wrong submissions kept per language and folder (wrong_answer, time_limit_exceeded, ...)."})
 
 
 def read(opts: Options, ctx: SourceContext) -> Iterator[Item]:
     root = Path(opts.path)
     if not root.is_dir():
         raise SourceError(f"{root}: not a folder")
-    packages = [root] if (root / "problem.yaml").exists() else sorted(
-        p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
-    for pkg in packages:
+    packages = find_packages(root)
+    if not packages:
+        raise SourceError(f"{root}: no problem package (a folder with problem.yaml) at any depth")
+    for pkg, native in package_ids(root, packages).items():
         record = {"package": str(pkg)}
-        pid = stable_id(ctx.name, pkg.name)
+        pid = stable_id(ctx.name, native)
         try:
-            yield convert(pkg, ctx.name, opts)
+            yield convert(pkg, ctx.name, opts, native)
         except PackageError as e:
             yield Reject(e.code, str(e), record, pid)
         except (OSError, UnicodeDecodeError) as e:
@@ -56,7 +68,37 @@ def read(opts: Options, ctx: SourceContext) -> Iterator[Item]:
             yield Reject("bad_package", f"{pkg.name}: {type(e).__name__}: {e}", record, pid)
 
 
-def convert(pkg: Path, source: str, opts: Options) -> Problem:
+def find_packages(root: Path) -> list[Path]:
+    """Every folder under `root` (itself included) that holds a `problem.yaml`; hidden folders and
+    the insides of a package are not searched."""
+    if is_package(root):
+        return [root]
+    found = []
+    for child in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        found.extend(find_packages(child))
+    return found
+
+
+def is_package(folder: Path) -> bool:
+    """A `problem.yaml`, or the package layout without one (then rejected as `bad_package`, not lost)."""
+    return (folder / "problem.yaml").is_file() or (
+        (folder / "data").is_dir() and any((folder / d).is_dir() for d in ("problem_statement", "statement")))
+
+
+def package_ids(root: Path, packages: list[Path]) -> dict[Path, str]:
+    """A native id per package: its folder name, or its path under `root` where two contests in
+    one archive reuse a short name."""
+    names = [p.name for p in packages]
+    out = {}
+    for pkg in packages:
+        if names.count(pkg.name) > 1 and pkg != root:
+            out[pkg] = "-".join(pkg.relative_to(root).parts)
+        else:
+            out[pkg] = pkg.name
+    return out
+
+
+def convert(pkg: Path, source: str, opts: Options, native: str | None = None) -> Problem:
     config = _problem_yaml(pkg)
     validation = str(config.get("validation") or "default").split()
     types = str(config.get("type") or "pass-fail").split()
@@ -73,19 +115,23 @@ def convert(pkg: Path, source: str, opts: Options) -> Problem:
         raise PackageError("bad_package", f"limits: expected a mapping, got {type(limits).__name__}")
     time_limit, time_source = _time_limit(pkg, limits, opts.default_time_limit_s)
     checker = _checker(pkg, validation, config.get("validator_flags"))
-    meta: dict[str, Any] = {"skipped_tests": skipped, "time_limit_from": time_source}
+    memory = limits.get("memory")
+    memory_stated = isinstance(memory, (int, float)) and not isinstance(memory, bool) and memory > 0
+    meta: dict[str, Any] = {"skipped_tests": skipped, "time_limit_from": time_source,
+                            **unstated_limits(time_source == "default", not memory_stated)}
     for key in ("author", "source", "rights_owner", "uuid"):
         if config.get(key) is not None:
             meta[key] = str(config[key])
-    if limits.get("time_multiplier") is not None:
-        meta["time_multiplier"] = limits["time_multiplier"]
+    for key in ("time_multiplier", "time_safety_margin", "time_multipliers"):
+        if limits.get(key) is not None:
+            meta[key] = limits[key]
     if config.get("validator_flags"):
         meta["validator_flags"] = str(config["validator_flags"])
-    memory = limits.get("memory")
+    native = native or pkg.name
     return Problem(
-        id=stable_id(source, pkg.name),
+        id=stable_id(source, native),
         source=source,
-        source_id=pkg.name,
+        source_id=native,
         url=str(config["source_url"]) if config.get("source_url") else None,
         title=title,
         statement=statement,
@@ -94,8 +140,11 @@ def convert(pkg: Path, source: str, opts: Options) -> Problem:
         tests=tests,
         checker=checker,
         time_limit_s=time_limit,
-        memory_limit_mb=int(memory) if isinstance(memory, (int, float)) and not isinstance(memory, bool) else 256,
-        reference_solutions=_solutions(pkg, opts.max_solutions),
+        memory_limit_mb=int(memory) if memory_stated else opts.default_memory_mb,
+        reference_solutions=[ReferenceSolution(lang, code) for lang, code in
+                             _submissions(pkg / "submissions" / "accepted", opts.max_solutions)],
+        wrong_solutions=[WrongSolution(lang, code, label) for label in WRONG_FOLDERS for lang, code in
+                         _submissions(pkg / "submissions" / label, opts.max_wrong_solutions)],
         license=str(config["license"]) if config.get("license") else None,
         meta=meta,
     )
@@ -256,8 +305,13 @@ def _inline_headers(code: str, headers: dict[str, Path], seen: frozenset[str] = 
     return _INCLUDE.sub(repl, code)
 
 
-def _solutions(pkg: Path, per_language: int) -> list[ReferenceSolution]:
-    folder = pkg / "submissions" / "accepted"
+# Submission folders of known-wrong code (problem package format), each a label of `schema.WRONG_LABELS`.
+WRONG_FOLDERS = tuple(label for label in WRONG_LABELS if label != "incorrect")
+
+
+def _submissions(folder: Path, per_language: int) -> list[tuple[str, str]]:
+    """(language, code) of the single-file Python / C++ submissions in `folder`, at most
+    `per_language` each (multi-file submissions, folders, are left out)."""
     if not folder.is_dir():
         return []
     out, count = [], {"python": 0, "cpp": 0}
@@ -267,6 +321,6 @@ def _solutions(pkg: Path, per_language: int) -> list[ReferenceSolution]:
             continue
         code = f.read_text(encoding="utf-8", errors="replace")
         if code.strip():
-            out.append(ReferenceSolution(language, code))
+            out.append((language, code))
             count[language] += 1
     return out
