@@ -1,25 +1,49 @@
 """Validate stage: run every reference solution on every test, keep the tests they agree with.
 
-A test is *valid* when the references that compiled and ran accept its expected output under the
-problem's checker (policy `all`: every one of them; `majority`: more than half). A test that every
-reference fails is *broken* (their actual outputs go to the report); one the references disagree
-on is *ambiguous*. Then the caps of METHOD.md apply: at most `max_tests` (all public tests, then
-the largest private inputs), at most `max_test_bytes` per test and `max_total_bytes` per problem.
-Every dropped test is counted, by reason, in the problem's `validation` column and in stats.json.
+Steps (one function each, in `validate_problems` order):
 
-Runs go through the sandboxed evaluator; results are cached per (problem, reference, test) hash,
-so a rerun after a kill or a params change re-executes only what changed.
+1. `set_aside`: interactive problems and any-answer problems without a checker program are
+   rejected unrun.
+2. `run_references`: every reference on every test, at the problem's *run limit*: its time limit,
+   or, when the source did not state one (`meta["time_limit_stated"] is False`), the generous
+   `probe_time_limit_s`, so that the references' real times can be measured.
+3. `settle_time_limit`: a limit the source did not state is derived from the references' measured
+   times with the Kattis problemtools rule (see `derive_time_limit`); runs are then read at the
+   final limit (a run slower than it is a TLE there).
+4. `vote_tests`: only references that *finished* a test vote on it (a TLE or MLE of a reference
+   means the reference is too slow there, not that the expected output is wrong). A test is
+   *valid* when the voters accept it (policy `all`: every one; `majority`: more than half),
+   *broken* when none does, *ambiguous* otherwise, *unverified_slow* when no reference finished it
+   (kept or dropped by `unverified_slow`), *unverified* when the problem has no reference.
+5. `run_wrong_solutions`: the source's known-wrong solutions on the candidate tests (usable and
+   under `max_test_bytes`), at the final limit; a wrong solution is *caught* by a test it fails.
+6. `choose_tests`: the caps of METHOD.md: at most `max_tests` (a greedy cover of the caught wrong
+   solutions first, then public tests, then the largest private inputs) and `max_total_bytes`.
+7. `judge_problem`: the `validation` column (counts, per-reference too-slow counts, the time-limit
+   rule and figures, the dropped tests with their reasons, the wrong solutions caught and what the
+   caps cost) and the reject reason, if any; `summarise` adds it all up for stats.json.
+
+A reference far over the limit on the smaller tests is not run on the larger ones: tests run in
+increasing input size, and after `presume_slow_after` consecutive too-slow results the rest are
+*presumed* too slow (reported as such, never cached).
+
+Runs go through the sandboxed evaluator; results are cached per (problem and limit, code, test)
+hash, so a rerun after a kill or a params change re-executes only what changed. See
+docs/validate.md for the rules and the figures behind them.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import sqlite3
+import threading
 import time
 from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
@@ -30,34 +54,62 @@ from pipeline.sources.judging import needs_checker_program
 
 STAGE = "validate"
 _OUTPUT_KEEP = 400  # characters of actual / expected output kept in the report
+TOO_SLOW = ("TLE", "MLE")  # a reference that ran out of time or memory did not finish the test
+CATCHES = ("WA", "RE", "TLE", "MLE", "OLE")  # a wrong solution failing a test this way is caught by it
+NOT_RUN = ("CE", "SE")  # no verdict on the test: the code did not build, or our harness failed
 
 
 @dataclass
 class ValidateConfig:
-    policy: str = field(default="all", metadata={"help": "all: every reference must accept a test; majority: more than half."})
-    max_tests: int = field(default=32, metadata={"help": "Keep at most this many valid tests (public first, then the largest private inputs)."})
+    policy: str = field(default="all", metadata={"help": "all: every reference that finished a test must accept it; majority: more than half."})
+    max_tests: int = field(default=32, metadata={"help": "Keep at most this many valid tests (a cover of the caught wrong solutions, then public, then the largest private inputs)."})
     max_test_bytes: int = field(default=1_000_000, metadata={"help": "Drop a test whose input + output exceeds this many bytes."})
     max_total_bytes: int = field(default=8_000_000, metadata={"help": "Drop the largest private tests until a problem's tests fit."})
     min_tests: int = field(default=5, metadata={"help": "Reject a problem left with fewer valid tests."})
     unverified: str = field(default="keep", metadata={"help": "Problems without references: keep (marked unverified) or reject."})
+    unverified_slow: str = field(default="keep", metadata={
+        "help": "Tests that no reference finished within the limit (every reference TLE/MLE): keep (their "
+                "expected output is the source's, unverified) or drop."})
     multiple_answers: str = field(default="reject", metadata={
         "help": "Problems whose statement accepts any of several answers but that have no checker program: "
                 "reject (their fixed expected outputs mark other correct answers wrong) or keep."})
-    slow_fraction: float = field(default=0.5, metadata={"help": "Flag a test whose slowest reference run exceeds this fraction of the time limit."})
+    slow_fraction: float = field(default=0.5, metadata={"help": "Flag a test whose slowest finishing reference run exceeds this fraction of the time limit."})
+    presume_slow_after: int = field(default=2, metadata={
+        "help": "Tests run in increasing input size; after this many consecutive TLE/MLE of one solution the "
+                "remaining (larger) tests are presumed too slow for it and not run (0: run everything)."})
+    derive_time_limit: str = field(default="unstated", metadata={
+        "help": "Derive the time limit from the references' measured times (problemtools rule): unstated (only "
+                "where the source stated none), all (never below a stated limit), never."})
+    time_multiplier: float = field(default=5.0, metadata={
+        "help": "Derived limit = this x the slowest accepted reference run, rounded to whole seconds "
+                "(problemtools legacy `time_multiplier`, default 5; `ac_to_time_limit` 2.0 in the 2023-07 format)."})
+    time_safety_margin: float = field(default=2.0, metadata={
+        "help": "problemtools `time_safety_margin` (2023-07: `time_limit_to_tle`, 1.5): recorded as the TLE "
+                "margin of the derived limit."})
+    min_time_limit_s: float = field(default=1.0, metadata={"help": "A derived limit is at least this (problemtools: 1 s)."})
+    probe_time_limit_s: float = field(default=10.0, metadata={
+        "help": "The generous limit the references run under when the limit is to be derived (problemtools: 300 s)."})
+    run_wrong_solutions: bool = field(default=True, metadata={"help": "Run the problems' known-wrong solutions to measure the kept tests."})
+    min_wrong_caught: float = field(default=0.0, metadata={
+        "help": "Reject a problem whose kept tests catch less than this share of its known-wrong solutions "
+                "that ran (0: never; problems without wrong solutions are not judged by this)."})
     check_determinism: bool = field(default=False, metadata={"help": "Run references twice; drop tests whose outputs differ."})
     workers: int | None = field(default=None, metadata={"help": "Evaluator worker processes (default: all cores)."})
     timeout_scale: float = field(default=1.0, metadata={"help": "Multiply every problem's time limit (slow machines, Python references)."})
     cache_path: str = field(default=".cache/microcoder/validate.sqlite", metadata={"help": "Result cache (not a DVC output)."})
 
     def __post_init__(self) -> None:
-        if self.policy not in ("all", "majority"):
-            raise ValueError(f"policy must be 'all' or 'majority', got {self.policy!r}")
-        if self.unverified not in ("keep", "reject"):
-            raise ValueError(f"unverified must be 'keep' or 'reject', got {self.unverified!r}")
-        if self.multiple_answers not in ("keep", "reject"):
-            raise ValueError(f"multiple_answers must be 'keep' or 'reject', got {self.multiple_answers!r}")
+        choices = {"policy": ("all", "majority"), "unverified": ("keep", "reject"), "unverified_slow": ("keep", "drop"),
+                   "multiple_answers": ("keep", "reject"), "derive_time_limit": ("unstated", "all", "never")}
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {getattr(self, name)!r}")
         if self.max_tests < 1 or self.min_tests < 0:
             raise ValueError("max_tests must be >= 1 and min_tests >= 0")
+        if not 0.0 <= self.min_wrong_caught <= 1.0:
+            raise ValueError(f"min_wrong_caught must be a share in [0, 1], got {self.min_wrong_caught}")
+        if self.time_multiplier <= 0 or self.probe_time_limit_s <= 0 or self.presume_slow_after < 0:
+            raise ValueError("time_multiplier and probe_time_limit_s must be > 0, presume_slow_after >= 0")
 
 
 def _sha(*parts: str) -> str:
@@ -74,7 +126,7 @@ def is_interactive(p: Problem) -> bool:
 
 
 def problem_hash(p: Problem, timeout_scale: float) -> str:
-    """What, besides the code and the test, decides a run's verdict."""
+    """What, besides the code and the test, decides a run's verdict (the time limit included)."""
     checker = json.dumps(p.checker.__dict__ if p.checker else None, sort_keys=True)
     return _sha(p.style, p.entry_point or "", p.starter_code or "", checker, repr(p.time_limit_s),
                 repr(p.memory_limit_mb), repr(timeout_scale))
@@ -84,116 +136,319 @@ def test_hash(t: TestCase) -> str:
     return _sha(t.input, t.output)
 
 
-class ResultCache:
-    """(problem hash, reference hash, test hash, run) -> {status, time_s, output} in SQLite."""
+def code_hash(language: str, code: str) -> str:
+    return _sha(language, code)
 
-    def __init__(self, path: str | Path):
+
+class ResultCache:
+    """(problem hash, code hash, test hash, run) -> {status, time_s, output} in SQLite."""
+
+    def __init__(self, path):
+        from pathlib import Path
+
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(str(path))
+        self.db = sqlite3.connect(str(path), check_same_thread=False)  # written from the run threads
         self.db.execute("CREATE TABLE IF NOT EXISTS runs (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        self._lock = threading.Lock()
 
     def get(self, key: str) -> dict[str, Any] | None:
-        row = self.db.execute("SELECT value FROM runs WHERE key = ?", (key,)).fetchone()
+        with self._lock:
+            row = self.db.execute("SELECT value FROM runs WHERE key = ?", (key,)).fetchone()
         return json.loads(row[0]) if row else None
 
     def put_many(self, items: list[tuple[str, dict[str, Any]]]) -> None:
-        self.db.executemany("INSERT OR REPLACE INTO runs VALUES (?, ?)", [(k, json.dumps(v)) for k, v in items])
-        self.db.commit()
+        if not items:
+            return
+        with self._lock:
+            self.db.executemany("INSERT OR REPLACE INTO runs VALUES (?, ?)", [(k, json.dumps(v)) for k, v in items])
+            self.db.commit()
 
     def close(self) -> None:
         self.db.close()
 
 
+# --- running code on tests ---------------------------------------------------------------------
 @dataclass
-class _Job:
-    problem_idx: int
-    ref_idx: int
-    run: int  # 0, or 1 for the determinism re-run
-    test_indices: list[int]
+class Stream:
+    """One program (a reference or a wrong solution) on one problem's tests, run in increasing
+    input size, chunk by chunk, so that it can stop early: after `presume_after` consecutive
+    TLE/MLE (the rest is presumed too slow) or, with `stop_at_failure`, at its first failed test."""
+
+    name: str
+    problem: Problem  # at the limit the runs are judged under
+    language: str
+    code: str
+    order: list[int]  # test indices, smallest input first
+    keys: dict[int, str]  # cache key per test
+    mode: str = "first-failure"  # evaluator mode of one chunk
+    chunk: int = 16
+    presume_after: int = 2
+    stop_at_failure: bool = False
+    results: dict[int, dict[str, Any]] = field(default_factory=dict)
+    executed: int = 0
+    _pos: int = 0
+    _streak: int = 0
+    _done: bool = False
+
+    def next_chunk(self) -> list[int] | None:
+        """The next tests to run, or None when the stream is finished (results then complete
+        for `order`, except the tests after a `stop_at_failure` stop)."""
+        while not self._done and self._pos < len(self.order):
+            r = self.results.get(self.order[self._pos])
+            if r is None:
+                break
+            self._pos += 1
+            self._account(r)
+        if self._done or self._pos >= len(self.order):
+            self._done = True
+            return None
+        todo = []
+        for ti in self.order[self._pos:]:
+            if ti in self.results or len(todo) >= self.chunk:
+                break
+            todo.append(ti)
+        return todo
+
+    def _account(self, r: dict[str, Any]) -> None:
+        status = r["status"]
+        if status == "CE" or (status == "SE" and r.get("whole_run")):  # nothing will run: same for every test
+            self._fill({k: v for k, v in r.items() if k != "output"}, presumed=False)
+            return
+        self._streak = self._streak + 1 if status in TOO_SLOW else 0
+        if self.presume_after and self._streak >= self.presume_after:
+            self._fill({"status": "TLE", "time_s": 0.0, "output": None,
+                        "diff": f"not run: too slow on the {self._streak} previous (smaller) tests"}, presumed=True)
+        elif self.stop_at_failure and status in CATCHES:
+            self._done = True
+
+    def _fill(self, value: dict[str, Any], presumed: bool) -> None:
+        for ti in self.order[self._pos:]:
+            self.results.setdefault(ti, {**value, "presumed": presumed})
+        self._done = True
+
+    def record(self, chunk: list[int], verdict) -> list[tuple[str, dict[str, Any]]]:
+        """Store a chunk's verdict; returns the (key, value) pairs worth caching."""
+        fresh = []
+        if not verdict.tests:  # compile error, harness failure or deadline: no per-test results
+            value = {"status": verdict.status, "time_s": 0.0, "output": None, "diff": verdict.reason, "whole_run": True}
+            for ti in chunk:
+                self.results[ti] = dict(value)
+                if value["status"] != "SE":
+                    fresh.append((self.keys[ti], value))
+            return fresh
+        for ti, tr in zip(chunk, verdict.tests, strict=False):  # first-failure: the tests up to the failure
+            value = {"status": tr.status, "time_s": tr.time_s, "output": tr.output, "diff": tr.diff}
+            self.results[ti] = value
+            self.executed += 1
+            if tr.status != "SE":  # never cache our own failures
+                fresh.append((self.keys[ti], value))
+        return fresh
 
 
-def _run_references(problems: list[Problem], cfg: ValidateConfig, cache: ResultCache, progress: bool):
-    """results[(problem_idx, ref_idx, run)][test_idx] = {status, time_s, output}; compile status per ref."""
-    from pipeline.evaluator import Evaluator, Submission
-
-    results: dict[tuple[int, int, int], dict[int, dict[str, Any]]] = {}
-    ref_status: dict[tuple[int, int], str] = {}
-    runs = 2 if cfg.check_determinism else 1
-    jobs: list[_Job] = []
-    keys: dict[tuple[int, int, int, int], str] = {}
-    for pi, p in enumerate(problems):
-        ph = problem_hash(p, cfg.timeout_scale)
-        for ri, ref in enumerate(p.reference_solutions):
-            rh = _sha(ref.language, ref.code)
-            for run in range(runs):
-                got = results.setdefault((pi, ri, run), {})
-                todo = []
-                for ti, t in enumerate(p.tests):
-                    key = _sha(ph, rh, test_hash(t), str(run))
-                    keys[(pi, ri, run, ti)] = key
-                    hit = cache.get(key)
-                    if hit is None:
-                        todo.append(ti)
-                    else:
-                        got[ti] = hit
-                if todo:
-                    jobs.append(_Job(pi, ri, run, todo))
-                elif not any(v.get("status") == "CE" for v in got.values()):
-                    ref_status.setdefault((pi, ri), "ok")
-    if not jobs:
-        return results, _compile_status(results, ref_status)
-
-    sub_problems: dict[str, Problem] = {}
-    submissions = []
-    by_sid: dict[str, _Job] = {}
-    for j, job in enumerate(jobs):
-        p = problems[job.problem_idx]
-        sid = f"job{j}"
-        sub_problems[sid] = replace(p, id=sid, tests=[p.tests[i] for i in job.test_indices])
-        ref = p.reference_solutions[job.ref_idx]
-        submissions.append(Submission(problem_id=sid, submission_id=sid, language=ref.language, code=ref.code))
-        by_sid[sid] = job
-
-    start = time.monotonic()
-    n_tests = sum(len(j.test_indices) for j in jobs)
-    bar = tqdm(total=n_tests, desc="validate: reference runs", unit="test", disable=not progress, mininterval=1.0)
-    with Evaluator(workers=cfg.workers, timeout_scale=cfg.timeout_scale) as ev:
-        for verdict in ev.evaluate(sub_problems, submissions, mode="all", keep_outputs=True, progress=False):
-            job = by_sid[verdict.submission_id]
-            got = results[(job.problem_idx, job.ref_idx, job.run)]
-            fresh = []
-            for k, ti in enumerate(job.test_indices):
-                if k < len(verdict.tests):
-                    tr = verdict.tests[k]
-                    value = {"status": tr.status, "time_s": tr.time_s, "output": tr.output, "diff": tr.diff}
-                else:  # compile error or harness failure: no per-test results
-                    value = {"status": verdict.status, "time_s": 0.0, "output": None, "diff": verdict.reason}
-                got[ti] = value
-                if value["status"] != "SE":  # never cache our own failures
-                    fresh.append((keys[(job.problem_idx, job.ref_idx, job.run, ti)], value))
-            cache.put_many(fresh)
-            bar.update(len(job.test_indices))
-            bar.set_postfix(tests_per_s=f"{bar.n / max(time.monotonic() - start, 1e-9):.1f}", refresh=False)
-    bar.close()
-    return results, _compile_status(results, ref_status)
+def make_stream(name: str, problem: Problem, language: str, code: str, tests: list[int], run: int,
+                cfg: ValidateConfig, cache: ResultCache, **kw) -> Stream:
+    """A Stream over `tests` (smallest input first) with what the cache already holds."""
+    ph, ch = problem_hash(problem, cfg.timeout_scale), code_hash(language, code)
+    order = sorted(tests, key=lambda i: (len(problem.tests[i].input), i))
+    keys = {ti: _sha(ph, ch, test_hash(problem.tests[ti]), str(run)) for ti in order}
+    s = Stream(name, problem, language, code, order, keys, presume_after=cfg.presume_slow_after, **kw)
+    for ti in order:
+        hit = cache.get(keys[ti])
+        if hit is not None:
+            s.results[ti] = hit
+    return s
 
 
-def _compile_status(results, ref_status):
-    status = dict(ref_status)
-    for (pi, ri, _run), tests in results.items():
-        values = list(tests.values())
-        if values and all(v["status"] == "CE" for v in values):
-            status[(pi, ri)] = "CE"
-        elif values and all(v["status"] == "SE" for v in values):
-            status[(pi, ri)] = "SE"
+class Runner:
+    """Drives Streams through one Evaluator, started on first need (a fully cached rerun starts
+    none). Each stream runs one chunk at a time; 2 x workers streams are in flight so the
+    evaluator's workers stay busy between a stream's chunks."""
+
+    def __init__(self, cfg: ValidateConfig, cache: ResultCache, progress: bool):
+        self.cfg, self.cache, self.progress = cfg, cache, progress
+        self.ev = None
+        self._ids = itertools.count()
+        self._lock = threading.Lock()
+        self.executed = 0
+        self.presumed = 0
+        self.cached = 0
+
+    def run(self, streams: list[Stream], desc: str) -> None:
+        for s in streams:
+            self.cached += len(s.results)
+        pending = [s for s in streams if s.next_chunk() is not None]
+        if pending:
+            self._start()
+            n_tests = sum(len(s.order) - len(s.results) for s in pending)
+            bar = tqdm(total=n_tests, desc=desc, unit="test", disable=not self.progress, mininterval=1.0)
+            threads = 2 * max(1, self.ev.workers)
+            with ThreadPoolExecutor(threads, thread_name_prefix="validate") as pool:
+                for _ in pool.map(lambda s: self._drive(s, bar), pending):
+                    pass
+            bar.close()
+        for s in streams:
+            self.presumed += sum(1 for r in s.results.values() if r.get("presumed"))
+
+    def _start(self) -> None:
+        if self.ev is None:
+            from pipeline.evaluator import Evaluator
+
+            self.ev = Evaluator(workers=self.cfg.workers, timeout_scale=self.cfg.timeout_scale)
+
+    def _drive(self, s: Stream, bar) -> None:
+        from pipeline.evaluator import Submission
+
+        while (chunk := s.next_chunk()) is not None:
+            before = len(s.results)
+            sid = f"{s.name}#{next(self._ids)}"
+            sub_problem = replace(s.problem, id=sid, tests=[s.problem.tests[i] for i in chunk])
+            verdict = self.ev.evaluate_batch({sid: sub_problem}, [Submission(sid, sid, s.language, s.code)],
+                                             mode=s.mode, keep_outputs=True)[0]
+            self.cache.put_many(s.record(chunk, verdict))
+            with self._lock:
+                self.executed += len(s.results) - before
+                bar.update(len(s.results) - before)
+
+    def close(self) -> None:
+        if self.ev is not None:
+            self.ev.close()
+
+
+# --- step 1: set aside what cannot be judged -------------------------------------------------------
+def set_aside(problems: list[Problem], cfg: ValidateConfig) -> tuple[list[Problem], list[tuple[Problem, str, str]]]:
+    """(problems to run, [(problem, reason, reason key)] rejected unrun)."""
+    run, aside = [], []
+    for p in problems:
+        if is_interactive(p):
+            aside.append((p, "interactive problem: it needs an interactor, which the evaluator does not run",
+                          "interactive"))
+        elif cfg.multiple_answers == "reject" and needs_checker_program(p):
+            aside.append((p, "any of several answers is accepted (as the statement or the source says) and no checker "
+                             "program judges them: fixed expected outputs would mark other correct answers wrong "
+                             "(multiple_answers: reject)", "multiple_answers"))
         else:
-            status.setdefault((pi, ri), "ok")
-    return status
+            run.append(p)
+    return run, aside
 
 
+# --- step 2: references ----------------------------------------------------------------------------
+def limit_is_stated(p: Problem) -> bool:
+    return p.meta.get("time_limit_stated") is not False
+
+
+def derives_limit(p: Problem, cfg: ValidateConfig) -> bool:
+    if not p.reference_solutions or cfg.derive_time_limit == "never":
+        return False
+    return cfg.derive_time_limit == "all" or not limit_is_stated(p)
+
+
+def run_limit(p: Problem, cfg: ValidateConfig) -> float:
+    """The limit references run under: the problem's, or a generous probe where it is to be derived
+    (never below a stated limit)."""
+    if not derives_limit(p, cfg):
+        return p.time_limit_s
+    return max(cfg.probe_time_limit_s, p.time_limit_s) if limit_is_stated(p) else cfg.probe_time_limit_s
+
+
+@dataclass
+class Case:
+    """One problem's way through the steps."""
+
+    p: Problem
+    ref_runs: dict[tuple[int, int], dict[int, dict[str, Any]]] = field(default_factory=dict)  # (ref, run) -> test -> result
+    ref_status: dict[int, str] = field(default_factory=dict)  # ok | CE | SE
+    limit: dict[str, Any] = field(default_factory=dict)  # the time-limit record
+    final_limit_s: float = 0.0
+    classes: list[str] = field(default_factory=list)
+    slow: list[bool] = field(default_factory=list)
+    candidates: list[int] = field(default_factory=list)
+    oversize: list[int] = field(default_factory=list)
+    wrong_runs: dict[int, dict[int, dict[str, Any]]] = field(default_factory=dict)  # wrong index -> test -> result
+    wrong_status: dict[int, str] = field(default_factory=dict)
+    wrong_complete: bool = True  # every wrong solution ran on every candidate (not stopped at its first catch)
+
+
+def run_references(cases: list[Case], cfg: ValidateConfig, runner: Runner, cache: ResultCache) -> None:
+    streams: dict[tuple[int, int, int], Stream] = {}
+    for ci, c in enumerate(cases):
+        probe = replace(c.p, time_limit_s=run_limit(c.p, cfg))
+        for ri, ref in enumerate(c.p.reference_solutions):
+            for run in range(2 if cfg.check_determinism else 1):
+                streams[(ci, ri, run)] = make_stream(f"p{ci}r{ri}x{run}", probe, ref.language, ref.code,
+                                                     list(range(len(c.p.tests))), run, cfg, cache)
+    runner.run(list(streams.values()), "validate: reference runs")
+    for (ci, ri, run), s in streams.items():
+        cases[ci].ref_runs[(ri, run)] = s.results
+    for c in cases:
+        for ri in range(len(c.p.reference_solutions)):
+            c.ref_status[ri] = program_status(c.ref_runs[(ri, 0)])
+
+
+def program_status(results: dict[int, dict[str, Any]]) -> str:
+    """ok, or CE / SE when the program produced no verdict on any test."""
+    values = list(results.values())
+    for bad in NOT_RUN:
+        if values and all(v["status"] == bad for v in values):
+            return bad
+    return "ok"
+
+
+# --- step 3: the time limit --------------------------------------------------------------------------
+def derive_time_limit(slowest_s: float, cfg: ValidateConfig) -> dict[str, float]:
+    """The Kattis problemtools rule (problemtools/verifyproblem.py, `Submissions.check`; defaults in
+    problemtools/metadata.py: legacy `time_multiplier` 5.0, `time_safety_margin` 2.0; 2023-07
+    `time_multipliers.ac_to_time_limit` 2.0, `time_limit_to_tle` 1.5):
+
+        exact_timelim = max_runtime * time_multiplier
+        timelim = max(1, int(0.5 + exact_timelim))
+        timelim_margin = max(timelim + 1, int(0.5 + exact_timelim * safety_margin))
+
+    with max_runtime the slowest accepted run. Our measured times are this machine's, and
+    `timeout_scale` says how much slower it is than the judge the limits are for, so the runtime
+    is divided by it (the evaluator multiplies the stored limit by it again)."""
+    exact = slowest_s / cfg.timeout_scale * cfg.time_multiplier
+    limit = max(cfg.min_time_limit_s, float(int(0.5 + exact)))
+    margin = max(limit + 1, float(int(0.5 + exact * cfg.time_safety_margin)))
+    return {"exact_s": round(exact, 4), "derived_s": min(limit, 600.0), "tle_margin_s": min(margin, 600.0)}
+
+
+def settle_time_limit(c: Case, cfg: ValidateConfig) -> None:
+    p = c.p
+    stated = limit_is_stated(p)
+    rec = {"stated": stated, "source_s": float(p.time_limit_s), "run_s": float(run_limit(p, cfg)),
+           "rule": "stated by the source", "slowest_reference_s": 0.0, "multiplier": cfg.time_multiplier,
+           "safety_margin": cfg.time_safety_margin, "derived_s": 0.0, "tle_margin_s": 0.0, "final_s": float(p.time_limit_s),
+           "memory_stated": p.meta.get("memory_limit_stated") is not False}
+    if not stated:
+        rec["rule"] = "not stated: the source's default"
+    if derives_limit(p, cfg):
+        accepted = [r["time_s"] or 0.0 for ri, st in c.ref_status.items() if st == "ok"
+                    for r in c.ref_runs[(ri, 0)].values() if r["status"] == "AC"]
+        if accepted:
+            slowest = round(max(accepted), 4)
+            d = derive_time_limit(slowest, cfg)
+            final = max(d["derived_s"], p.time_limit_s) if stated else d["derived_s"]
+            rec.update(slowest_reference_s=slowest, derived_s=d["derived_s"], tle_margin_s=d["tle_margin_s"],
+                       final_s=final, rule=(f"problemtools: max({cfg.min_time_limit_s:g}, round({cfg.time_multiplier:g} x "
+                                            f"slowest accepted reference run / timeout_scale))"
+                                            + (", never below the stated limit" if stated else "")))
+        else:
+            rec["rule"] += " (no reference run was accepted, so none could be derived)"
+    c.limit = rec
+    c.final_limit_s = rec["final_s"]
+
+
+def at_limit(r: dict[str, Any], limit_s: float) -> str:
+    """A run's status under a (lower) limit than the one it ran under: CPU time is what is judged."""
+    if r["status"] not in TOO_SLOW + NOT_RUN and (r.get("time_s") or 0.0) > limit_s:
+        return "TLE"
+    return r["status"]
+
+
+# --- step 4: votes ------------------------------------------------------------------------------------
 def classify_test(statuses: list[str], policy: str) -> str:
-    """valid | broken | ambiguous from the statuses of the references that ran on one test."""
+    """valid | broken | ambiguous from the statuses of the references that finished one test."""
     passed = sum(s == "AC" for s in statuses)
     if passed == len(statuses):
         return "valid"
@@ -204,29 +459,131 @@ def classify_test(statuses: list[str], policy: str) -> str:
     return "ambiguous"
 
 
-def cap_tests(tests: list[TestCase], indices: list[int], cfg: ValidateConfig) -> tuple[list[int], int, int]:
-    """Apply max_test_bytes, max_tests (public first, then largest private inputs) and max_total_bytes.
+def ok_refs(c: Case) -> list[int]:
+    return [ri for ri, st in sorted(c.ref_status.items()) if st == "ok"]
 
-    Returns (kept indices in original order, dropped as oversize, dropped by the count/total caps).
-    """
-    def size(i: int) -> int:
-        return len(tests[i].input.encode()) + len(tests[i].output.encode())
 
-    fitting = [i for i in indices if size(i) <= cfg.max_test_bytes]
-    oversize = len(indices) - len(fitting)
-    public = [i for i in fitting if tests[i].kind == "public"]
-    private = sorted((i for i in fitting if tests[i].kind != "public"), key=lambda i: (-len(tests[i].input), i))
-    chosen = (public + private)[: cfg.max_tests]
-    total = sum(size(i) for i in chosen)
-    # Over the byte budget: drop the largest non-public tests first.
-    for i in sorted((i for i in chosen if tests[i].kind != "public"), key=lambda i: (-size(i), i)):
+def vote_tests(c: Case, cfg: ValidateConfig) -> None:
+    eff = c.final_limit_s * cfg.timeout_scale
+    refs = ok_refs(c)
+    for ti in range(len(c.p.tests)):
+        runs = {ri: c.ref_runs[(ri, 0)][ti] for ri in refs}
+        voters = [ri for ri in refs if at_limit(runs[ri], eff) not in TOO_SLOW]
+        if not refs:
+            cls = "unverified"
+        elif not voters:
+            cls = "unverified_slow"
+        else:
+            cls = classify_test([at_limit(runs[ri], eff) for ri in voters], cfg.policy)
+        if cls == "valid" and cfg.check_determinism:
+            if any(runs[ri]["output"] != c.ref_runs[(ri, 1)][ti]["output"] for ri in voters):
+                cls = "nondeterministic"
+        slowest = max((runs[ri]["time_s"] or 0.0 for ri in voters), default=0.0)
+        c.slow.append(bool(voters) and slowest > cfg.slow_fraction * eff)
+        c.classes.append(cls)
+    usable = ("valid", "unverified") + (("unverified_slow",) if cfg.unverified_slow == "keep" else ())
+    for ti, cls in enumerate(c.classes):
+        if cls in usable:
+            (c.candidates if test_bytes(c.p.tests[ti]) <= cfg.max_test_bytes else c.oversize).append(ti)
+
+
+def test_bytes(t: TestCase) -> int:
+    return len(t.input.encode()) + len(t.output.encode())
+
+
+def too_slow_counts(c: Case, cfg: ValidateConfig) -> list[int]:
+    """Per reference: on how many tests it ran out of time or memory at the final limit."""
+    eff = c.final_limit_s * cfg.timeout_scale
+    return [sum(at_limit(r, eff) in TOO_SLOW for r in c.ref_runs[(ri, 0)].values()) if c.ref_status[ri] == "ok" else 0
+            for ri in range(len(c.p.reference_solutions))]
+
+
+# --- step 5: wrong solutions ---------------------------------------------------------------------------
+def cap_needed(c: Case, cfg: ValidateConfig) -> bool:
+    return (len(c.candidates) > cfg.max_tests
+            or sum(test_bytes(c.p.tests[i]) for i in c.candidates) > cfg.max_total_bytes)
+
+
+def run_wrong_solutions(cases: list[Case], cfg: ValidateConfig, runner: Runner, cache: ResultCache,
+                        rejected: Callable[[Case], str | None]) -> None:
+    """Wrong solutions on the candidates at the final limit. Where the caps keep every candidate, a
+    wrong solution stops at its first failure (one catch is all there is to know); where they
+    choose, it runs on every candidate, so the choice can cover it."""
+    streams: dict[tuple[int, int], Stream] = {}
+    for ci, c in enumerate(cases):
+        if not (cfg.run_wrong_solutions and c.p.wrong_solutions and c.candidates) or rejected(c):
+            continue
+        final = replace(c.p, time_limit_s=c.final_limit_s)
+        full = cap_needed(c, cfg)
+        c.wrong_complete = full
+        for wi, w in enumerate(c.p.wrong_solutions):
+            kw = {"mode": "all", "chunk": 4} if full else {"stop_at_failure": True}
+            streams[(ci, wi)] = make_stream(f"p{ci}w{wi}", final, w.language, w.code, c.candidates, 0, cfg, cache, **kw)
+    runner.run(list(streams.values()), "validate: wrong-solution runs")
+    for (ci, wi), s in streams.items():
+        cases[ci].wrong_runs[wi] = s.results
+        cases[ci].wrong_status[wi] = program_status(s.results)
+
+
+def catch_sets(c: Case) -> dict[int, set[int]]:
+    """Per wrong solution that ran: the candidate tests seen to catch it (presumed runs do not count)."""
+    return {wi: {ti for ti, r in runs.items() if r["status"] in CATCHES and not r.get("presumed")}
+            for wi, runs in c.wrong_runs.items() if c.wrong_status.get(wi) == "ok"}
+
+
+# --- step 6: the caps -------------------------------------------------------------------------------
+def greedy_cover(candidates: list[int], catches: dict[int, set[int]], tests: list[TestCase], limit: int) -> list[int]:
+    """Tests that catch every wrong solution the candidates catch, greedily (most newly caught first;
+    ties: public, then larger input, then lower index), at most `limit` of them."""
+    open_ = {w for w, s in catches.items() if s}
+    chosen: list[int] = []
+    while open_ and len(chosen) < limit:
+        gain = {ti: sum(ti in catches[w] for w in open_) for ti in candidates if ti not in chosen}
+        best = max(gain, key=lambda ti: (gain[ti], tests[ti].kind == "public", len(tests[ti].input), -ti), default=None)
+        if best is None or gain[best] == 0:
+            break
+        chosen.append(best)
+        open_ = {w for w in open_ if best not in catches[w]}
+    return chosen
+
+
+@dataclass
+class Choice:
+    kept: list[int]
+    dropped: dict[int, str]  # test index -> count_cap | byte_cap
+
+
+def choose_tests(tests: list[TestCase], candidates: list[int], cfg: ValidateConfig,
+                 catches: dict[int, set[int]] | None = None) -> Choice:
+    """max_tests: the cover, then public tests, then the largest private inputs; then max_total_bytes:
+    drop the largest private tests outside the cover first, then the cover's (never a public test)."""
+    cover = greedy_cover(candidates, catches or {}, tests, cfg.max_tests)
+    rest = [i for i in candidates if i not in cover]
+    public = [i for i in rest if tests[i].kind == "public"]
+    private = sorted((i for i in rest if tests[i].kind != "public"), key=lambda i: (-len(tests[i].input), i))
+    ranked = cover + public + private
+    chosen, dropped = ranked[: cfg.max_tests], dict.fromkeys(ranked[cfg.max_tests:], "count_cap")
+    total = sum(test_bytes(tests[i]) for i in chosen)
+    droppable = sorted((i for i in chosen if tests[i].kind != "public"),
+                       key=lambda i: (i in cover, -test_bytes(tests[i]), i))
+    for i in droppable:
         if total <= cfg.max_total_bytes:
             break
         chosen.remove(i)
-        total -= size(i)
-    return sorted(chosen), oversize, len(fitting) - len(chosen)
+        dropped[i] = "byte_cap"
+        total -= test_bytes(tests[i])
+    return Choice(sorted(chosen), dropped)
 
 
+def cap_tests(tests: list[TestCase], indices: list[int], cfg: ValidateConfig) -> tuple[list[int], int, int]:
+    """The caps without wrong solutions: (kept indices in order, dropped as oversize, dropped by the
+    count/total caps)."""
+    fitting = [i for i in indices if test_bytes(tests[i]) <= cfg.max_test_bytes]
+    choice = choose_tests(tests, fitting, cfg)
+    return choice.kept, len(indices) - len(fitting), len(choice.dropped)
+
+
+# --- step 7: the verdict on one problem ------------------------------------------------------------
 @dataclass
 class ValidateResult:
     kept: list[Problem]
@@ -235,118 +592,189 @@ class ValidateResult:
     stats: dict[str, Any]
 
 
+def early_reject(c: Case, cfg: ValidateConfig) -> str | None:
+    """A reason that holds whatever the caps and wrong solutions do."""
+    n_refs = len(c.p.reference_solutions)
+    if n_refs and not ok_refs(c):
+        bad = sorted(set(c.ref_status.values()))
+        return f"no reference solution compiled and ran (statuses: {', '.join(bad)})"
+    if not n_refs and cfg.unverified == "reject":
+        return "no reference solution to verify the tests (unverified: reject)"
+    return None
+
+
+def judge_problem(c: Case, cfg: ValidateConfig) -> tuple[Problem, str | None, dict[str, Any], list[int]]:
+    """(the problem with its kept tests and `validation` column, the reject reason or None, the
+    validation record, the kept test indices)."""
+    p, counts = c.p, Counter(c.classes)
+    catches = catch_sets(c)
+    choice = choose_tests(p.tests, c.candidates, cfg, catches)
+    kept = set(choice.kept)
+    reasons = {"broken": "references disagree with the expected output", "ambiguous": "references disagree",
+               "nondeterministic": "references' outputs differ between runs",
+               "unverified_slow": "too slow for every reference (unverified_slow: drop)"}
+    dropped = [{"index": ti, "reason": cls, "why": reasons[cls]} for ti, cls in enumerate(c.classes)
+               if cls in reasons and (cls != "unverified_slow" or cfg.unverified_slow == "drop")]
+    dropped += [{"index": ti, "reason": "oversize", "why": f"input + output over max_test_bytes={cfg.max_test_bytes}"}
+                for ti in c.oversize]
+    dropped += [{"index": ti, "reason": why, "why": "max_tests" if why == "count_cap" else "max_total_bytes"}
+                for ti, why in choice.dropped.items()]
+    dropped.sort(key=lambda d: d["index"])
+    ran = sorted(catches)
+    caught_full = [w for w in ran if catches[w]]
+    caught_kept = [w for w in ran if catches[w] & kept]
+    refs = ok_refs(c)
+    n_refs = len(p.reference_solutions)
+    validation = {
+        "status": "verified" if refs else "unverified",
+        "tests_in": len(p.tests),
+        "tests_valid": counts["valid"],
+        "tests_broken": counts["broken"],
+        "tests_ambiguous": counts["ambiguous"],
+        "tests_nondeterministic": counts["nondeterministic"],
+        "tests_unverified": counts["unverified"],
+        "tests_unverified_slow": counts["unverified_slow"],
+        "tests_oversize": len(c.oversize),
+        "tests_capped": len(choice.dropped),
+        "tests_kept": len(choice.kept),
+        "tests_slow": sum(c.slow),
+        "tests_dropped": dropped,
+        "references_total": n_refs,
+        "references_ok": len(refs),
+        "references_failed_to_run": n_refs - len(refs),
+        "references_too_slow": too_slow_counts(c, cfg),  # per reference: tests it did not finish in time/memory
+        "time_limit": c.limit,
+        "wrong_total": len(p.wrong_solutions),
+        "wrong_ran": len(ran),
+        "wrong_caught_by_candidates": len(caught_full),
+        "wrong_caught": len(caught_kept),
+        "wrong_lost_to_caps": len(caught_full) - len(caught_kept),
+        "wrong_uncaught_labels": sorted(p.wrong_solutions[w].label for w in ran if not catches[w] & kept),
+    }
+    out = replace(p, tests=[p.tests[i] for i in choice.kept], time_limit_s=c.final_limit_s,
+                  extra={**p.extra, "validation": validation})
+    reason = early_reject(c, cfg)
+    if reason is None and len(choice.kept) < cfg.min_tests:
+        reason = (f"only {len(choice.kept)} valid tests after validation and caps (min_tests={cfg.min_tests}; "
+                  f"broken={counts['broken']}, ambiguous={counts['ambiguous']}, unverified_slow={counts['unverified_slow']}, "
+                  f"oversize={len(c.oversize)}, nondeterministic={counts['nondeterministic']})")
+    if reason is None and cfg.min_wrong_caught > 0 and ran and len(caught_kept) < cfg.min_wrong_caught * len(ran):
+        reason = (f"weak tests: the kept tests catch {len(caught_kept)} of {len(ran)} known-wrong solutions "
+                  f"(min_wrong_caught={cfg.min_wrong_caught:g})")
+    return out, reason, validation, choice.kept
+
+
+def report_rows(c: Case, cfg: ValidateConfig, kept: set[int]) -> list[dict[str, Any]]:
+    """One row per (test, program) that ran or was presumed: references first, then wrong solutions."""
+    p, eff = c.p, c.final_limit_s * cfg.timeout_scale
+    rows = []
+    programs = [("reference", ri, ref.language, None, c.ref_status.get(ri, "missing"), c.ref_runs.get((ri, 0), {}))
+                for ri, ref in enumerate(p.reference_solutions)]
+    programs += [("wrong", wi, p.wrong_solutions[wi].language, p.wrong_solutions[wi].label, c.wrong_status[wi], runs)
+                 for wi, runs in sorted(c.wrong_runs.items())]
+    for ti, t in enumerate(p.tests):
+        for role, idx, language, label, status, runs in programs:
+            r = runs.get(ti)
+            if r is None:
+                continue
+            rows.append({
+                "problem_id": p.id, "test_index": ti, "test_hash": test_hash(t), "test_kind": t.kind,
+                "role": role, "reference_index": idx, "language": language, "label": label,
+                "reference_status": status, "status": at_limit(r, eff) if role == "reference" else r["status"],
+                "run_status": r["status"], "presumed": bool(r.get("presumed")),
+                "time_s": float(r.get("time_s") or 0.0), "test_class": c.classes[ti], "slow": c.slow[ti],
+                "kept": ti in kept, "expected": t.output[:_OUTPUT_KEEP],
+                "actual": None if r.get("output") is None else str(r["output"])[:_OUTPUT_KEEP],
+                "message": None if r.get("diff") is None else str(r["diff"])[:_OUTPUT_KEEP],
+            })
+    return rows
+
+
+# --- the stage ----------------------------------------------------------------------------------------
 def validate_problems(problems: list[Problem], cfg: ValidateConfig, *, progress: bool = True) -> ValidateResult:
-    interactive = [p for p in problems if is_interactive(p)]
-    problems = [p for p in problems if not is_interactive(p)]
-    unjudgeable = {id(p) for p in problems if cfg.multiple_answers == "reject" and needs_checker_program(p)}
-    any_answer = [p for p in problems if id(p) in unjudgeable]
-    problems = [p for p in problems if id(p) not in unjudgeable]
+    start = time.monotonic()
+    runnable, aside = set_aside(problems, cfg)
+    cases = [Case(p) for p in runnable]
     cache = ResultCache(cfg.cache_path)
+    runner = Runner(cfg, cache, progress)
     try:
-        results, ref_status = _run_references(problems, cfg, cache, progress)
+        run_references(cases, cfg, runner, cache)
+        for c in cases:
+            settle_time_limit(c, cfg)
+            vote_tests(c, cfg)
+
+        def hopeless(c: Case) -> str | None:
+            return early_reject(c, cfg) or ("too few tests" if len(c.candidates) < cfg.min_tests else None)
+
+        run_wrong_solutions(cases, cfg, runner, cache, hopeless)
     finally:
+        runner.close()
         cache.close()
 
     kept: list[Problem] = []
     rejects: list[tuple[Problem, str]] = []
     report: list[dict[str, Any]] = []
-    totals: Counter[str] = Counter()
+    validations: list[tuple[dict[str, Any], bool]] = []
     reasons: Counter[str] = Counter()
-    for pi, p in enumerate(problems):
-        n_refs = len(p.reference_solutions)
-        ok_refs = [ri for ri in range(n_refs) if ref_status.get((pi, ri)) == "ok"]
-        counts = Counter(tests_in=len(p.tests))
-        classes: list[str] = []
-        for ti, t in enumerate(p.tests):
-            statuses = [results[(pi, ri, 0)][ti]["status"] for ri in ok_refs]
-            cls = classify_test(statuses, cfg.policy) if ok_refs else "unverified"
-            if cls == "valid" and cfg.check_determinism:
-                outs = {(results[(pi, ri, 0)][ti]["output"], results[(pi, ri, 1)][ti]["output"]) for ri in ok_refs}
-                if any(a != b for a, b in outs):
-                    cls = "nondeterministic"
-            slowest = max((results[(pi, ri, 0)][ti]["time_s"] for ri in ok_refs), default=0.0)
-            slow = bool(ok_refs) and slowest > cfg.slow_fraction * p.time_limit_s * cfg.timeout_scale
-            counts["tests_slow"] += slow
-            classes.append(cls)
-            counts[f"tests_{cls}"] += 1
-            for ri in range(n_refs):
-                r = results[(pi, ri, 0)][ti]
-                report.append({
-                    "problem_id": p.id, "test_index": ti, "test_hash": test_hash(t), "test_kind": t.kind,
-                    "reference_index": ri, "language": p.reference_solutions[ri].language,
-                    "reference_status": ref_status.get((pi, ri), "missing"), "status": r["status"],
-                    "time_s": float(r["time_s"] or 0.0), "test_class": cls, "slow": slow,
-                    "expected": t.output[:_OUTPUT_KEEP],
-                    "actual": None if r["output"] is None else str(r["output"])[:_OUTPUT_KEEP],
-                    "message": None if r.get("diff") is None else str(r["diff"])[:_OUTPUT_KEEP],
-                })
-        usable = [ti for ti, c in enumerate(classes) if c in ("valid", "unverified")]
-        keep_idx, oversize, capped = cap_tests(p.tests, usable, cfg)
-        counts["tests_oversize"] = oversize
-        counts["tests_capped"] = capped
-        status = "verified" if ok_refs else "unverified"
-        validation = {
-            "status": status,
-            "tests_in": len(p.tests),
-            "tests_valid": counts["tests_valid"],
-            "tests_broken": counts["tests_broken"],
-            "tests_ambiguous": counts["tests_ambiguous"],
-            "tests_nondeterministic": counts["tests_nondeterministic"],
-            "tests_unverified": counts["tests_unverified"],
-            "tests_oversize": oversize,
-            "tests_capped": capped,
-            "tests_kept": len(keep_idx),
-            "tests_slow": counts["tests_slow"],
-            "references_total": n_refs,
-            "references_ok": len(ok_refs),
-            "references_failed_to_run": n_refs - len(ok_refs),
-        }
-        out = replace(p, tests=[p.tests[i] for i in keep_idx], extra={**p.extra, "validation": validation})
-        reason = None
-        if n_refs and not ok_refs:
-            bad = sorted({ref_status.get((pi, ri), "?") for ri in range(n_refs)})
-            reason = f"no reference solution compiled and ran (statuses: {', '.join(bad)})"
-        elif not ok_refs and cfg.unverified == "reject":
-            reason = "no reference solution to verify the tests (unverified: reject)"
-        elif len(keep_idx) < cfg.min_tests:
-            reason = (f"only {len(keep_idx)} valid tests after validation and caps (min_tests={cfg.min_tests}; "
-                      f"broken={validation['tests_broken']}, ambiguous={validation['tests_ambiguous']}, "
-                      f"oversize={oversize}, nondeterministic={validation['tests_nondeterministic']})")
+    for c in cases:
+        out, reason, validation, kept_idx = judge_problem(c, cfg)
+        report += report_rows(c, cfg, set(kept_idx))
+        validations.append((validation, reason is None))
         if reason:
             rejects.append((out, reason))
-            reasons[reason.split(" (")[0]] += 1
+            reasons[reason.split(" (")[0].split(":")[0]] += 1
         else:
             kept.append(out)
-            totals["output_tests"] += len(keep_idx)
-        for k, v in validation.items():
-            if k.startswith(("tests_", "references_")):
-                totals[k] += v
-        totals[status] += 1
+    for p, reason, key in aside:
+        rejects.append((p, reason))
+        reasons[{"interactive": "interactive problem",
+                 "multiple_answers": "multiple answers without a checker program"}[key]] += 1
+    stats = summarise(problems, kept, rejects, validations, aside, reasons, cfg)
+    stats["this_run"] = {"wall_s": round(time.monotonic() - start, 2), "runs_executed": runner.executed,
+                         "runs_cached": runner.cached, "runs_presumed_too_slow": runner.presumed}
+    return ValidateResult(kept, rejects, report, stats)
 
-    for p in interactive:
-        rejects.append((p, "interactive problem: it needs an interactor, which the evaluator does not run"))
-        reasons["interactive problem"] += 1
+
+def summarise(problems, kept, rejects, validations, aside, reasons, cfg: ValidateConfig) -> dict[str, Any]:
+    totals: Counter[str] = Counter()
+    limits: Counter[str] = Counter()
+    wrong: Counter[str] = Counter()
+    for v, is_kept in validations:
+        for k, n in v.items():
+            if k.startswith(("tests_", "references_")) and isinstance(n, int):
+                totals[k] += n
+        totals["references_too_slow_runs"] += sum(v["references_too_slow"])
+        totals["references_too_slow_somewhere"] += sum(n > 0 for n in v["references_too_slow"])
+        totals[v["status"]] += 1
+        lim = v["time_limit"]
+        limits["stated" if lim["stated"] else ("derived" if lim["derived_s"] else "not_stated_kept_default")] += 1
+        limits["raised_above_stated"] += bool(lim["stated"] and lim["final_s"] > lim["source_s"])
+        if is_kept:
+            totals["output_tests"] += v["tests_kept"]
+            if v["wrong_total"]:
+                wrong["problems_with_wrong_solutions"] += 1
+                for k in ("wrong_total", "wrong_ran", "wrong_caught_by_candidates", "wrong_caught", "wrong_lost_to_caps"):
+                    wrong[k.removeprefix("wrong_")] += v[k]
+    for p, _reason, key in aside:
         totals["tests_in"] += len(p.tests)
-        totals["tests_interactive"] += len(p.tests)
-    for p in any_answer:
-        rejects.append((p, "any of several answers is accepted (as the statement or the source says) and no checker "
-                           "program judges them: fixed expected outputs would mark other correct answers wrong "
-                           "(multiple_answers: reject)"))
-        reasons["multiple answers without a checker program"] += 1
-        totals["tests_in"] += len(p.tests)
-        totals["tests_multiple_answers"] += len(p.tests)
-    stats = {
-        "problems_in": len(problems) + len(interactive) + len(any_answer),
+        totals[f"tests_{key}"] += len(p.tests)
+    wrong_stats = {k: wrong[k] for k in ("problems_with_wrong_solutions", "total", "ran", "caught_by_candidates",
+                                         "caught", "lost_to_caps")}
+    wrong_stats["share_caught"] = round(wrong["caught"] / wrong["ran"], 4) if wrong["ran"] else None
+    return {
+        "problems_in": len(problems),
         "problems_kept": len(kept),
         "problems_rejected": len(rejects),
         "problems_unverified_kept": sum(1 for p in kept if p.extra["validation"]["status"] == "unverified"),
         "rejected_by_reason": dict(reasons),
-        # Over all problems: tests_in = valid + broken + ambiguous + nondeterministic + unverified
-        # (+ interactive / multiple_answers: tests of problems rejected unrun),
-        # and valid + unverified = kept + oversize + capped. output_tests: tests in kept problems.
+        # Over all problems: tests_in = valid + broken + ambiguous + nondeterministic + unverified + unverified_slow
+        # (+ interactive / multiple_answers: tests of problems rejected unrun), and
+        # valid + unverified (+ unverified_slow when kept) = kept + oversize + capped. output_tests: tests in kept problems.
         "tests": {k: v for k, v in sorted(totals.items()) if k.startswith("tests_")},
         "output_tests": totals["output_tests"],
         "references": {k: v for k, v in sorted(totals.items()) if k.startswith("references_")},
+        "time_limits": dict(sorted(limits.items())),
+        # Known-wrong solutions of the kept problems: how many the kept tests catch (of those that ran).
+        "wrong_solutions": wrong_stats,
         "config": settings_record(cfg),  # the effective settings (`--set` included), for the dataset card
     }
-    return ValidateResult(kept, rejects, report, stats)
