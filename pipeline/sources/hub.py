@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.sources import hub_rows
+from pipeline.sources import apps_folders, hub_rows
 from pipeline.sources.base import RECORD_ERRORS, Item, Reject, SourceContext, SourceError, jsonable
 
 DEFAULT_DATASETS = {
@@ -74,7 +74,10 @@ def read(opts: Options, ctx: SourceContext) -> Iterator[Item]:
 
 
 def load_rows(opts: Options):
-    """The rows, from local files or the Hub, through `datasets.load_dataset`."""
+    """The rows, from local files or the Hub, through `datasets.load_dataset` (APPS' original
+    folder layout is read directly: it has no file `datasets` can load)."""
+    if opts.path and opts.adapter == "apps" and apps_folders.is_folder_layout(Path(opts.path)):
+        return apps_folders.iter_rows(Path(opts.path), opts.split)
     import datasets
 
     if opts.path:

@@ -342,7 +342,8 @@ def taco(row: dict, source: str, opts) -> Problem:
 def apps(row: dict, source: str, opts) -> Problem:
     if _int(row.get("problem_id")) is None and row.get("problem_id") != 0:
         raise RowError("bad_record", "problem_id: missing or not an integer")
-    native = f"{opts.split}-{int(row['problem_id']):04d}"  # ids restart at 0 in every split
+    split = row.get("split") or opts.split  # the original folders say it; Hub rows come from one split
+    native = f"{split}-{int(row['problem_id']):04d}"  # ids restart at 0 in every split
     return apply_limits(_apps_like(row, source, opts, stable_id(source, native), native, "MIT"), None, None)
 
 
