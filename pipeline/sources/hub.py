@@ -4,10 +4,18 @@
 layout (parquet, json/jsonl, arrow), loaded with `load_dataset("parquet"|"json"|"arrow",
 data_files=...)`. Either way rows stream through the adapter in `hub_rows.py`. A stream that
 breaks mid-way ends with one `unreadable` reject saying where.
+
+Hub repos that still hold a loading script (`codeparrot/apps` has `apps.py`, `BAAI/TACO` `TACO.py`)
+are refused by the installed `datasets` whatever `data_files` says. Such a repo is read from the
+Hub's parquet conversion instead (`revision: refs/convert/parquet`, automatically unless
+`parquet_fallback: false`), or from `data_files` given as `hf://` paths, which load with the
+parquet/json builder and never look at the script. Where neither applies the error names the fix.
 """
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +33,10 @@ DEFAULT_DATASETS = {
     "livecodebench": "livecodebench/code_generation_lite",
 }
 BUILDERS = {".parquet": "parquet", ".jsonl": "json", ".json": "json", ".gz": "json", ".arrow": "arrow"}
+PARQUET_REVISION = "refs/convert/parquet"  # the Hub's automatic parquet conversion of every dataset repo
+_SCRIPT_REFUSED = re.compile(r"scripts? (?:are|is) no longer supported|found \S+\.py\b|trust_remote_code",
+                             re.IGNORECASE)
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -35,7 +47,10 @@ class Options:
     config: str | None = field(default=None, metadata={"help": "Dataset config (load_dataset `name`)."})
     split: str = field(default="train", metadata={"help": "Split to read."})
     data_files: Any = field(default=None, metadata={"help": "load_dataset `data_files` (str, list or dict)."})
-    revision: str | None = field(default=None, metadata={"help": "Hub revision (commit, tag or branch)."})
+    revision: str | None = field(default=None, metadata={
+        "help": f"Hub revision (commit, tag or branch); {PARQUET_REVISION} reads the Hub's parquet conversion."})
+    parquet_fallback: bool = field(default=True, metadata={
+        "help": f"A repo with a loading script (refused by datasets) is read from {PARQUET_REVISION} instead."})
     streaming: bool = field(default=True, metadata={"help": "Stream rows instead of materialising the dataset."})
     max_solutions: int = field(default=4, metadata={"help": "Reference solutions kept per language."})
     max_wrong_solutions: int = field(default=4, metadata={
@@ -88,6 +103,12 @@ def load_rows(opts: Options):
         return datasets.load_dataset(builders.pop(), data_files=[str(f) for f in files], split="train",
                                      streaming=opts.streaming)
     dataset = opts.dataset or DEFAULT_DATASETS.get(opts.adapter)
+    remote = hf_paths(opts.data_files)
+    if remote:  # hf:// files load with their builder: the repo's script is never looked at
+        builders = {_builder(f) for f in remote}
+        if len(builders) != 1:
+            raise SourceError(f"data_files: cannot tell one builder from {sorted(remote)} (parquet or json files)")
+        return _load(datasets, builders.pop(), data_files=opts.data_files, split=opts.split, streaming=opts.streaming)
     kwargs: dict[str, Any] = {"split": opts.split, "streaming": opts.streaming}
     if opts.config:
         kwargs["name"] = opts.config
@@ -98,7 +119,61 @@ def load_rows(opts: Options):
     try:
         return datasets.load_dataset(dataset, **kwargs)
     except Exception as e:  # noqa: BLE001 - network/hub/layout problems are the source's failure
-        raise SourceError(f"load_dataset({dataset!r}) failed: {type(e).__name__}: {e}") from e
+        if not refused_script(e):
+            raise SourceError(f"load_dataset({dataset!r}) failed: {type(e).__name__}: {e}") from e
+        if not opts.parquet_fallback or opts.revision == PARQUET_REVISION or opts.data_files:
+            raise SourceError(script_fix(dataset, e, opts)) from e
+        log.warning("%s holds a loading script, which datasets refuses: reading %s instead", dataset, PARQUET_REVISION)
+        try:
+            return datasets.load_dataset(dataset, **{**kwargs, "revision": PARQUET_REVISION})
+        except Exception as e2:  # noqa: BLE001
+            raise SourceError(f"{script_fix(dataset, e, opts)} (the automatic {PARQUET_REVISION} load failed too: "
+                              f"{type(e2).__name__}: {e2})") from e2
+
+
+def _load(datasets, builder: str, **kwargs):
+    try:
+        return datasets.load_dataset(builder, **kwargs)
+    except Exception as e:  # noqa: BLE001
+        raise SourceError(f"load_dataset({builder!r}, data_files=...) failed: {type(e).__name__}: {e}") from e
+
+
+def hf_paths(data_files: Any) -> list[str]:
+    """The data_files entries when every one is an `hf://` path, else []."""
+    if isinstance(data_files, str):
+        files = [data_files]
+    elif isinstance(data_files, list):
+        files = data_files
+    elif isinstance(data_files, dict):
+        files = [f for v in data_files.values() for f in ([v] if isinstance(v, str) else v or [])]
+    else:
+        return []
+    files = [f for f in files if isinstance(f, str)]
+    return files if files and all(f.startswith("hf://") for f in files) else []
+
+
+def _builder(path: str) -> str:
+    name = path.split("?")[0].rstrip("/").lower()
+    if name.endswith((".jsonl.gz", ".json.gz")):
+        return "json"
+    for suffix, builder in BUILDERS.items():
+        if name.endswith(suffix):
+            return builder
+    raise SourceError(f"data_files: {path!r} is neither parquet, json(l) nor arrow")
+
+
+def refused_script(error: BaseException) -> bool:
+    """Whether `datasets` refused the repo for its loading script (`<name>.py`)."""
+    return bool(_SCRIPT_REFUSED.search(f"{type(error).__name__}: {error}"))
+
+
+def script_fix(dataset: str | None, error: BaseException, opts: Options) -> str:
+    config = opts.config or "<config>"
+    return (f"{dataset} holds a loading script, which the installed datasets refuses ({error}), even with "
+            f"data_files. Read its parquet conversion instead: set `revision: {PARQUET_REVISION}` (with "
+            f"`data_files` relative to that branch, e.g. `{config}/{opts.split}/*.parquet`, or none), or give "
+            f"`data_files: hf://datasets/{dataset}@refs%2Fconvert%2Fparquet/{config}/{opts.split}/*.parquet`; "
+            "or download the files and point `path` at them.")
 
 
 def _local_files(path: Path) -> list[Path]:
