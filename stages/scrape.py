@@ -17,7 +17,8 @@ def main(
     overrides: SetOpt = None,
     out_dir: Annotated[Path, typer.Option("--out-dir", help="Stage output folder.")] = Path("data/raw"),
     fmt: Annotated[str | None, typer.Option("--format", help=f"Convert one local dataset: {FORMAT_NAMES}.")] = None,
-    path: Annotated[Path | None, typer.Option("--path", help="Input file or folder for --format.")] = None,
+    path: Annotated[Path | None, typer.Option("--path", help="Input file or folder for --format (kattis: packages at "
+                                              "any depth; apps: Hub rows or APPS' original problem folders).")] = None,
     out: Annotated[Path | None, typer.Option("-o", "--out", help="Output .parquet (or .jsonl) for --format.")] = None,
     name: Annotated[str | None, typer.Option("--name", help="Source name (id prefix) for --format.")] = None,
     since: Annotated[str | None, typer.Option("--since", help="Only problems from contests on/after this date (every source; undated problems are rejected).")] = None,
