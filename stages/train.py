@@ -17,6 +17,9 @@ def main(
     fallback_input: Annotated[Path | None, typer.Option(
         help="Used only when --input does not exist [data/validated/problems.parquet].")] = None,
     out_dir: Annotated[Path | None, typer.Option(help="Output directory [params: train.output_dir, data/train].")] = None,
+    resume: Annotated[bool, typer.Option(
+        "--resume", help="Continue the interrupted run from its latest checkpoint in <out-dir>/trainer "
+                         "[params: train.resume].")] = False,
     params: ParamsOpt = Path("params.yaml"),
     set_: SetOpt = None,
 ) -> None:
@@ -32,12 +35,15 @@ def main(
                             ("output_dir", out_dir)):
             if value is not None:
                 setattr(cfg, name, str(value))
+        if resume:
+            cfg.resume = True
         result = run_training(cfg)
     m = result.metrics
     final = m["final"]
     typer.echo(
         f"train: {m['steps']} steps on {m['problems']['used']} problems ({m['problems']['rejected']} rejected); "
         f"last generation: reward {final['reward_mean']}, pass rate {final['pass_rate']}, "
-        f"masked {final['masked_frac']}, diversity {final['diversity']}, T {final['temperature']}; "
+        f"masked {final['masked_frac']}, diversity {final['diversity']}, T {final['temperature']}, "
+        f"unjudged at the deadline {final['deadline_frac']}; "
         f"checkpoint {result.checkpoint}"
     )

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from training.config import MicroCoderGRPOConfig, preset
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def cfg(tmp_path, **kw):
@@ -24,10 +28,88 @@ def test_presets(tmp_path):
     assert not grpo.mask_truncated_completions
     dapo = preset("dapo", output_dir=str(tmp_path), report_to="none")
     assert dapo.mask_truncated_completions and dapo.epsilon_high == 0.28 and dapo.truncation_mask_rho == 0
-    micro = preset("microcoder", output_dir=str(tmp_path), report_to="none", truncation_mask_rho=0.2)
-    assert micro.truncation_mask_rho == 0.2
+    # repeating a pinned value is fine; contradicting one names both values
+    micro = preset("microcoder", output_dir=str(tmp_path), report_to="none", truncation_mask_rho=0.1, beta=0)
+    assert micro.truncation_mask_rho == 0.1
+    with pytest.raises(ValueError, match=r"preset 'microcoder' sets truncation_mask_rho=0.1 but the override sets "
+                                         r"truncation_mask_rho=0.2"):
+        preset("microcoder", output_dir=str(tmp_path), report_to="none", truncation_mask_rho=0.2)
+    # ablations go through `custom`, which pins nothing
+    assert preset("custom", output_dir=str(tmp_path), report_to="none", truncation_mask_rho=0.3).truncation_mask_rho == 0.3
     with pytest.raises(ValueError, match="unknown preset"):
         preset("ppo")
+
+
+# What each preset must build (METHOD.md's three columns), whatever the rest of params.yaml says.
+EXPECTED = {
+    "grpo": dict(beta=0.04, epsilon=0.2, epsilon_high=0.2, loss_type="grpo", scale_rewards="group",
+                 truncation_mask_rho=0.0, mask_truncated_completions=False, temperature_probe=None,
+                 temperature_schedule=None, diversity_floor=None),
+    "dapo": dict(beta=0.0, epsilon=0.2, epsilon_high=0.28, loss_type="dapo", scale_rewards="group",
+                 truncation_mask_rho=0.0, mask_truncated_completions=True, temperature_probe=None,
+                 temperature_schedule=None, diversity_floor=None),
+    "microcoder": dict(beta=0.0, epsilon=0.2, epsilon_high=0.28, loss_type="dapo", scale_rewards="group",
+                       truncation_mask_rho=0.1, mask_truncated_completions=False),
+}
+
+
+def project_train_config(**top):
+    from pipeline.config import config_from_params
+    from pipeline.params import load_params
+    from training.train import TrainConfig
+
+    cfg = config_from_params(TrainConfig, load_params("train", ROOT / "params.yaml", None))
+    for k, v in top.items():
+        setattr(cfg, k, v)
+    return cfg
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_each_preset_builds_its_method_from_the_real_params_yaml(tmp_path, name):
+    from training.train import build_grpo_config
+
+    cfg = project_train_config(preset=name)
+    args = build_grpo_config(cfg, tmp_path)
+    assert {k: getattr(args, k) for k in EXPECTED[name]} == EXPECTED[name]
+    # params.yaml's smoke values still apply, and keys it leaves out take the paper defaults
+    assert args.max_completion_length == cfg.grpo["max_completion_length"]
+    for key in ("epsilon", "scale_rewards", "save_steps", "max_grad_norm"):
+        assert key not in cfg.grpo
+    assert args.save_steps == 50
+
+
+def test_a_contradicting_override_in_params_is_an_error_naming_both(tmp_path):
+    from training.train import build_grpo_config
+
+    cfg = project_train_config(preset="grpo")
+    cfg.grpo = {**cfg.grpo, "truncation_mask_rho": 0.1}
+    with pytest.raises(ValueError, match=r"preset 'grpo' sets truncation_mask_rho=0.0 but the override sets "
+                                         r"truncation_mask_rho=0.1"):
+        build_grpo_config(cfg, tmp_path)
+    cfg = project_train_config(preset="dapo")
+    cfg.grpo = {**cfg.grpo, "temperature_schedule": [[0, 0.6], [2, 1.2]]}
+    with pytest.raises(ValueError, match="temperature_schedule"):
+        build_grpo_config(cfg, tmp_path)
+
+
+def test_absent_keys_take_the_paper_defaults_not_smoke_values(tmp_path):
+    from training.train import TrainConfig, build_grpo_config
+
+    args = build_grpo_config(TrainConfig(), tmp_path)
+    assert (args.max_completion_length, args.repetition_window, args.learning_rate) == (4096, 128, 1e-6)
+    assert (args.temperature, args.max_steps, args.scale_rewards) == (1.2, 300, "group")
+
+
+def test_temperature_in_generation_kwargs_is_always_rejected(tmp_path):
+    with pytest.raises(ValueError, match="generation_kwargs"):
+        cfg(tmp_path, generation_kwargs={"temperature": 0.7})
+    assert cfg(tmp_path, generation_kwargs={"top_k": 20}).generation_kwargs == {"top_k": 20}
+
+
+def test_checkpoints_must_fall_on_generation_boundaries(tmp_path):
+    with pytest.raises(ValueError, match="between two generations"):
+        cfg(tmp_path, save_strategy="steps", save_steps=3, gradient_accumulation_steps=1, steps_per_generation=2)
+    cfg(tmp_path, save_strategy="steps", save_steps=4, gradient_accumulation_steps=1, steps_per_generation=2)
 
 
 def test_schedule_sorted(tmp_path):
@@ -44,9 +126,9 @@ def test_schedule_sorted(tmp_path):
     ({"temperature_schedule": [[0, 0.0]]}, "temperature must be positive"),
     ({"temperature_schedule": [[-1, 1.0]]}, "step must be"),
     ({"temperature_schedule": [[0, 1.0], [0, 1.2]]}, "repeated steps"),
-    ({"temperature_schedule": [[0, 1.0], [5, 1.2]], "generation_kwargs": {"temperature": 0.7}}, "generation_kwargs"),
     ({"diversity_patience": 0}, "diversity_patience"),
     ({"reward_deadline_s": 0}, "reward_deadline_s"),
+    ({"reward_deadline_stop_frac": 1.5}, "reward_deadline_stop_frac"),
 ])
 def test_validation(tmp_path, kw, message):
     with pytest.raises(ValueError, match=message):

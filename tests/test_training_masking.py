@@ -103,3 +103,41 @@ def test_invalid_inputs():
         mask([full()], ["AC"])
     with pytest.raises(ValueError, match="rho"):
         mask([full()], ["pass"], rho=1.5)
+
+
+def literal_check(ids, m):
+    return len(ids) >= 2 * m and list(ids[-m:]) == list(ids[-2 * m:-m])
+
+
+def brute_force_periodic(ids, m):
+    tail = list(ids[-2 * m:])
+    return len(ids) >= 2 * m and any(all(tail[i] == tail[i + p] for i in range(len(tail) - p))
+                                     for p in range(1, m + 1))
+
+
+def test_condition_3_loops_of_any_period_up_to_m():
+    m = 128
+    prefix = list(range(1000, 1100))
+    line = list(range(50))  # a 50-token line repeated forever: 50 does not divide 128
+    looping = prefix + line * 10
+    assert not literal_check(looping, m)  # the paper's literal test misses it...
+    assert is_repetitive(looping, m)  # ...the periodic-tail test catches it
+    assert is_repetitive(prefix + [3] * 300, m)  # period 1
+    assert is_repetitive(prefix + list(range(128)) * 2, m)  # period m: the literal test's case
+    # a period longer than m is not a loop at this window, and a tail that only starts looping is not either
+    assert not is_repetitive(list(range(129)) * 3, m)
+    assert not is_repetitive(list(range(1, 200)) + line * 2, m)
+
+
+def test_periodic_tail_matches_brute_force():
+    rng = random.Random(5)
+    for _ in range(400):
+        m = rng.randint(1, 12)
+        period = rng.randint(1, 2 * m)
+        unit = [rng.randrange(3) for _ in range(period)]
+        ids = [rng.randrange(3) for _ in range(rng.randint(0, 10))] + unit * rng.randint(1, 6)
+        if rng.random() < 0.3 and ids:
+            ids[rng.randrange(len(ids))] = 7  # break the loop somewhere
+        assert is_repetitive(ids, m) == brute_force_periodic(ids, m), (ids, m)
+        if literal_check(ids, m):
+            assert is_repetitive(ids, m)  # the literal test is a special case

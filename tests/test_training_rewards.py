@@ -62,11 +62,19 @@ def test_no_code_batch_never_calls_the_judge():
     assert judge.calls == [] and reward.last_statuses == ["no_code"]
 
 
-def test_a_sample_killed_at_the_batch_deadline_is_failed():
+def test_a_sample_left_unjudged_at_the_batch_deadline_has_no_reward():
+    # Four identical correct answers, one of them still queued when the deadline passed (a slow worker):
+    # it is the judge's failure, so no reward (None: TRL drops it from mean/std), never a 0 that ranks it
+    # below its identical siblings. A per-test TLE (the code itself too slow) stays a failure.
     reward = EvaluatorReward(PROBLEMS, judge=ScriptedJudge())
-    rewards = reward(prompts=[None] * 2, completions=[answer("x # TLE-deadline"), answer("x # AC")],
-                     problem_id=["p0", "p1"])
-    assert reward.last_statuses == ["fail", "pass"] and rewards == [0.0, 1.0]
+    logged = {}
+    rewards = reward(prompts=[None] * 5, completions=[answer("x # AC"), answer("x # AC"), answer("x # AC"),
+                                                      answer("x # TLE-deadline"), answer("x # TLE")],
+                     problem_id=["p0"] * 5, log_metric=logged.__setitem__)
+    assert reward.last_statuses == ["pass", "pass", "pass", "deadline", "fail"]
+    assert rewards == [1.0, 1.0, 1.0, None, 0.0]
+    assert logged["rewards/evaluator/deadline_frac"] == pytest.approx(1 / 5)
+    assert reward.stats["deadline"] == 1
 
 
 class HungJudge:
@@ -119,6 +127,6 @@ def test_real_evaluator_with_a_hung_sample():
     with EvaluatorReward([*PROBLEMS, slow], deadline_s=2.0, workers=2) as reward:
         rewards = reward(prompts=[None] * 3, completions=[answer("print(input())"), answer("print(6)"), answer(hang)],
                          problem_id=["p0", "p1", "slow"])
-    assert reward.last_statuses == ["pass", "fail", "fail"]
-    assert rewards == [1.0, 0.0, 0.0]
+    assert reward.last_statuses == ["pass", "fail", "deadline"]
+    assert rewards == [1.0, 0.0, None]
     assert reward.last_verdicts[2].status == "TLE" and reward.last_verdicts[2].reason == "batch deadline"

@@ -35,8 +35,9 @@ def test_train_then_eval_model(tiny_model_dir, tmp_path):
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["steps"] == 2 and metrics["generations"] == 2
     assert metrics["problems"] == {"read": 5, "used": 4, "rejected": 1}
-    assert metrics["final"]["temperature"] == 1.3 and metrics["temperature_changes"][0]["to"] == 1.3
-    for key in ("reward_mean", "pass_rate", "masked_frac", "diversity", "truncated_frac", "mean_length"):
+    assert metrics["final"]["temperature"] == 1.3 and metrics["temperature_changes"][-1]["to"] == 1.3
+    for key in ("reward_mean", "pass_rate", "masked_frac", "diversity", "truncated_frac", "mean_length",
+                "deadline_frac"):
         assert metrics["final"][key] is not None, key
     with open(out / "curves.csv") as f:
         rows = list(csv.DictReader(f))

@@ -73,7 +73,7 @@ def trainer_for(model_dir, tmp_path, **kw):
         output_dir=str(tmp_path), per_device_train_batch_size=4, num_generations=4, max_completion_length=8,
         max_steps=4, learning_rate=1e-3, logging_steps=1, bf16=False, gradient_checkpointing=False,
         report_to="none", save_strategy="no", truncation_mask_rho=0.0, disable_tqdm=True,
-        dataloader_pin_memory=False), **kw})
+        dataloader_pin_memory=False, temperature=1.0), **kw})
     data = Dataset.from_list([{"prompt": [{"role": "user", "content": f"task {i}"}]} for i in range(8)])
 
     def reward(prompts, completions, completion_ids, **kwargs):

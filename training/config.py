@@ -1,9 +1,14 @@
 """`MicroCoderGRPOConfig`: TRL's `GRPOConfig` plus the MicroCoder-GRPO knobs (METHOD.md section 3).
 
 Defaults are the paper's MicroCoder-GRPO: no KL term (beta = 0), asymmetric clipping
-(eps = 0.2, eps_high = 0.28), token-level loss aggregation ("dapo"), conditional truncation masking
-with rho = 0.1 and a 128-token repetition window, and *no* blanket masking of truncated samples.
-`preset()` builds the paper's baselines (`grpo`, `dapo`) from the same class.
+(eps = 0.2, eps_high = 0.28), token-level loss aggregation ("dapo"), rewards scaled by the group
+std, conditional truncation masking with rho = 0.1 and a 128-token repetition window, *no* blanket
+masking of truncated samples, and the main runs' scale (4K completions, T = 1.2, 300 steps,
+learning rate 1e-6, a checkpoint every 50 steps). The CPU smoke values live in params.yaml only.
+
+`preset()` builds one of the paper's three columns (`grpo`, `dapo`, `microcoder`): each preset pins
+the method-defining keys (METHOD_KEYS); an explicit override that contradicts a pinned value is an
+error naming both. `custom` pins nothing (ablations: any key may be set).
 """
 
 from __future__ import annotations
@@ -27,6 +32,19 @@ class MicroCoderGRPOConfig(GRPOConfig):
     loss_type: str = field(
         default="dapo", metadata={"help": "Loss aggregation; 'dapo' = token-level over the global batch."}
     )
+    scale_rewards: str = field(
+        default="group",
+        metadata={"help": "Advantage scaling: 'group' divides by the group's reward std (METHOD.md's formula)."},
+    )
+    # --- the paper's main-run scale (TRL's defaults are a small demo) ---
+    max_completion_length: int | None = field(
+        default=4096, metadata={"help": "L_max: maximum completion tokens (the paper trains at 4K)."})
+    temperature: float = field(
+        default=1.2, metadata={"help": "Sampling (and log-prob) temperature when no schedule/probe is set (paper: 1.2)."})
+    learning_rate: float = field(default=1e-6, metadata={"help": "AdamW learning rate."})
+    max_steps: int = field(default=300, metadata={"help": "Optimizer steps (the paper: about 300)."})
+    save_steps: float = field(
+        default=50, metadata={"help": "Checkpoint every this many steps (save_strategy 'steps'); resume from the last."})
     mask_truncated_completions: bool = field(
         default=False,
         metadata={"help": "Mask *every* truncated sample (DAPO's overlong filtering). MicroCoder-GRPO masks "
@@ -80,8 +98,19 @@ class MicroCoderGRPOConfig(GRPOConfig):
     )
     reward_deadline_s: float = field(
         default=120.0,
-        metadata={"help": "Hard wall-clock deadline per reward batch: samples still running are killed and scored "
-                          "as failed, so a hung sample never hangs the trainer."},
+        metadata={"help": "Hard wall-clock deadline per reward batch: samples the judge has not finished by then are "
+                          "killed and left unjudged (status `deadline`, reward None: no advantage), so a hung "
+                          "sample never hangs the trainer and a slow judge never scores correct code as wrong."},
+    )
+    reward_deadline_warn_frac: float = field(
+        default=0.02,
+        metadata={"help": "Warn when more than this share of a generation's samples were left unjudged at the batch "
+                          "deadline (reward None: no learning signal). Raise reward_workers or reward_deadline_s."},
+    )
+    reward_deadline_stop_frac: float = field(
+        default=0.5,
+        metadata={"help": "Stop training when more than this share of a generation's samples were left unjudged at "
+                          "the batch deadline: the judge is far too slow for the batch (1.0: never stop)."},
     )
     reward_workers: int | None = field(
         default=None, metadata={"help": "Evaluator worker processes (None: the evaluator's default)."}
@@ -123,15 +152,32 @@ class MicroCoderGRPOConfig(GRPOConfig):
             errs.append(f"diversity_floor must be in [0, 1], got {self.diversity_floor}")
         if self.diversity_patience < 1:
             errs.append(f"diversity_patience must be >= 1, got {self.diversity_patience}")
-        controlled = self.temperature_probe or self.temperature_schedule or self.diversity_floor is not None
-        if controlled and isinstance(self.generation_kwargs, dict) and "temperature" in self.generation_kwargs:
-            errs.append("generation_kwargs sets 'temperature', which would override the temperature controller")
+        if isinstance(self.generation_kwargs, dict) and "temperature" in self.generation_kwargs:
+            errs.append("generation_kwargs sets 'temperature': it would reach sampling but not the log-probabilities "
+                        "(set `temperature` or a temperature_schedule instead)")
         if not (self.reward_deadline_s > 0 and math.isfinite(self.reward_deadline_s)):
             errs.append(f"reward_deadline_s must be a positive number, got {self.reward_deadline_s}")
+        for name in ("reward_deadline_warn_frac", "reward_deadline_stop_frac"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                errs.append(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        errs.extend(self._checkpoint_errors())
         if self.reward_timeout_scale <= 0:
             errs.append(f"reward_timeout_scale must be positive, got {self.reward_timeout_scale}")
         if errs:
             raise ValueError("invalid MicroCoderGRPOConfig: " + "; ".join(errs))
+
+    def _checkpoint_errors(self) -> list[str]:
+        # A checkpoint between two generations would lose TRL's buffered batch (not saved): the resumed
+        # run would regenerate from other prompts and differ from an uninterrupted one.
+        if self.save_strategy != "steps" or not float(self.save_steps).is_integer() or self.save_steps < 1:
+            return []
+        ga = self.gradient_accumulation_steps
+        every = (self.steps_per_generation or ga) * self.num_iterations
+        if (int(self.save_steps) * ga) % every:
+            return [f"save_steps={self.save_steps:g} x gradient_accumulation_steps={ga} is not a multiple of "
+                    f"steps_per_generation x num_iterations={every}: a checkpoint would fall between two "
+                    "generations and a resumed run would not continue exactly"]
+        return []
 
     def schedule(self) -> list[tuple[int, float]]:
         """The staged schedule as sorted (step, temperature) pairs ([] when none)."""
@@ -163,22 +209,52 @@ def _schedule_errors(schedule: Any) -> list[str]:
     return errs
 
 
+# The keys that define a training method (the paper's columns). A named preset pins each of them
+# (the temperature controller keys only for the baselines: MicroCoder-GRPO's schedule is tunable).
+METHOD_KEYS = ("beta", "epsilon", "epsilon_high", "loss_type", "scale_rewards", "truncation_mask_rho",
+               "mask_truncated_completions", "temperature_probe", "temperature_schedule", "diversity_floor")
+_NO_TEMPERATURE_CONTROL = {"temperature_probe": None, "temperature_schedule": None, "diversity_floor": None}
+
 # The paper's three training recipes (METHOD.md "Reported results" columns).
 PRESETS: dict[str, dict[str, Any]] = {
     # GRPO: KL to the reference, symmetric clipping, per-sequence loss, no masking of truncated samples.
-    "grpo": {"beta": 0.04, "epsilon": 0.2, "epsilon_high": 0.2, "loss_type": "grpo",
-             "truncation_mask_rho": 0.0, "mask_truncated_completions": False},
-    # DAPO as TRL implements it: clip-higher, token-level loss, every truncated sample masked
-    # (DAPO's dynamic sampling and overlong reward shaping are not part of TRL's GRPOTrainer).
-    "dapo": {"beta": 0.0, "epsilon": 0.2, "epsilon_high": 0.28, "loss_type": "dapo",
-             "truncation_mask_rho": 0.0, "mask_truncated_completions": True},
-    # MicroCoder-GRPO: the class defaults.
-    "microcoder": {},
+    "grpo": {"beta": 0.04, "epsilon": 0.2, "epsilon_high": 0.2, "loss_type": "grpo", "scale_rewards": "group",
+             "truncation_mask_rho": 0.0, "mask_truncated_completions": False, **_NO_TEMPERATURE_CONTROL},
+    # DAPO as TRL implements it: clip-higher, token-level loss, every truncated sample masked (overlong
+    # filtering). Not included (docs/training.md): dynamic sampling and overlong reward shaping.
+    "dapo": {"beta": 0.0, "epsilon": 0.2, "epsilon_high": 0.28, "loss_type": "dapo", "scale_rewards": "group",
+             "truncation_mask_rho": 0.0, "mask_truncated_completions": True, **_NO_TEMPERATURE_CONTROL},
+    # MicroCoder-GRPO: clip-higher, token-level loss, conditional truncation masking (rho = 0.1).
+    "microcoder": {"beta": 0.0, "epsilon": 0.2, "epsilon_high": 0.28, "loss_type": "dapo", "scale_rewards": "group",
+                   "truncation_mask_rho": 0.1, "mask_truncated_completions": False},
+    # No method pinned: the class defaults (MicroCoder-GRPO) and any override (ablations, e.g. rho = 0.3).
+    "custom": {},
 }
 
 
-def preset(name: str, **overrides: Any) -> MicroCoderGRPOConfig:
-    """A config for one of the paper's recipes (`grpo`, `dapo`, `microcoder`), then `overrides`."""
+def _same(key: str, a: Any, b: Any) -> bool:
+    if key == "scale_rewards":  # TRL reads True as "group" and False as "none"
+        a, b = ({True: "group", False: "none"}.get(x, x) for x in (a, b))
+    if key == "temperature_schedule" and a is not None and b is not None:
+        return sorted(map(tuple, a)) == sorted(map(tuple, b))
+    return a == b or (isinstance(a, (int, float)) and isinstance(b, (int, float))
+                      and not isinstance(a, bool) and not isinstance(b, bool) and float(a) == float(b))
+
+
+def preset_conflicts(name: str, overrides: dict[str, Any]) -> list[str]:
+    """The overrides that contradict what preset `name` pins, one message each (empty: none)."""
     if name not in PRESETS:
         raise ValueError(f"unknown preset {name!r}; valid: {sorted(PRESETS)}")
+    return [f"preset {name!r} sets {key}={pinned!r} but the override sets {key}={overrides[key]!r}"
+            for key, pinned in PRESETS[name].items() if key in overrides and not _same(key, pinned, overrides[key])]
+
+
+def preset(name: str, **overrides: Any) -> MicroCoderGRPOConfig:
+    """A config for one of the paper's recipes (`grpo`, `dapo`, `microcoder`) or `custom`, then `overrides`.
+
+    An override may repeat a pinned value but not contradict it (use `custom` for ablations)."""
+    conflicts = preset_conflicts(name, overrides)
+    if conflicts:
+        raise ValueError("; ".join(conflicts) + " (the preset defines the method: drop the override, or use "
+                         "preset 'custom' to set method keys freely)")
     return MicroCoderGRPOConfig(**{**PRESETS[name], **overrides})

@@ -4,8 +4,10 @@
 1. `|o_i| == L_max`: the sample was cut at the maximum completion length (a sample that ends
    with an EOS token exactly at `L_max` finished, so it is not truncated);
 2. the sample is non-incorrect: status `pass` or `no_code` (unfinished is not wrong);
-3. the sample is not repetitive: its last `m` tokens differ from the `m` tokens before them
-   (a sample shorter than `2m` counts as non-repetitive);
+3. the sample is not repetitive: its last `2m` tokens are not periodic with any period
+   `p` in 1..m (a loop of any length up to m repeated over the tail; the paper's literal test
+   "last m == previous m" is the case p = m and misses loops whose period does not divide m).
+   A sample shorter than `2m` counts as non-repetitive;
 4. a fresh uniform draw `U(0, 1) < rho`, drawn only for samples meeting 1-3.
 """
 
@@ -15,8 +17,9 @@ import random
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-# Per-sample reward statuses (training/rewards.py reports them).
-STATUSES = ("pass", "fail", "no_code", "error")
+# Per-sample reward statuses (training/rewards.py reports them). `error` and `deadline` are the
+# judge's failures (reward None, advantage 0), never counted as non-incorrect.
+STATUSES = ("pass", "fail", "no_code", "error", "deadline")
 NON_INCORRECT = frozenset({"pass", "no_code"})
 
 
@@ -51,10 +54,30 @@ def is_truncated(ids: Sequence[int], max_completion_length: int, eos_token_ids: 
 
 
 def is_repetitive(ids: Sequence[int], window: int) -> bool:
-    """The last `window` tokens equal the `window` tokens before them (never for len < 2 * window)."""
+    """The last `2 * window` tokens are periodic with some period p <= window, i.e. a loop of p
+    tokens fills the tail (never for len < 2 * window).
+
+    The smallest period of a sequence s of length n is n - b, where b is the length of its longest
+    proper border (prefix that is also a suffix: the KMP failure function); any period p <= window
+    implies the smallest one is <= window too. O(window) per sample."""
     if len(ids) < 2 * window:
         return False
-    return list(ids[-window:]) == list(ids[-2 * window:-window])
+    tail = list(ids[-2 * window:])
+    return smallest_period(tail) <= window
+
+
+def smallest_period(seq: Sequence[int]) -> int:
+    """The smallest p >= 1 with seq[i] == seq[i + p] for every i (len(seq) when there is none shorter)."""
+    n = len(seq)
+    border = [0] * n
+    k = 0
+    for i in range(1, n):
+        while k and seq[i] != seq[k]:
+            k = border[k - 1]
+        if seq[i] == seq[k]:
+            k += 1
+        border[i] = k
+    return n - border[-1] if n else 0
 
 
 def conditional_truncation_mask(

@@ -4,12 +4,16 @@ Per sample, a reward and a status (METHOD.md section 3 decisions; the truncation
 status):
 - `pass`: the code passed every test (AC) -> `reward_pass`;
 - `fail`: the code ran (or failed to compile) and failed a test: WA/TLE/MLE/RE/CE/OLE -> `reward_fail`.
-  CE is the model's fault. A sample still running at the batch deadline is TLE ("batch deadline")
-  and so a failed sample: a hung sample never hangs the trainer;
+  CE is the model's fault, and so is a per-test TLE (the code overran the problem's time limit);
 - `no_code`: no extractable code block (an unfinished, often truncated answer) -> `reward_no_code`;
+- `deadline`: the judge never finished the sample: it was still queued or running when the batch
+  deadline passed (the evaluator's TLE with reason "batch deadline"). Four identical correct
+  samples must not get [1, 0, 0, 0] because one worker was slow: the reward is None (TRL leaves
+  the sample out of its group's mean/std and zeroes its advantage), the share is logged
+  (`rewards/evaluator/deadline_frac`) and the trainer warns or stops above a threshold;
 - `error`: the harness failed (SE), or the judge itself overran its deadline. That is our fault,
-  not the model's, so the reward is None: TRL leaves the sample out of its group's mean/std and
-  zeroes its advantage. Errors are counted and logged (`rewards/evaluator/error_frac`).
+  not the model's, so the reward is None too. Errors are counted and logged
+  (`rewards/evaluator/error_frac`).
 
 The evaluator (`pipeline.evaluator.Evaluator`) is a persistent process pool: one per reward
 object, reused across steps, closed by `close()`.
@@ -39,6 +43,9 @@ STATUS_OF_VERDICT = {
     "OLE": "fail",
     "SE": "error",
 }
+# The evaluator's reason on the TLE verdict of a submission it did not finish by the batch deadline
+# (pipeline/evaluator/pool.py `_deadline_verdict`): not the model's TLE.
+DEADLINE_REASON = "batch deadline"
 # Extra time the watchdog allows past the evaluator's own deadline (killing and collecting workers).
 WATCHDOG_GRACE_S = 30.0
 
@@ -62,6 +69,8 @@ def completion_text(completion: Any) -> str:
 
 
 def status_of(verdict: Verdict) -> str:
+    if verdict.status == "TLE" and verdict.reason == DEADLINE_REASON:
+        return "deadline"
     try:
         return STATUS_OF_VERDICT[verdict.status]
     except KeyError:
@@ -101,7 +110,8 @@ class EvaluatorReward:
         self.watchdog_grace_s = watchdog_grace_s
         self.workers = workers
         self.timeout_scale = timeout_scale
-        self.values = {"pass": reward_pass, "fail": reward_fail, "no_code": reward_no_code, "error": None}
+        self.values = {"pass": reward_pass, "fail": reward_fail, "no_code": reward_no_code, "error": None,
+                       "deadline": None}
         self._judge = judge
         self._owns_judge = judge is None
         self._calls = 0
@@ -147,8 +157,7 @@ class EvaluatorReward:
         if log_metric is not None:
             n = max(len(statuses), 1)
             log_metric("rewards/evaluator/error_frac", counts["error"] / n)
-            deadline = sum(v is not None and v.reason == "batch deadline" for v in verdicts)
-            log_metric("rewards/evaluator/deadline_frac", deadline / n)
+            log_metric("rewards/evaluator/deadline_frac", counts["deadline"] / n)
         return [self.values[s] for s in statuses]
 
     def score(self, texts: list[str], problem_ids: list[str]) -> tuple[list[str], list[Verdict | None]]:

@@ -10,13 +10,23 @@ The override surface is two methods:
 With `truncation_mask_rho=0`, no probe, no schedule and no guard, nothing here touches the
 advantages, the temperature or any random stream TRL uses, so training equals plain GRPOTrainer
 (tests/test_training_trainer.py proves it on the tiny model).
+
+Checkpoints: every TRL checkpoint also holds this trainer's own state, one file per process
+(`microcoder_state_<rank>.json`: the mask's random stream, the temperature controller, the probe's
+result, the generation log, the reward's status counts), written after TRL's files and read back
+on resume (`train(resume_from_checkpoint=...)`), so a resumed run continues exactly as an
+uninterrupted one would (tests/test_training_resume.py).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import math
+import os
 import random
+from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -39,7 +49,15 @@ log = logging.getLogger(__name__)
 GENERATION_FIELDS = (
     "step", "generation", "temperature", "reward_mean", "pass_rate", "fail_rate", "no_code_rate", "error_rate",
     "mean_length", "max_length", "truncated_frac", "masked_frac", "mask_candidates_frac", "diversity",
+    "deadline_frac",
 )
+# This trainer's own state in each TRL checkpoint folder, one file per process.
+STATE_FILE = "microcoder_state_{rank}.json"
+STATE_VERSION = 1
+
+
+class UnjudgedSamplesError(RuntimeError):
+    """Too many samples of a generation were left unjudged at the reward batch deadline."""
 
 
 class MicroCoderGRPOTrainer(GRPOTrainer):
@@ -66,11 +84,74 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
             initial=cfg.temperature, schedule=cfg.schedule(), floor=cfg.diversity_floor,
             patience=cfg.diversity_patience,
         )
+        if self.temperature_controller.temperature_at(0) != self.temperature:
+            # A schedule that starts at step 0 sets the starting temperature: not a change to log.
+            set_temperature(self, self.temperature_controller.temperature_at(0))
         self._needs_probe = bool(cfg.temperature_probe)
         self._last_completion_ids: list[list[int]] | None = None
         self.generation_log: list[dict[str, float]] = []
         self.probe_results: dict[float, float] = {}
         self.temperature_changes: list[dict[str, Any]] = []
+        self.status_counts: Counter[str] = Counter()  # gathered over every process and generation
+
+    # --- checkpoints -----------------------------------------------------------------------------
+    def _save_checkpoint(self, model, trial):
+        super()._save_checkpoint(model, trial)  # TRL's files first: ours marks the folder complete
+        folder = Path(self._get_output_dir(trial=trial)) / f"checkpoint-{self.state.global_step}"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / STATE_FILE.format(rank=self.accelerator.process_index)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(self.microcoder_state()), encoding="utf-8")
+        os.replace(tmp, path)
+
+    def _load_optimizer_and_scheduler(self, checkpoint):
+        super()._load_optimizer_and_scheduler(checkpoint)
+        if checkpoint is not None:  # resuming: TRL calls this once, before the first step
+            path = Path(checkpoint) / STATE_FILE.format(rank=self.accelerator.process_index)
+            if not path.exists():
+                raise FileNotFoundError(f"{path} is missing: {checkpoint} was not written by MicroCoderGRPOTrainer "
+                                        f"with {self.accelerator.num_processes} processes, or its save was cut short")
+            self.load_microcoder_state(json.loads(path.read_text(encoding="utf-8")))
+
+    def microcoder_state(self) -> dict[str, Any]:
+        """Everything of this trainer's own that a resumed run needs to continue exactly."""
+        version, internal, gauss = self._mask_rng.getstate()
+        c = self.temperature_controller
+        reward_stats = getattr(self._status_source, "stats", None)
+        return {
+            "version": STATE_VERSION,
+            "global_step": self.state.global_step,
+            "mask_rng": [version, list(internal), gauss],
+            "temperature": self.temperature,
+            "controller": {"schedule": [list(x) for x in c.schedule], "forced_stage": c.forced_stage,
+                           "low_streak": c.low_streak},
+            "needs_probe": self._needs_probe,
+            "probe_results": [[t, d] for t, d in self.probe_results.items()],
+            "temperature_changes": self.temperature_changes,
+            "generation_log": self.generation_log,
+            "status_counts": dict(self.status_counts),
+            "reward_stats": dict(reward_stats) if isinstance(reward_stats, Counter) else None,
+        }
+
+    def load_microcoder_state(self, state: dict[str, Any]) -> None:
+        if state.get("version") != STATE_VERSION:
+            raise ValueError(f"unsupported microcoder trainer state version {state.get('version')!r}")
+        version, internal, gauss = state["mask_rng"]
+        self._mask_rng.setstate((version, tuple(internal), gauss))
+        c = self.temperature_controller
+        c.schedule = [(int(s), float(t)) for s, t in state["controller"]["schedule"]]
+        c.forced_stage = state["controller"]["forced_stage"]
+        c.low_streak = state["controller"]["low_streak"]
+        self._needs_probe = state["needs_probe"]
+        self.probe_results = {float(t): d for t, d in state["probe_results"]}
+        self.temperature_changes = list(state["temperature_changes"])
+        self.generation_log = [dict(row) for row in state["generation_log"]]
+        self.status_counts = Counter(state["status_counts"])
+        reward_stats = getattr(self._status_source, "stats", None)
+        if isinstance(reward_stats, Counter) and state.get("reward_stats") is not None:
+            reward_stats.clear()
+            reward_stats.update(state["reward_stats"])
+        set_temperature(self, state["temperature"])
 
     # --- TRL hooks -------------------------------------------------------------------------------
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
@@ -165,10 +246,11 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
         lengths = gather(torch.tensor([len(x) for x in ids], device=mask.device, dtype=torch.float32))
         all_ids = gather_object(ids)
         diversity = batch_diversity(all_ids, self.num_generations, self.args.diversity_ngram)
-        rates = dict.fromkeys(("pass", "fail", "no_code", "error"), math.nan)
+        rates = dict.fromkeys(("pass", "fail", "no_code", "error", "deadline"), math.nan)
         if statuses is not None:
             all_statuses = gather_object(statuses)
             rates = {s: sum(x == s for x in all_statuses) / len(all_statuses) for s in rates}
+            self.status_counts.update(all_statuses)
         if mask_all.any():  # keep TRL's completions table consistent with the advantages trained on
             self._mask_logged_advantages(mask_all)
         reward = self._metrics["train"]["reward"][-1] if self._metrics["train"]["reward"] else math.nan
@@ -187,13 +269,29 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
             "masked_frac": mask_all.float().mean().item(),
             "mask_candidates_frac": cand_all.float().mean().item(),
             "diversity": diversity,
+            "deadline_frac": rates["deadline"],
         }
         self.generation_log.append(row)
         for key in ("temperature", "pass_rate", "truncated_frac", "masked_frac", "mask_candidates_frac",
-                    "diversity", "no_code_rate", "error_rate"):
+                    "diversity", "no_code_rate", "error_rate", "deadline_frac"):
             if not math.isnan(row[key]):
                 self._metrics["train"][f"microcoder/{key}"].append(row[key])
         self.temperature_controller.observe(self.state.global_step, diversity)
+        self._check_deadline(row["deadline_frac"])
+
+    def _check_deadline(self, frac: float) -> None:
+        """Warn, or stop, when the judge left too many samples unjudged (every rank sees the gathered
+        share, so every rank stops together)."""
+        if math.isnan(frac) or frac <= self.args.reward_deadline_warn_frac:
+            return
+        message = (f"step {self.state.global_step}: {100 * frac:.1f}% of the samples were not judged before the "
+                   f"{self.args.reward_deadline_s:g} s reward deadline (reward None, no learning signal); raise "
+                   "reward_workers or reward_deadline_s")
+        if frac > self.args.reward_deadline_stop_frac:
+            raise UnjudgedSamplesError(f"{message}. Stopping: over reward_deadline_stop_frac="
+                                       f"{self.args.reward_deadline_stop_frac:g} (resume from the last checkpoint "
+                                       "after fixing the judge)")
+        log.warning(message)
 
     def _mask_logged_advantages(self, mask_all: torch.Tensor) -> None:
         logged = self._logs["advantages"]
