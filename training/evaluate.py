@@ -4,8 +4,10 @@ difficulty, for several models side by side (the base model and the trained chec
 Samples come from the rollout backends (`pipeline.rollout.backends`), prompts from the shared
 prompt builder, and every sample is judged by the sandboxed evaluator through the same scoring
 as the training reward (`training.rewards.EvaluatorReward.score`: extraction, first-failure
-judging, a hard per-batch deadline). A sample whose judging failed on our side (`error`) counts
-as not correct, so errors can only lower a score; they are reported per model.
+judging, a hard per-batch deadline). A sample the judge did not finish (`deadline`: still queued
+or running at the batch deadline) or could not run (`error`: a harness failure) is *unjudged*: it
+is the judge's failure, not the model's, so it is left out of pass@k (never counted as a failure)
+and counted per model and group (`unjudged_samples`, `samples.deadline`, `samples.error`).
 
 Outputs (`output_dir`): `metrics.json`, `table.md`, `samples.jsonl` (one row per sample) and
 `rejects.jsonl`: every benchmark record not evaluated (unreadable, invalid, a duplicate id, outside
@@ -13,8 +15,9 @@ the date window, over `max_problems`, not promptable) with its reason; in `metri
 `benchmark.read = benchmark.problems + benchmark.rejected`.
 
 pass@k per problem is the unbiased estimator of Chen et al. (2021):
-`1 - C(n - c, k) / C(n, k)` for n samples with c correct; a group's value is the mean over its
-problems.
+`1 - C(n - c, k) / C(n, k)` for n *judged* samples with c correct; a group's value is the mean over
+its problems with at least k judged samples (`pass@k_problems` says how many: fewer than
+`problems` only when the judge left samples unjudged).
 """
 
 from __future__ import annotations
@@ -66,6 +69,9 @@ class EvalModelConfig:
     temperature: float = field(default=0.6, metadata={"help": "Sampling temperature."})
     top_p: float = field(default=0.95, metadata={"help": "Nucleus sampling top-p."})
     max_tokens: int = field(default=64, metadata={"help": "Maximum completion tokens (the paper: 4K or 8K)."})
+    max_prompt_tokens: int | None = field(default=None, metadata={
+        "help": "Most prompt tokens (chat template included); longer ones go to rejects. None: "
+                "backend_options.max_model_len - max_tokens, else each model's context length - max_tokens."})
     seed: int = field(default=0, metadata={"help": "Sampling seed."})
     thinking: bool = field(default=False, metadata={"help": "Chat-template thinking switch (Qwen3)."})
     language: str = field(default="python", metadata={"help": "Answer language."})
@@ -82,6 +88,13 @@ class EvalModelConfig:
     def __post_init__(self) -> None:
         if self.n_samples < 1:
             raise ValueError(f"n_samples must be >= 1, got {self.n_samples}")
+        from pipeline.rollout.backends import SamplingParams
+        from pipeline.rollout.budget import resolve_budget
+
+        # What vLLM refuses (temperature > 2, a budget with no room), refused before any model loads.
+        SamplingParams(temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens, seed=self.seed)
+        resolve_budget(self.max_tokens, max_prompt_tokens=self.max_prompt_tokens,
+                       max_model_len=self.backend_options.get("max_model_len"))
         self.pass_at = sorted({1, *self.pass_at})
         bad = [k for k in self.pass_at if not 1 <= k <= self.n_samples]
         if bad:
@@ -194,14 +207,23 @@ def excluded_counts(rejects: list[Reject]) -> dict[str, int]:
     return dict(sorted(Counter(r.reason.split(":")[0] for r in rejects).items()))
 
 
+# Sample statuses the judge decided; `error` and `deadline` are the judge's own failures (unjudged).
+JUDGED = ("pass", "fail", "no_code")
+UNJUDGED = ("error", "deadline")
+
+
 @dataclass
 class ProblemScore:
     problem_id: str
     platform: str
     difficulty: str
-    n: int
+    n: int  # judged samples (the n of pass@k)
     correct: int
-    statuses: dict[str, int]
+    statuses: dict[str, int]  # every sample, judged or not
+
+    @property
+    def unjudged(self) -> int:
+        return sum(self.statuses.get(s, 0) for s in UNJUDGED)
 
 
 def aggregate(scores: list[ProblemScore], ks: list[int]) -> dict[str, Any]:
@@ -209,7 +231,10 @@ def aggregate(scores: list[ProblemScore], ks: list[int]) -> dict[str, Any]:
     def group(items: list[ProblemScore]) -> dict[str, Any]:
         out: dict[str, Any] = {"problems": len(items)}
         for k in ks:
-            out[f"pass@{k}"] = sum(pass_at_k(s.n, s.correct, k) for s in items) / len(items) if items else None
+            scored = [s for s in items if s.n >= k]  # a problem needs k judged samples for a pass@k
+            out[f"pass@{k}"] = sum(pass_at_k(s.n, s.correct, k) for s in scored) / len(scored) if scored else None
+            out[f"pass@{k}_problems"] = len(scored)
+        out["unjudged_samples"] = sum(s.unjudged for s in items)
         return out
 
     by: dict[str, dict[str, list[ProblemScore]]] = {"by_platform": defaultdict(list), "by_difficulty": defaultdict(list),
@@ -224,7 +249,7 @@ def aggregate(scores: list[ProblemScore], ks: list[int]) -> dict[str, Any]:
     result: dict[str, Any] = {"overall": group(scores)}
     for name, groups in by.items():
         result[name] = {key: group(items) for key, items in sorted(groups.items())}
-    result["samples"] = {s: statuses.get(s, 0) for s in ("pass", "fail", "no_code", "error")}
+    result["samples"] = {s: statuses.get(s, 0) for s in (*JUDGED, *UNJUDGED)}
     return result
 
 
@@ -284,7 +309,7 @@ def score_samples(problems: list[Problem], samples: list[list[Any]], scorer: Any
     scores, rows = [], []
     for pi, p in enumerate(problems):
         per = [statuses[(pi, si)] for si in range(len(samples[pi]))]
-        scores.append(ProblemScore(p.id, platform_of(p), difficulty_of(p), n=len(per),
+        scores.append(ProblemScore(p.id, platform_of(p), difficulty_of(p), n=sum(s in JUDGED for s in per),
                                    correct=sum(s == "pass" for s in per), statuses=dict(Counter(per))))
         for si, sample in enumerate(samples[pi]):
             v = verdicts[(pi, si)]
@@ -350,13 +375,18 @@ def _run_evaluation(cfg: EvalModelConfig, judge: Any, backend_factory: Any) -> d
     selected, outside = select_problems(loaded, cfg.date_from, cfg.date_to, cfg.max_problems)
     rejects = unusable + outside
     problems = []
+    prompts = {}
     for p in selected:
         try:
-            build_messages(p, thinking=cfg.thinking, language=cfg.language, system_prompt=cfg.system_prompt)
+            prompts[p.id] = build_messages(p, thinking=cfg.thinking, language=cfg.language,
+                                           system_prompt=cfg.system_prompt)
         except ValueError as e:
             rejects.append(Reject(p.id, f"cannot prompt: {e}", p))
             continue
         problems.append(p)
+    over = _over_budget(cfg, prompts)  # counted with every model's tokenizer: the same problems for all
+    rejects += [Reject(p.id, over[p.id], p) for p in problems if p.id in over]
+    problems = [p for p in problems if p.id not in over]
     out = Path(cfg.output_dir)
     excluded = excluded_counts(rejects)
     if not problems:
@@ -372,6 +402,10 @@ def _run_evaluation(cfg: EvalModelConfig, judge: Any, backend_factory: Any) -> d
             samples = generate_samples(path, problems, cfg, backend_factory)
             scores, rows = score_samples(problems, samples, scorer, cfg.judge_batch_size, name)
             results[name] = {"path": path, **aggregate(scores, cfg.pass_at)}
+            unjudged = {s: results[name]["samples"][s] for s in UNJUDGED}
+            if any(unjudged.values()):
+                log.warning("%s: %s samples were not judged (left out of pass@k; raise workers or deadline_s)",
+                            name, unjudged)
             sample_rows.extend(rows)
     metrics = {
         "benchmark": {"path": cfg.benchmark, "read": read, "problems": len(problems), "rejected": len(rejects),
@@ -386,6 +420,17 @@ def _run_evaluation(cfg: EvalModelConfig, judge: Any, backend_factory: Any) -> d
     write_text_atomic(out / "table.md", render_table(results, cfg.pass_at))
     write_jsonl(out / "samples.jsonl", sample_rows)
     return metrics
+
+
+def _over_budget(cfg: EvalModelConfig, prompts: dict[str, list[dict[str, str]]]) -> dict[str, str]:
+    """{problem id: reason} for prompts that leave less than max_tokens in the context (rollout's check)."""
+    from pipeline.rollout.budget import budget_rejects
+
+    options = cfg.backend_options
+    return budget_rejects(prompts.items(), models=cfg.models.values(), max_tokens=cfg.max_tokens,
+                          thinking=cfg.thinking, max_prompt_tokens=cfg.max_prompt_tokens,
+                          max_model_len=options.get("max_model_len"), tokenizer=options.get("tokenizer"),
+                          what="eval-model")
 
 
 def _write_rejects(out: Path, rejects: list[Reject]) -> None:

@@ -160,6 +160,7 @@ def _run_training(cfg: TrainConfig, judge: Any, callbacks: list[Any] | None) -> 
              f", resuming from {resume_from}" if resume_from else "")
     dataset = prompt_dataset(loaded.problems, language=args.reward_language, thinking=cfg.thinking,
                              system_prompt=cfg.system_prompt, use_dataset_prompts=cfg.use_dataset_prompts)
+    dataset = _within_prompt_budget(cfg, args, dataset, loaded, state.is_main_process, out_dir)
     tokenizer = AutoTokenizer.from_pretrained(cfg.model)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
@@ -185,6 +186,29 @@ def _run_training(cfg: TrainConfig, judge: Any, callbacks: list[Any] | None) -> 
         write_json(trainer_dir / RUN_FILE, {"finished": True, "settings": settings})
     trainer.accelerator.wait_for_everyone()
     return TrainResult(metrics=metrics, curves=curves, checkpoint=checkpoint)
+
+
+def _within_prompt_budget(cfg: TrainConfig, args: Any, dataset: Any, loaded: Any, main: bool, out_dir: Path) -> Any:
+    """Problems whose prompt leaves less than max_completion_length tokens go to rejects (vLLM server
+    mode answers them with HTTP 400, which stops training; colocate mode cuts them silently). The
+    budget: grpo.vllm_max_model_length (in server mode, set it to the server's --max-model-len)
+    - max_completion_length, else the model's context length - max_completion_length."""
+    from pipeline.io import reject_row
+    from pipeline.rollout.budget import budget_rejects
+
+    over = budget_rejects(zip(dataset["problem_id"], dataset["prompt"], strict=True), models=[cfg.model],
+                          max_tokens=args.max_completion_length, thinking=cfg.thinking,
+                          max_model_len=args.vllm_max_model_length if args.use_vllm else None, what="train")
+    if not over:
+        return dataset
+    loaded.rejects += [reject_row(p.id, "train", over[p.id], p) for p in loaded.problems if p.id in over]
+    loaded.problems = [p for p in loaded.problems if p.id not in over]
+    if not loaded.problems:
+        if main:
+            write_jsonl(out_dir / "rejects.jsonl", loaded.rejects)
+        raise InputError(f"every prompt is over the token budget ({next(iter(over.values()))}; see "
+                         f"{out_dir / 'rejects.jsonl'})")
+    return dataset.filter(lambda row: row["problem_id"] not in over)
 
 
 def _warn_about_precision(cfg: TrainConfig, args: Any) -> None:

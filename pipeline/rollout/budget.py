@@ -48,11 +48,18 @@ class PromptBudget:
 
 
 def context_length(model: str | Path) -> int | None:
-    """The model's context length from its config.json (a local directory), else None."""
+    """The model's context length from its config.json (a local directory, or a Hub id already in
+    the local cache; never a download), else None."""
     cfg = Path(model) / "config.json"
-    if not cfg.is_file():
-        return None
-    data = json.loads(cfg.read_text())
+    if cfg.is_file():
+        data = json.loads(cfg.read_text())
+    else:
+        try:
+            from transformers import AutoConfig
+
+            data = AutoConfig.from_pretrained(str(model), local_files_only=True).to_dict()
+        except Exception:  # not a model we have here
+            return None
     data = {**data.get("text_config", {}), **data}
     values = [int(data[k]) for k in _CONTEXT_KEYS if isinstance(data.get(k), int) and data[k] > 0]
     return min(values) if values else None
@@ -81,10 +88,11 @@ def resolve_budget(max_tokens: int, *, max_prompt_tokens: int | None = None, max
 
 @functools.lru_cache(maxsize=4)
 def load_tokenizer(source: str | Path) -> Any:
-    """The tokenizer at `source`, cached (the budget is checked again on every retry round)."""
+    """The tokenizer at `source` (a local directory, or a Hub id in the local cache: never a
+    download), cached (the predictor checks the budget again on every retry round)."""
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(str(source))
+    return AutoTokenizer.from_pretrained(str(source), local_files_only=True)
 
 
 def count_prompt_tokens(prompts: list[list[dict[str, str]]], tokenizer: Any, *, thinking: bool = False) -> list[int]:
