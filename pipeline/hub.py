@@ -246,6 +246,16 @@ def _csv(v: Any) -> str:
 
 
 # --- the card -------------------------------------------------------------------------------
+def _test_strength(validation: dict[str, Any] | None) -> list[str]:
+    """The validate stage's known-wrong-solution figure, as a sentence of the card (none without one)."""
+    w = (validation or {}).get("wrong_solutions") or {}
+    if not w.get("ran"):
+        return []
+    return [f"Test strength: on the {w['problems_with_wrong_solutions']} problems whose source ships known-wrong "
+            f"solutions, the kept tests catch {w['caught']} of the {w['ran']} that ran ({w['share_caught']:.1%}); "
+            f"the caps on the number and size of tests cost {w['lost_to_caps']} of them (validate stage)."]
+
+
 def _md_table(header: list[str], rows: list[list[Any]]) -> str:
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join("" if v is None else str(v).replace("|", "\\|") for v in r) + " |" for r in rows]
@@ -291,6 +301,7 @@ def render_card(cfg: BuildConfig, stats: dict[str, Any], upstream: dict[str, Any
         "and `prompt`, the chat messages used for training (explicit stdin/stdout or function-completion "
         "instructions). Functional tests hold one JSON value per argument line and the JSON of the return value.",
         "```python\nfrom datasets import load_dataset\nds = load_dataset(\"<this repo or folder>\", split=\"train\")\n```",
+        *_test_strength(upstream.get("validation")),
         "## Statistics",
         "### By source\n" + _md_table(["source", "problems"], [[k, v] for k, v in s["by_source"].items()]),
         "### By style\n" + _md_table(["style", "problems"], [[k, v] for k, v in s["by_style"].items()]),

@@ -24,8 +24,9 @@ Steps (one function each, in `validate_problems` order):
    caps cost) and the reject reason, if any; `summarise` adds it all up for stats.json.
 
 A reference far over the limit on the smaller tests is not run on the larger ones: tests run in
-increasing input size, and after `presume_slow_after` consecutive too-slow results the rest are
-*presumed* too slow (reported as such, never cached).
+increasing input size, and after `presume_slow_after` consecutive too-slow results (one, under a
+probe limit: over it is far over any limit that could be derived) the rest are *presumed* too slow
+(reported as such, never cached).
 
 Runs go through the sandboxed evaluator; results are cached per (problem and limit, code, test)
 hash, so a rerun after a kill or a params change re-executes only what changed. See
@@ -252,7 +253,8 @@ def make_stream(name: str, problem: Problem, language: str, code: str, tests: li
     ph, ch = problem_hash(problem, cfg.timeout_scale), code_hash(language, code)
     order = sorted(tests, key=lambda i: (len(problem.tests[i].input), i))
     keys = {ti: _sha(ph, ch, test_hash(problem.tests[ti]), str(run)) for ti in order}
-    s = Stream(name, problem, language, code, order, keys, presume_after=cfg.presume_slow_after, **kw)
+    kw.setdefault("presume_after", cfg.presume_slow_after)
+    s = Stream(name, problem, language, code, order, keys, **kw)
     for ti in order:
         hit = cache.get(keys[ti])
         if hit is not None:
@@ -373,10 +375,13 @@ def run_references(cases: list[Case], cfg: ValidateConfig, runner: Runner, cache
     streams: dict[tuple[int, int, int], Stream] = {}
     for ci, c in enumerate(cases):
         probe = replace(c.p, time_limit_s=run_limit(c.p, cfg))
+        # Over the generous probe limit is far over any limit we would derive: one such run is enough.
+        presume = min(cfg.presume_slow_after, 1) if derives_limit(c.p, cfg) else cfg.presume_slow_after
         for ri, ref in enumerate(c.p.reference_solutions):
             for run in range(2 if cfg.check_determinism else 1):
                 streams[(ci, ri, run)] = make_stream(f"p{ci}r{ri}x{run}", probe, ref.language, ref.code,
-                                                     list(range(len(c.p.tests))), run, cfg, cache)
+                                                     list(range(len(c.p.tests))), run, cfg, cache,
+                                                     presume_after=presume)
     runner.run(list(streams.values()), "validate: reference runs")
     for (ci, ri, run), s in streams.items():
         cases[ci].ref_runs[(ri, run)] = s.results

@@ -1,4 +1,5 @@
-"""`microcoder validate`: verify tests with reference solutions, cap them, reject broken problems."""
+"""`microcoder validate`: verify tests with reference solutions, settle unstated time limits, measure the tests
+with known-wrong solutions, cap them, reject broken problems (docs/validate.md)."""
 
 from __future__ import annotations
 
@@ -39,3 +40,9 @@ def main(
     typer.echo(f"validate: {s['problems_in']} problems -> {s['problems_kept']} kept "
                f"({s['problems_unverified_kept']} unverified), {s['problems_rejected']} rejected; "
                f"tests: {s['tests']}")
+    w = s["wrong_solutions"]
+    if w["ran"]:
+        typer.echo(f"validate: the kept tests catch {w['caught']} of {w['ran']} known-wrong solutions "
+                   f"({w['lost_to_caps']} lost to the caps)")
+    typer.echo(f"validate: time limits {s['time_limits']}; {s['this_run']['runs_executed']} runs executed, "
+               f"{s['this_run']['runs_cached']} cached, {s['this_run']['runs_presumed_too_slow']} presumed too slow")

@@ -198,3 +198,34 @@ def test_greedy_cover_and_choice_order():
     # the byte cap drops private tests outside the cover first
     tight = choose_tests(tests, [0, 1, 2, 3, 4], ValidateConfig(max_tests=5, max_total_bytes=11), catches)
     assert tight.kept == [0, 2, 4] and tight.dropped == {3: "byte_cap", 1: "byte_cap"}
+
+
+def test_stage_writes_the_new_columns_and_the_card_states_the_figure(tmp_path, cfg):
+    import json
+
+    import pyarrow.parquet as pq
+    from typer.testing import CliRunner
+
+    from pipeline import io
+    from pipeline.cli import app
+    from pipeline.hub import _test_strength
+
+    src, out = tmp_path / "in.parquet", tmp_path / "out"
+    io.write_problems(src, [cover_problem(), problem("t/nolimit", [case(i, 1) for i in range(3)], [SUM],
+                                                     meta={"time_limit_stated": False})])
+    res = CliRunner().invoke(app, ["validate", "--problems", str(src), "--out-dir", str(out), "--params",
+                                   str(tmp_path / "none.yaml"), "--set", f"cache_path={cfg.cache_path}",
+                                   "--set", "min_tests=2", "--set", "max_tests=3", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert "catch 2 of 3 known-wrong solutions" in res.output
+    report = pq.read_table(out / "report.parquet").to_pylist()
+    assert {r["role"] for r in report} == {"reference", "wrong"}
+    kept = {p.id: p for p in io.read_problems(out / "problems.parquet")}
+    v = kept["t/cover"].extra["validation"]
+    assert v["wrong_caught"] == 2 and [d["reason"] for d in v["tests_dropped"]] == ["count_cap"] * 4
+    assert kept["t/nolimit"].time_limit_s == 1.0 and kept["t/nolimit"].extra["validation"]["time_limit"]["derived_s"] == 1.0
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["time_limits"] == {"derived": 1, "raised_above_stated": 0, "stated": 1}
+    (sentence,) = _test_strength(stats)
+    assert "the kept tests catch 2 of the 3 that ran (66.7%)" in sentence and "cost 0 of them" in sentence
+    assert _test_strength({"wrong_solutions": {"ran": 0}}) == [] and _test_strength(None) == []
