@@ -44,5 +44,7 @@ def main(
         metrics = run_evaluation(cfg)
     table = (Path(cfg.output_dir) / "table.md").read_text(encoding="utf-8")
     b = metrics["benchmark"]
+    unjudged = {name: {s: m["samples"][s] for s in ("deadline", "error")} for name, m in metrics["models"].items()}
     typer.echo(f"eval-model: {b['problems']} of {b['read']} benchmark problems ({b['rejected']} excluded: "
-               f"{b['excluded']}), models {list(metrics['models'])}\n{table}")
+               f"{b['excluded']}), models {list(metrics['models'])}; unjudged samples (left out of pass@k): "
+               f"{unjudged}\n{table}")

@@ -57,14 +57,16 @@ def test_date_window_and_exclusions():
 def test_aggregate_by_platform_and_difficulty():
     scores = [ProblemScore("a", "atcoder", "easy", 4, 4, {"pass": 4}),
               ProblemScore("b", "atcoder", "hard", 4, 0, {"fail": 3, "no_code": 1}),
-              ProblemScore("c", "leetcode", "easy", 4, 2, {"pass": 2, "error": 2})]
+              ProblemScore("c", "leetcode", "easy", 4, 2, {"pass": 2, "fail": 2})]
     agg = aggregate(scores, [1, 2])
-    assert agg["overall"] == {"problems": 3, "pass@1": pytest.approx(0.5), "pass@2": pytest.approx((1 + 0 + 5 / 6) / 3)}
+    assert agg["overall"] == {"problems": 3, "pass@1": pytest.approx(0.5), "pass@1_problems": 3,
+                              "pass@2": pytest.approx((1 + 0 + 5 / 6) / 3), "pass@2_problems": 3,
+                              "unjudged_samples": 0}
     assert agg["by_platform"]["atcoder"]["pass@1"] == 0.5
     assert agg["by_platform"]["leetcode"]["pass@1"] == 0.5
     assert agg["by_difficulty"]["easy"]["pass@1"] == 0.75 and agg["by_difficulty"]["hard"]["pass@1"] == 0.0
     assert agg["by_platform_difficulty"]["atcoder/hard"]["problems"] == 1
-    assert agg["samples"] == {"pass": 6, "fail": 3, "no_code": 1, "error": 2}
+    assert agg["samples"] == {"pass": 6, "fail": 5, "no_code": 1, "error": 0, "deadline": 0}
     table = render_table({"base": agg, "trained": agg}, [1])
     assert "| All | 3 | 50.0 | 50.0 | +0.0 |" in table
     assert "| atcoder | 2 |" in table and "| hard | 1 |" in table
@@ -127,7 +129,8 @@ def test_run_evaluation_side_by_side(tmp_path):
     base, trained = metrics["models"]["base"], metrics["models"]["trained"]
     assert base["overall"]["pass@1"] == 0.0 and base["samples"]["no_code"] == 8
     assert trained["overall"]["pass@1"] == 0.5 and trained["overall"]["pass@2"] == pytest.approx(1 - 1 / 6)
-    assert trained["by_platform"]["leetcode"] == {"problems": 1, "pass@1": 0.5, "pass@2": pytest.approx(5 / 6)}
+    assert trained["by_platform"]["leetcode"] == {"problems": 1, "pass@1": 0.5, "pass@2": pytest.approx(5 / 6),
+                                                  "pass@1_problems": 1, "pass@2_problems": 1, "unjudged_samples": 0}
     table = (tmp_path / "eval" / "table.md").read_text()
     assert "| All | 2 | 0.0 | 50.0 | +50.0 |" in table
     rows = [json.loads(line) for line in (tmp_path / "eval" / "samples.jsonl").read_text().splitlines()]
@@ -167,3 +170,48 @@ def test_bad_benchmark_records_are_rejected_and_accounted(tmp_path):
     with pytest.raises(InputError, match="benchmark .* does not exist"):
         run_evaluation(EvalModelConfig(benchmark=str(tmp_path / "absent.jsonl"), models={"trained": "good"},
                                        output_dir=str(tmp_path / "eval3")), judge=FakeJudge(), backend_factory=FakeBackend)
+
+
+class SlowJudge:
+    """Judges every submission AC except those it 'did not reach' before the deadline (every other one)."""
+
+    def __init__(self):
+        self.count = 0
+
+    def evaluate_batch(self, problems, submissions, mode="first-failure", deadline_s=None):
+        from pipeline.schema import Verdict
+
+        out = []
+        for s in submissions:
+            self.count += 1
+            late = self.count % 2 == 0 or s.problem_id == "q1"
+            out.append(Verdict(s.problem_id, s.submission_id, "TLE" if late else "AC",
+                               reason="batch deadline" if late else None))
+        return out
+
+    def close(self):
+        pass
+
+
+def test_unjudged_samples_never_count_as_failures_in_pass_at_k():
+    from types import SimpleNamespace
+
+    from pipeline.schema import Problem, TestCase
+    from training.evaluate import score_samples
+    from training.rewards import EvaluatorReward
+
+    problems = [Problem(id=f"q{i}", source="t", statement="Echo.", style="stdio", tests=[TestCase("1\n", "1\n")],
+                        platform="atcoder", difficulty="easy") for i in range(2)]
+    sample = SimpleNamespace(text="```python\nprint(input())\n```", token_count=5, truncated=False)
+    samples = [[sample] * 4, [sample] * 1]  # q1 has one sample, unjudged: no pass@1 for it
+    with EvaluatorReward(problems, judge=SlowJudge()) as scorer:
+        scores, rows = score_samples(problems, samples, scorer, batch_size=8, model_name="m")
+    assert [(s.n, s.correct, s.unjudged) for s in scores] == [(2, 2, 2), (0, 0, 1)]
+    agg = aggregate(scores, [1, 2])
+    # every judged sample was correct: the slow judge must not drag pass@k below 100%
+    assert agg["overall"]["pass@1"] == 1.0 and agg["overall"]["pass@2"] == 1.0
+    assert agg["overall"]["pass@1_problems"] == 1 and agg["overall"]["unjudged_samples"] == 3
+    assert agg["samples"]["deadline"] == 3
+    assert [r["status"] for r in rows] == ["pass", "deadline", "pass", "deadline", "deadline"]
+    table = render_table({"m": agg}, [1])
+    assert "did not finish" in table and "m 3" in table

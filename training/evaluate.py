@@ -346,6 +346,10 @@ def render_table(models: dict[str, dict[str, Any]], ks: list[int]) -> str:
                 cells += [_pct(v - values[0], signed=True) if v is not None and values[0] is not None else "-"
                           for v in values[1:]]
         lines.append("| " + " | ".join(cells) + " |")
+    unjudged = {n: models[n].get("overall", {}).get("unjudged_samples", 0) for n in names}
+    if any(unjudged.values()):
+        lines += ["", "Samples the judge did not finish (left out of pass@k, not counted as failures): "
+                  + ", ".join(f"{n} {u}" for n, u in unjudged.items()) + "."]
     return "\n".join(lines) + "\n"
 
 
