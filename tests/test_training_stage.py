@@ -98,3 +98,48 @@ def test_leftovers_of_a_killed_run_are_removed(tmp_path):
     (tmp_path / ".checkpoint-new").mkdir()
     _remove_leftovers(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint"]
+
+
+class FakeAccelerator:
+    def __init__(self, main: bool, log: list):
+        self.is_main_process, self.log = main, log
+
+    def wait_for_everyone(self):
+        self.log.append("barrier")
+
+
+class FakeTrainer:
+    """Records what one process does while saving the final model."""
+
+    def __init__(self, main: bool):
+        self.log: list = []
+        self.accelerator = FakeAccelerator(main, self.log)
+
+    def save_model(self, path):
+        self.log.append("save_model")
+        if self.accelerator.is_main_process:  # transformers writes the files from the main process
+            (Path(path) / "model.safetensors").write_text("new")
+
+
+class FakeTokenizer:
+    def save_pretrained(self, path):
+        (Path(path) / "tokenizer.json").write_text("{}")
+
+
+def test_final_save_runs_on_every_process_and_only_the_main_one_swaps(tmp_path):
+    from training.train import _save_checkpoint
+
+    checkpoint = tmp_path / "checkpoint"
+    checkpoint.mkdir()
+    (checkpoint / "model.safetensors").write_text("old")
+    (tmp_path / ".checkpoint-new").mkdir()  # another process's view: the main one made it
+    worker = FakeTrainer(main=False)
+    _save_checkpoint(worker, FakeTokenizer(), checkpoint)
+    # FSDP / ZeRO-3 need every process in save_model (a collective gather); a worker never touches the folders
+    assert "save_model" in worker.log and worker.log.count("barrier") >= 2
+    assert (checkpoint / "model.safetensors").read_text() == "old"
+    main = FakeTrainer(main=True)
+    _save_checkpoint(main, FakeTokenizer(), checkpoint)
+    assert "save_model" in main.log
+    assert (checkpoint / "model.safetensors").read_text() == "new" and (checkpoint / "tokenizer.json").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint"]
