@@ -120,3 +120,16 @@ def test_train_rejects_over_budget_prompts_before_loading_the_model(tmp_path, ti
     reasons = {r["id"]: r["reason"] for _, r, _ in read_jsonl(tmp_path / "train" / "rejects.jsonl")}
     assert set(reasons) == {"a", "b"}
     assert all("at most 96 (the model's context length 4096 - max_tokens 4000)" in r for r in reasons.values())
+
+
+def test_training_temperatures_vllm_refuses_are_refused_at_config_time(tmp_path):
+    from training.config import MicroCoderGRPOConfig
+
+    def make(**kw):
+        return MicroCoderGRPOConfig(output_dir=str(tmp_path), report_to="none", **kw)
+
+    for bad in ({"temperature": 2.5}, {"temperature_probe": [0.6, 1.8, 2.2]},
+                {"temperature_schedule": [[0, 1.0], [10, 2.4]]}):
+        with pytest.raises(ValueError, match="above 2, which vLLM refuses"):
+            make(**bad)
+    make(temperature=2.0, temperature_probe=[0.6, 2.0], temperature_schedule=[[0, 1.2], [5, 2.0]])

@@ -155,6 +155,7 @@ class MicroCoderGRPOConfig(GRPOConfig):
         if isinstance(self.generation_kwargs, dict) and "temperature" in self.generation_kwargs:
             errs.append("generation_kwargs sets 'temperature': it would reach sampling but not the log-probabilities "
                         "(set `temperature` or a temperature_schedule instead)")
+        errs.extend(_too_hot(self))
         if not (self.reward_deadline_s > 0 and math.isfinite(self.reward_deadline_s)):
             errs.append(f"reward_deadline_s must be a positive number, got {self.reward_deadline_s}")
         for name in ("reward_deadline_warn_frac", "reward_deadline_stop_frac"):
@@ -182,6 +183,18 @@ class MicroCoderGRPOConfig(GRPOConfig):
     def schedule(self) -> list[tuple[int, float]]:
         """The staged schedule as sorted (step, temperature) pairs ([] when none)."""
         return sorted((int(s), float(t)) for s, t in (self.temperature_schedule or []))
+
+
+def _too_hot(cfg: MicroCoderGRPOConfig) -> list[str]:
+    """vLLM 0.31 refuses temperatures above 2 (SamplingParams: "temperature must be in [0, 2]"): a
+    probe or schedule stage that hot would stop a vLLM run at that stage, so it is refused here."""
+    from pipeline.rollout.backends import MAX_TEMPERATURE
+
+    temps = [cfg.temperature, *(cfg.temperature_probe or [])]
+    if isinstance(cfg.temperature_schedule, list):
+        temps += [s[1] for s in cfg.temperature_schedule if isinstance(s, (list, tuple)) and len(s) == 2]
+    hot = [t for t in temps if _positive(t) and t > MAX_TEMPERATURE]
+    return [f"temperatures {hot} are above {MAX_TEMPERATURE:g}, which vLLM refuses"] if hot else []
 
 
 def _positive(x: Any) -> bool:
