@@ -133,3 +133,16 @@ def test_schedule_sorted(tmp_path):
 def test_validation(tmp_path, kw, message):
     with pytest.raises(ValueError, match=message):
         cfg(tmp_path, **kw)
+
+
+def test_docs_show_the_configs_the_presets_build(tmp_path):
+    """docs/training.md's side-by-side preset table is the configs `preset()` builds, value for value."""
+    import re
+
+    text = (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\w+)` \| `([^`]*)` \| `([^`]*)` \| `([^`]*)` \|$", text, flags=re.M)
+    assert len(rows) >= 10
+    built = {n: preset(n, output_dir=str(tmp_path), report_to="none") for n in ("grpo", "dapo", "microcoder")}
+    for key, *values in rows:
+        for name, shown in zip(("grpo", "dapo", "microcoder"), values, strict=True):
+            assert shown == repr(getattr(built[name], key)), (key, name)
