@@ -5,13 +5,22 @@ same sampling, k samples per prompt; prints tokens/s and samples/s side by side 
 No model can be downloaded on the bench machines, so by default a random-weight Qwen3 of a
 realistic shape is built locally (--hidden/--layers); pass --model for a real checkpoint.
 
+Also checked on the way, for the first GPU run: prompts over the budget (max_model_len -
+max_tokens, counted with the model's tokenizer) are left out and counted, as the stages reject
+them; each backend is closed before the next starts, and the free GPU memory after each close
+is printed (vLLM's engine must be gone before transformers loads); `--data-parallel N` runs N
+vLLM engine processes (on one GPU: `--gpus 0,0`), each the parent of its EngineCore;
+`--batch-invariant` sets VLLM_BATCH_INVARIANT=1.
+
     python bench/rollout_gpu.py --backends vllm,hf --problems 64 --k 8 --max-tokens 512
+    python bench/rollout_gpu.py --backends vllm --data-parallel 2 --gpus 0,0 --gpu-memory-utilization 0.4
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -54,22 +63,36 @@ def build_random_model(out: Path, hidden: int, layers: int) -> Path:
 
 
 def run_backend(name: str, model: str, prompts, k: int, max_tokens: int, options: dict) -> dict:
+    import torch
+
     from pipeline.rollout.backends import SamplingParams, get_backend
 
     backend = get_backend(name, model=model, progress=False, **options)
     sampling = SamplingParams(temperature=1.0, top_p=1.0, max_tokens=max_tokens, seed=0)
-    backend.generate(prompts[:2], 1, SamplingParams(max_tokens=8))  # warm-up: load, compile, allocate
-    t0 = time.perf_counter()
-    out = backend.generate(prompts, k, sampling)
-    seconds = time.perf_counter() - t0
-    if hasattr(backend, "close"):
+    try:
+        backend.generate(prompts[:2], 1, SamplingParams(max_tokens=8))  # warm-up: load, compile, allocate
+        t0 = time.perf_counter()
+        out = backend.generate(prompts, k, sampling)
+        seconds = time.perf_counter() - t0
+    finally:
         backend.close()
+    free, total = torch.cuda.mem_get_info()
     samples = sum(len(g) for g in out)
     tokens = sum(s.token_count for g in out for s in g)
     return {"backend": name, "prompts": len(prompts), "samples": samples, "tokens": tokens,
             "seconds": round(seconds, 2), "tokens_per_s": round(tokens / seconds, 1),
             "samples_per_s": round(samples / seconds, 2),
-            "truncated": sum(s.truncated for g in out for s in g)}
+            "truncated": sum(s.truncated for g in out for s in g),
+            "free_gib_after_close": round(free / 2**30, 1), "total_gib": round(total / 2**30, 1)}
+
+
+def within_budget(model: str, prompts: list, max_tokens: int, max_model_len: int) -> tuple[list, int]:
+    """The prompts the stages would keep (prompt tokens + max_tokens <= max_model_len)."""
+    from pipeline.rollout.budget import budget_rejects
+
+    over = budget_rejects([(str(i), m) for i, m in enumerate(prompts)], models=[model], max_tokens=max_tokens,
+                          max_model_len=max_model_len, what="bench")
+    return [m for i, m in enumerate(prompts) if str(i) not in over], len(over)
 
 
 def main() -> None:
@@ -82,8 +105,15 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=8)
     ap.add_argument("--max-tokens", type=int, default=512)
     ap.add_argument("--hf-batch-size", type=int, default=16)
+    ap.add_argument("--max-model-len", type=int, help="vLLM context (default: max_tokens + 4096)")
+    ap.add_argument("--gpu-memory-utilization", type=float, default=0.9)
+    ap.add_argument("--data-parallel", type=int, default=1, help="vLLM engine processes")
+    ap.add_argument("--gpus", help="device ids for the vLLM engines, e.g. 0,1 or 0,0 (two engines on GPU 0)")
+    ap.add_argument("--batch-invariant", action="store_true", help="VLLM_BATCH_INVARIANT=1 (slower, batch-independent)")
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args()
+    if args.batch_invariant:
+        os.environ["VLLM_BATCH_INVARIANT"] = "1"  # before vLLM is imported (and inherited by its processes)
 
     import torch
 
@@ -91,12 +121,18 @@ def main() -> None:
         sys.exit("rollout_gpu.py needs a CUDA GPU")
     from pipeline.rollout.prompts import build_messages
 
-    prompts = [build_messages(p) for p in load_problems(args.problems)]
+    max_model_len = args.max_model_len or args.max_tokens + 4096
     with tempfile.TemporaryDirectory() as tmp:
         model = args.model or str(build_random_model(Path(tmp) / "model", args.hidden, args.layers))
+        prompts, rejected = within_budget(model, [build_messages(p) for p in load_problems(args.problems)],
+                                          args.max_tokens, max_model_len)
         results = []
         for name in args.backends.split(","):
-            options = {"batch_size": args.hf_batch_size} if name == "hf" else {}
+            if name == "hf":
+                options = {"batch_size": args.hf_batch_size}
+            else:
+                options = {"max_model_len": max_model_len, "gpu_memory_utilization": args.gpu_memory_utilization,
+                           "data_parallel_size": args.data_parallel, "gpus": args.gpus}
             try:
                 results.append(run_backend(name, model, prompts, args.k, args.max_tokens, options))
             except ImportError as e:
@@ -105,13 +141,16 @@ def main() -> None:
         sys.exit("no backend ran")
     base = next((r for r in results if r["backend"] == "hf"), results[0])
     print(f"\nmodel {args.model or f'random Qwen3 hidden={args.hidden} layers={args.layers}'}, "
-          f"{args.problems} prompts x k={args.k}, max_tokens={args.max_tokens}, GPU {torch.cuda.get_device_name()}")
-    header = f"{'backend':<8}{'samples':>9}{'tokens':>10}{'seconds':>9}{'tokens/s':>11}{'samples/s':>11}{'x ' + base['backend']:>8}"
+          f"{len(prompts)} prompts x k={args.k} ({rejected} of {args.problems} over the prompt budget "
+          f"{max_model_len} - {args.max_tokens}), max_tokens={args.max_tokens}, vLLM data parallel "
+          f"{args.data_parallel}{', batch-invariant' if args.batch_invariant else ''}, GPU {torch.cuda.get_device_name()}")
+    header = (f"{'backend':<8}{'samples':>9}{'tokens':>10}{'seconds':>9}{'tokens/s':>11}{'samples/s':>11}"
+              f"{'x ' + base['backend']:>8}{'free GiB after close':>22}")
     print(header + "\n" + "-" * len(header))
     for r in results:
         ratio = r["tokens_per_s"] / base["tokens_per_s"]
         print(f"{r['backend']:<8}{r['samples']:>9}{r['tokens']:>10}{r['seconds']:>9}{r['tokens_per_s']:>11}"
-              f"{r['samples_per_s']:>11}{ratio:>8.2f}")
+              f"{r['samples_per_s']:>11}{ratio:>8.2f}{r['free_gib_after_close']:>15} / {r['total_gib']}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
 
