@@ -33,9 +33,21 @@ def ev():
         os.environ.pop("HF_TOKEN", None)
 
 
+def _descends_from_us(parents: dict[str, str], pid: str) -> bool:
+    """Whether `pid` is in this test process's tree: other sessions on the machine run sandboxes
+    of their own under the same uid range, and theirs are not ours to count."""
+    me, seen = str(os.getpid()), set()
+    while pid in parents and pid not in seen:
+        seen.add(pid)
+        pid = parents[pid]
+        if pid == me:
+            return True
+    return False
+
+
 def leftover_processes() -> list[str]:
-    """Sandboxed processes alive now other than the judge processes themselves (PID 1 inside)."""
-    found = []
+    """Sandboxed processes of ours alive now other than the judge processes themselves (PID 1 inside)."""
+    found, parents = [], {}
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{pid}/status") as f:
@@ -44,11 +56,12 @@ def leftover_processes() -> list[str]:
                 cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
+        parents[pid] = fields.get("PPid", "0").strip()
         uid = int(fields["Uid"].split()[1])
         inner_pid = fields.get("NSpid", "").split()[-1:]
         if uid >= UID_BASE and inner_pid != ["1"]:
-            found.append(f"{pid} uid={uid} {cmd}")
-    return found
+            found.append((pid, f"{pid} uid={uid} {cmd}"))
+    return [line for pid, line in found if _descends_from_us(parents, pid)]
 
 
 def settled_leftovers(timeout_s: float = 3.0) -> list[str]:

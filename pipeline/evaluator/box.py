@@ -4,6 +4,11 @@ A box is started once and reused for many submissions (the harness cleans up aft
 it is restarted when it dies, times out or is killed (batch deadline). Killing a box takes the
 whole sandbox down: the outer bwrap process, the namespace's PID 1 (by its parent-death signal
 and directly), hence every process inside.
+
+Where the machine has control groups (`cgroups.py`), each start of a box gets a run group of its
+own: the evaluator sets its memory and process limits before each run / open request and adds
+what the run used (`cg_cpu_s`, `cg_oom_kills`, `cg_peak_bytes`) to the reply; `accounting` says
+which accounting is in force (cgroup-v1, cgroup-v2, or rlimit when the box has no group).
 """
 
 from __future__ import annotations
@@ -20,10 +25,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline.evaluator import cgroups
 from pipeline.evaluator import sandbox as sb
 
 START_TIMEOUT_S = 60.0
 HEADER_MAX = 1 << 20
+# Run group memory on top of a request's own limit: the copies a forked Python child makes of the
+# warm judge's pages, and page cache (a run group's limit is for the run as a whole).
+GROUP_MEMORY_SLACK = 64 << 20
+GROUP_OPS = ("run", "open")
 
 
 class BoxError(RuntimeError):
@@ -55,6 +65,9 @@ class Box:
         self._killed = False
         self._starting = False  # launched, init reply not read yet
         self._stage: Path | None = None  # unshare only: where closed directories' binds are staged
+        self.cgroup: cgroups.RunGroup | None = None  # this start's run group (None: rlimits only)
+        self.accounting = "rlimit"
+        self._group_fds: list[int] = []
 
     # paths -----------------------------------------------------------------------------------
     def inside(self, host: str | os.PathLike) -> str:
@@ -85,8 +98,29 @@ class Box:
                     wipe.append("/dev/shm")
         harness = self.inside(sb.HARNESS_DIR / "harness.py")
         cmd += sb.drop_args(self.spec) + sb.limit_args(self.spec) + sb.harness_command(harness)
-        init = {"op": "init", "scratch": home, "wipe": wipe, "syscall_filter": self.spec.syscall_filter}
+        init = {"op": "init", "scratch": home, "wipe": wipe, "syscall_filter": self.spec.syscall_filter,
+                "cgroup": self._make_group()}
         return cmd, sb.sandbox_env(home), init
+
+    def _make_group(self) -> dict[str, Any] | None:
+        """A run group for this start and the descriptors the judge gets on it (see cgroups.py)."""
+        layout = cgroups.detect() if self.spec.cgroups and self.spec.kind != "none" else None
+        if layout is None:
+            return None
+        try:
+            group = cgroups.RunGroup(layout, self.name)
+        except OSError as e:
+            with open(self.log_path, "ab") as log:
+                log.write(f"no run group: {e}\n".encode())
+            return None
+        try:
+            procs = group.open_procs()
+            cpu = group.open_cpu_counter()
+        except OSError:
+            group.destroy()
+            return None
+        self.cgroup, self._group_fds = group, [*procs, cpu]
+        return {"version": group.version, "procs": procs, "cpu": cpu}
 
     # lifecycle ---------------------------------------------------------------------------------
     @property
@@ -110,10 +144,16 @@ class Box:
                 raise BoxKilled(f"box {self.name} was killed")
             cmd, env, init = self._command()
             self._buf.clear()
-            with open(self.log_path, "ab") as log:
-                self.proc = subprocess.Popen(
-                    cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
-                    cwd=self.workdir, start_new_session=True, close_fds=True, bufsize=0)
+            try:
+                with open(self.log_path, "ab") as log:
+                    self.proc = subprocess.Popen(
+                        cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
+                        cwd=self.workdir, start_new_session=True, close_fds=True, bufsize=0,
+                        pass_fds=self._group_fds)
+            finally:  # the judge holds them now
+                for fd in self._group_fds:
+                    os.close(fd)
+                self._group_fds = []
         self._starting = True
         try:
             self.send(init)
@@ -129,6 +169,13 @@ class Box:
             self.kill()
             raise BoxError(f"box {self.name} did not start: {reply.header}")
         self.info = reply.header
+        if self.cgroup is not None and reply.header.get("cgroup"):
+            self.accounting = self.cgroup.version
+        else:
+            self.accounting = "rlimit"
+            if self.cgroup is not None:
+                with open(self.log_path, "ab") as log:
+                    log.write(f"run group not used: {reply.header.get('cgroup_error')}\n".encode())
 
     def ensure(self) -> Box:
         if self._starting:
@@ -166,8 +213,31 @@ class Box:
         return reply
 
     def _exchange(self, req: dict[str, Any], timeout: float) -> Reply:
+        group = self.cgroup if self.accounting != "rlimit" and req.get("op") in GROUP_OPS else None
+        if group is not None:
+            try:
+                group.set_limits(int(req.get("mem_bytes") or 0) + GROUP_MEMORY_SLACK, self.spec.nproc)
+                group.start()
+            except (OSError, ValueError) as e:
+                raise self._failure(f"cannot set the run group's limits: {e}") from None
         self.send(req)
-        return self._receive(timeout)
+        reply = self._receive(timeout)
+        if group is not None and group is self.cgroup:
+            try:
+                reply.header.update(group.usage())
+            except (OSError, ValueError):
+                pass
+        return reply
+
+    def oom_kills(self) -> int:
+        """Out-of-memory kills in this start's run group so far (0 without one): a session's
+        calls stream back without a request each, so their judge reads this itself."""
+        if self.cgroup is None or self.accounting == "rlimit":
+            return 0
+        try:
+            return self.cgroup.oom_kills()
+        except (OSError, ValueError):
+            return 0
 
     def _receive(self, timeout: float) -> Reply:
         deadline = time.monotonic() + timeout
@@ -273,6 +343,9 @@ class Box:
         stage, self._stage = self._stage, None
         if stage is not None and not stage.is_relative_to(self.workdir):  # a temp folder of its own
             shutil.rmtree(stage, ignore_errors=True)
+        group, self.cgroup, self.accounting = self.cgroup, None, "rlimit"
+        if group is not None:
+            group.destroy()
 
 
 def _children(pid: int) -> list[int]:

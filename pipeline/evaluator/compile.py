@@ -2,6 +2,12 @@
 
 The same source is compiled once per Evaluator, however many workers ask for it at once (GRPO
 groups often hold identical samples); compile errors are cached too.
+
+A compilation that runs out of wall-clock time having used almost no CPU was blocked, not slowed
+down: the source made the compiler wait (`#include` of a FIFO or a terminal; the sandbox's /dev
+has no device that blocks, but the unshare fallback shows the host's files). That is the
+source's doing, so it is a CE and cached; one that used its CPU share is a busy machine (SE,
+not cached).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from pipeline.evaluator.config import EvaluatorConfig
 from pipeline.evaluator.workspace import MB, Worker, write_file
 
 ERROR_KEEP = 4000
+BLOCKED_CPU_SHARE = 0.1  # of the wall-clock limit: less CPU than this in all that time = blocked
 
 
 @dataclass(frozen=True)
@@ -88,6 +95,11 @@ class Compiler:
         diag = diag.replace(box.inside(src), "main.cpp").strip()[:ERROR_KEEP]
         if h["why"] == "cpu":
             return CompileResult("CE", message=f"compilation exceeded {limit:g} s of CPU time", seconds=seconds)
+        wall_limit = 2 * limit + 5
+        cpu = max(float(h.get("cpu_s") or 0), float(h.get("total_cpu_s") or 0), float(h.get("cg_cpu_s") or 0))
+        if h["why"] == "wall" and cpu < BLOCKED_CPU_SHARE * wall_limit:
+            return CompileResult("CE", message=f"compilation blocked: {cpu:.2f} s of CPU in {wall_limit:g} s "
+                                 "(does the source include a device or a pipe?)", seconds=seconds)
         if h["why"] == "wall":  # CPU time within the limit: a busy machine, not the source's fault
             return CompileResult("SE", message=f"compilation ran out of {2 * limit + 5:g} s of wall-clock time "
                                  "with CPU time to spare (a busy machine)", seconds=seconds)

@@ -35,6 +35,9 @@ class EvaluatorConfig:
     wall_slack_s: float = field(default=1.0, metadata={"help": "See wall_factor."})
     output_limit_mb: float = field(default=64, metadata={
         "help": "Output limit per test (OLE beyond; at least 2x the expected output)."})
+    checker_output_mb: float = field(default=16, metadata={
+        "help": "Output limit per test where a checker program reads the output (OLE beyond; at least 2x the "
+                "expected output); a problem's meta output_limit_mb overrides both limits."})
     memory_slack_mb: int = field(default=32, metadata={
         "help": "Address space added to the memory limit for native programs (libc, loader, stack)."})
     tmpfs_mb: int = field(default=256, metadata={"help": "Size of the sandbox's private /tmp (disk-fill bound)."})

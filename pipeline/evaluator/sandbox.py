@@ -2,7 +2,9 @@
 
 bwrap (the default): a new root holding read-only binds of the system dirs (/usr, /etc, ...) and of
 the interpreter (sys.base_prefix, sys.prefix) only, so home directories, the repository, the data
-and other jobs are invisible; private size-limited tmpfs /tmp and /dev/shm; new PID, network
+and other jobs are invisible; private size-limited tmpfs /tmp and /dev/shm; a /dev of its own holding only null, zero, full,
+random and urandom (no terminal, no ptmx: nothing a program or the compiler, told to
+`#include "/dev/ptmx"`, can block on); new PID, network
 (loopback only, down), IPC and UTS namespaces; the judge process is PID 1 (`--as-pid-1`), so a
 program cannot signal it and the kernel kills the whole namespace when it exits;
 `--die-with-parent` and `--new-session`.
@@ -17,7 +19,8 @@ Inside any sandbox kind, every program the judge forks also runs under a seccomp
 setpriority / sched_* calls, kernel keyrings or new namespaces.
 
 unshare (fallback when bwrap is missing): new PID/network/IPC/UTS/mount namespaces, a private
-tmpfs as scratch, the same uid drop and rlimits, but the host filesystem stays visible (read-only
+tmpfs as scratch, the same uid drop and rlimits, the same minimal /dev (a tmpfs moved over the host's), but the
+host filesystem stays visible (read-only
 only through file permissions). A closed directory above what the judge needs (an interpreter
 under /root, 0700) is covered by an empty tmpfs with only those paths bound back, so the uid drop
 works there and the rest of that directory is hidden. none: rlimits and process groups only; for tests.
@@ -48,6 +51,10 @@ UID_BASE = 3_000_000
 UIDS_PER_PROCESS = 1024
 _next_uid = itertools.count()
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
+# The devices a box sees (/dev/shm is a private tmpfs besides): none of them blocks a reader.
+DEVICES = ("null", "zero", "full", "random", "urandom")
+DEV_LINKS = (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+             ("stderr", "/proc/self/fd/2"))
 
 
 class SandboxUnavailable(RuntimeError):
@@ -71,6 +78,7 @@ class BoxSpec:
     nproc: int = 64
     drop_uid: int | None = None  # run as this uid/gid (when we are root); None = as ourselves
     syscall_filter: bool = True  # seccomp filter on every program (see syscall_filter.py)
+    cgroups: bool = True  # a run group per box where the machine has control groups (cgroups.py)
 
 
 def is_root() -> bool:
@@ -147,7 +155,13 @@ def bwrap_args(spec: BoxSpec, binds: list[Bind]) -> list[str]:
 
     # The private /tmp comes before the interpreter binds: a venv that lives under /tmp (a CI
     # checkout there, say) must be bound on top of the tmpfs, not hidden by it.
-    args += ["--dev", "/dev", "--proc", "/proc",
+    args += ["--perms", "0755", "--size", str(1 << 20), "--tmpfs", "/dev"]
+    for d in DEVICES:
+        if os.path.exists(f"/dev/{d}"):
+            args += ["--dev-bind", f"/dev/{d}", f"/dev/{d}"]
+    for name, target in DEV_LINKS:
+        args += ["--symlink", target, f"/dev/{name}"]
+    args += ["--proc", "/proc",
              "--perms", "01777", "--size", str(spec.tmp_bytes), "--tmpfs", "/tmp",
              "--perms", "01777", "--size", str(spec.shm_bytes), "--tmpfs", "/dev/shm"]
     for p in interpreter_paths():
@@ -182,12 +196,26 @@ def unshare_args(spec: BoxSpec, scratch: Path, shm: bool, reach: list[Path] = ()
           "--propagation", "private"]
     if not is_root():
         ns.insert(1, "--map-root-user")
-    mounts = ["umask 022", f"mount -t tmpfs -o size={spec.tmp_bytes},mode=1777 tmpfs {_q(scratch)}"]
+    mounts = ["umask 022", *_dev_mounts(scratch, shm),
+              f"mount -t tmpfs -o size={spec.tmp_bytes},mode=1777 tmpfs {_q(scratch)}"]
     if shm:
         mounts.append(f"mount -t tmpfs -o size={spec.shm_bytes},mode=1777 tmpfs /dev/shm")
     if spec.drop_uid is not None and stage is not None:
         mounts += _reach_mounts([*interpreter_paths(), *map(str, reach)], stage)
     return ns + ["/bin/sh", "-c", " && ".join(mounts) + ' && exec "$@"', "sh"]
+
+
+def _dev_mounts(spare: Path, shm: bool) -> list[str]:
+    """Shell steps that replace /dev with a tmpfs holding only DEVICES (and /dev/shm's mount
+    point): built on `spare` (an empty folder, mounted over later), then moved onto /dev."""
+    steps = [f"mount -t tmpfs -o size=1m,mode=0755 tmpfs {_q(spare)}"]
+    for d in DEVICES:
+        if os.path.exists(f"/dev/{d}"):
+            steps += [f"touch {_q(spare / d)}", f"mount --bind /dev/{d} {_q(spare / d)}"]
+    steps += [f"ln -s {target} {_q(spare / name)}" for name, target in DEV_LINKS]
+    if shm:
+        steps.append(f"mkdir {_q(spare / 'shm')}")
+    return steps + [f"mount --move {_q(spare)} /dev"]
 
 
 def _q(path: str | Path) -> str:

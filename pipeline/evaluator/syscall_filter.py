@@ -10,6 +10,12 @@ channel to the next submission), new namespaces (user namespaces are kernel atta
 access to other processes' memory (ptrace, process_vm_*, kcmp, pidfd_getfd), perf, bpf,
 userfaultfd and io_uring, none of which a solution needs.
 
+Sockets: only the families a solution needs, AF_UNIX and (loopback only, in the sandbox's empty
+network namespace) AF_INET / AF_INET6; any other family answers EAFNOSUPPORT, as on a kernel
+without it. Some families are not isolated by a network namespace at all (AF_VSOCK reaches the
+host's vsock port space, where VM agents listen) and others are kernel attack surface
+(AF_NETLINK, AF_PACKET, ...).
+
 `clone3` answers ENOSYS (glibc then falls back to `clone`, whose flags a filter can read), as in
 Docker's default profile. Syscalls of another ABI (x32, i386 on x86_64) answer ENOSYS.
 """
@@ -29,7 +35,7 @@ SYSCALLS = {
     "unshare": (272, 97), "setns": (308, 268), "clone": (56, 220), "clone3": (435, 435),
     "ptrace": (101, 117), "process_vm_readv": (310, 270), "process_vm_writev": (311, 271),
     "kcmp": (312, 272), "pidfd_getfd": (438, 438), "perf_event_open": (298, 241), "bpf": (321, 280),
-    "userfaultfd": (323, 282), "io_uring_setup": (425, 425),
+    "userfaultfd": (323, 282), "io_uring_setup": (425, 425), "socket": (41, 198), "socketpair": (53, 199),
 }
 DENIED = ("keyctl", "add_key", "request_key", "unshare", "setns", "ptrace", "process_vm_readv",
           "process_vm_writev", "kcmp", "pidfd_getfd", "perf_event_open", "bpf", "userfaultfd",
@@ -37,6 +43,8 @@ DENIED = ("keyctl", "add_key", "request_key", "unshare", "setns", "ptrace", "pro
 SELF_ONLY = ("prlimit64", "sched_setparam", "sched_setscheduler", "sched_setaffinity", "sched_setattr")
 CLONE_NAMESPACES = 0x7E020000  # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
 PRIO_PROCESS, IOPRIO_WHO_PROCESS = 0, 1
+AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
+SOCKET_FAMILIES = (AF_UNIX, AF_INET, AF_INET6)  # socket(); socketpair() exists for AF_UNIX only
 
 # classic BPF
 LD_ABS_W, JEQ, JGE, JSET, RET = 0x20, 0x15, 0x35, 0x45, 0x06
@@ -107,7 +115,18 @@ def build(machine=None):
         a.jump(JEQ, nr[name], "arg0_is_zero", None)
     a.jump(JEQ, nr["setpriority"], "setpriority", None)
     a.jump(JEQ, nr["ioprio_set"], "ioprio_set", None)
+    a.jump(JEQ, nr["socket"], "socket", None)
+    a.jump(JEQ, nr["socketpair"], "socketpair", None)
     a.ret(RET_ALLOW)
+    a.label("socket")  # the family is argument 0 (an int: the low 32 bits)
+    a.ld(_arg(0))
+    for family in SOCKET_FAMILIES:
+        a.jump(JEQ, family, "allow", None)
+    a.ret(RET_ERRNO | errno.EAFNOSUPPORT)
+    a.label("socketpair")
+    a.ld(_arg(0))
+    a.jump(JEQ, AF_UNIX, "allow", None)
+    a.ret(RET_ERRNO | errno.EAFNOSUPPORT)
     a.label("clone")
     a.ld(_arg(0))
     a.jump(JSET, CLONE_NAMESPACES, "eperm", "allow")

@@ -1,0 +1,334 @@
+"""A control group per box: CPU, memory and process count for a run as a whole.
+
+rlimits are per process: a program that leaves its work to children the kernel reaps by itself
+(SIGCHLD ignored) hides their CPU time (no rusage reaches anyone), and 64 processes under a 256 MB
+address-space limit each hold 16 GB together. A control group counts every process a run starts,
+however it ends.
+
+Layout: under the evaluator process's own group in each hierarchy (so limits placed on the
+evaluator still hold), `microcoder-<pid>/<box>-<n>/` is the *run group* of one box. The judge
+process (the harness, PID 1 of the sandbox) stays outside it: it is not counted, and the
+kernel's out-of-memory killer, which only looks inside the group at its limit, never picks it.
+Each program the judge forks moves itself into the run group before anything else (it writes
+"0" to the group's `cgroup.procs`, through a file descriptor the evaluator opened as root and
+passed down; a program cannot reopen it, the sandbox has no /sys, and the descriptor is closed
+before the program runs), so everything it starts is inside.
+
+The evaluator (the parent process, outside the sandbox) sets the limits before each request and
+reads the counters after it: `cpuacct.usage` / `cpu.stat` (CPU), `memory.max_usage_in_bytes` /
+`memory.peak` and the oom-kill count (memory), `pids.max` (process count). cgroup v1 (one
+hierarchy per controller, as on this kind of machine) and v2 (unified) are supported; without a
+writable hierarchy holding all three controllers (not root, no controllers mounted) `detect()`
+is None and the rlimits are all there is. The rlimits stay as a second line either way.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import logging
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+CGROUP_FS = "/sys/fs/cgroup"
+V1_CONTROLLERS = ("cpuacct", "memory", "pids")
+V2_CONTROLLERS = ("cpu", "memory", "pids")
+_seq = itertools.count()
+
+
+@dataclass(frozen=True)
+class Layout:
+    version: str  # cgroup-v1 | cgroup-v2
+    bases: dict[str, Path]  # controller -> this process's own group in its hierarchy (v2: one path)
+
+
+def _mounts() -> list[tuple[str, str, set[str]]]:
+    """(mount point, fs type, super options) of every cgroup mount."""
+    out = []
+    try:
+        with open("/proc/self/mountinfo") as f:
+            for line in f:
+                left, _, right = line.partition(" - ")
+                fields, rfields = left.split(), right.split()
+                if len(rfields) >= 3 and rfields[0] in ("cgroup", "cgroup2"):
+                    out.append((fields[4].replace("\\040", " "), rfields[0], set(rfields[2].split(","))))
+    except OSError:
+        pass
+    return out
+
+
+def _own_groups() -> dict[str, str]:
+    """controller (or '' for v2) -> this process's group path, from /proc/self/cgroup."""
+    groups = {}
+    try:
+        with open("/proc/self/cgroup") as f:
+            for line in f:
+                _, controllers, path = line.rstrip("\n").split(":", 2)
+                for c in controllers.split(",") if controllers else [""]:
+                    groups[c] = path
+    except (OSError, ValueError):
+        pass
+    return groups
+
+
+def _own_dir(mount: str, own: str) -> Path:
+    """Our group's directory; the mount itself when it is rooted at our group (a cgroup namespace)."""
+    path = Path(mount) / own.lstrip("/")
+    return path if path.is_dir() else Path(mount)
+
+
+def _writable(base: Path) -> bool:
+    probe = base / f"microcoder-probe-{os.getpid()}-{next(_seq)}"
+    try:
+        probe.mkdir()
+    except OSError:
+        return False
+    try:
+        probe.rmdir()
+    except OSError:
+        pass
+    return True
+
+
+def _detect_v1() -> Layout | None:
+    own = _own_groups()
+    bases = {}
+    for mount, fstype, opts in _mounts():
+        if fstype != "cgroup":
+            continue
+        for c in V1_CONTROLLERS:
+            if c in opts and c not in bases:
+                bases[c] = _own_dir(mount, own.get(c, "/"))
+    if set(bases) != set(V1_CONTROLLERS) or not all(b.is_dir() and _writable(b) for b in bases.values()):
+        return None
+    return Layout("cgroup-v1", bases)
+
+
+def _detect_v2() -> Layout | None:
+    own = _own_groups().get("", "/")
+    for mount, fstype, _ in _mounts():
+        if fstype != "cgroup2":
+            continue
+        base = _own_dir(mount, own)
+        try:
+            available = (base / "cgroup.controllers").read_text().split()
+        except OSError:
+            continue
+        if not set(V2_CONTROLLERS) <= set(available) or not _writable(base):
+            continue
+        return Layout("cgroup-v2", {c: base for c in V2_CONTROLLERS})
+    return None
+
+
+@functools.cache
+def detect() -> Layout | None:
+    """The hierarchy to use here (v2 when it holds every controller, else v1), or None."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        return _detect_v2() or _detect_v1()
+    except OSError as e:
+        log.debug("cgroup detection failed: %s", e)
+        return None
+
+
+def _read(path: Path) -> str:
+    with open(path) as f:
+        return f.read()
+
+
+def _write(path: Path, value: str) -> None:
+    with open(path, "w") as f:
+        f.write(value)
+
+
+def _kv(text: str) -> dict[str, int]:
+    out = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].lstrip("-").isdigit():
+            out[parts[0]] = int(parts[1])
+    return out
+
+
+def _sweep_stale(parent: Path) -> None:
+    """Remove the groups of evaluator processes that are gone (a crash leaves them behind)."""
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith("microcoder-") or not name[11:].isdigit():
+            continue
+        if os.path.exists(f"/proc/{name[11:]}"):
+            continue
+        top = parent / name
+        for child in (top.iterdir() if top.is_dir() else ()):
+            if child.is_dir():
+                _remove_group(child)
+        try:
+            top.rmdir()
+        except OSError:
+            pass
+
+
+def _remove_group(path: Path, timeout_s: float = 5.0) -> bool:
+    """rmdir a group, killing what is still in it (a box that was killed leaves its processes
+    dying for a moment)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            path.rmdir()
+            return True
+        except FileNotFoundError:
+            return True
+        except OSError:
+            pass
+        try:
+            pids = [int(p) for p in _read(path / "cgroup.procs").split()]
+        except (OSError, ValueError):
+            pids = []
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if time.monotonic() > deadline:
+            log.warning("cgroup %s could not be removed", path)
+            return False
+        time.sleep(0.02)
+
+
+class RunGroup:
+    """The run group of one box (one directory per hierarchy; v2: one directory)."""
+
+    def __init__(self, layout: Layout, name: str):
+        self.layout = layout
+        self.version = layout.version
+        self.dirs: dict[str, Path] = {}
+        n = next(_seq)
+        try:
+            for base in dict.fromkeys(layout.bases.values()):
+                top = base / f"microcoder-{os.getpid()}"
+                if not top.exists():
+                    _sweep_stale(base)
+                    top.mkdir(exist_ok=True)
+                    if self.version == "cgroup-v2":
+                        _write(top / "cgroup.subtree_control", " ".join(f"+{c}" for c in V2_CONTROLLERS))
+                group = top / f"{name}-{n}"
+                group.mkdir()
+                for c, b in layout.bases.items():
+                    if b == base:
+                        self.dirs[c] = group
+        except OSError:
+            self.destroy()
+            raise
+        if self.version == "cgroup-v1":
+            try:  # count swap too where the kernel accounts it
+                self._memsw = (self.dirs["memory"] / "memory.memsw.limit_in_bytes").exists()
+            except OSError:
+                self._memsw = False
+        self._cpu0 = self._oom0 = 0
+
+    @property
+    def procs_files(self) -> list[Path]:
+        return [d / "cgroup.procs" for d in dict.fromkeys(self.dirs.values())]
+
+    def open_procs(self) -> list[int]:
+        """Write-only descriptors of `cgroup.procs` for the judge to pass to its children."""
+        fds = []
+        try:
+            for p in self.procs_files:
+                fds.append(os.open(p, os.O_WRONLY | os.O_CLOEXEC))
+        except OSError:
+            for fd in fds:
+                os.close(fd)
+            raise
+        return fds
+
+    def open_cpu_counter(self) -> int:
+        """A read-only descriptor of the CPU counter (the judge meters runs with it)."""
+        if self.version == "cgroup-v2":
+            return os.open(self.dirs["cpu"] / "cpu.stat", os.O_RDONLY | os.O_CLOEXEC)
+        return os.open(self.dirs["cpuacct"] / "cpuacct.usage", os.O_RDONLY | os.O_CLOEXEC)
+
+    # limits --------------------------------------------------------------------------------------------
+    def set_limits(self, mem_bytes: int | None, pids: int | None) -> None:
+        if pids is not None:
+            _write(self.dirs["pids"] / "pids.max", str(int(pids)))
+        if mem_bytes is None:
+            return
+        mem = str(int(mem_bytes))
+        d = self.dirs["memory"]
+        if self.version == "cgroup-v2":
+            _write(d / "memory.max", mem)
+            try:
+                _write(d / "memory.swap.max", "0")
+            except OSError:
+                pass
+            return
+        # v1: memsw >= memory at every moment; one of the two orders works from any state
+        files = [d / "memory.limit_in_bytes"] + ([d / "memory.memsw.limit_in_bytes"] if self._memsw else [])
+        for order in (files, files[::-1]):
+            try:
+                for f in order:
+                    _write(f, mem)
+                return
+            except OSError:
+                continue
+        raise OSError(f"cannot set the memory limit of {d}")
+
+    def pids_max(self) -> int | None:
+        text = _read(self.dirs["pids"] / "pids.max").strip()
+        return None if text == "max" else int(text)
+
+    # counters --------------------------------------------------------------------------------------------
+    def cpu_s(self) -> float:
+        if self.version == "cgroup-v2":
+            return _kv(_read(self.dirs["cpu"] / "cpu.stat")).get("usage_usec", 0) / 1e6
+        return int(_read(self.dirs["cpuacct"] / "cpuacct.usage")) / 1e9
+
+    def oom_kills(self) -> int:
+        d = self.dirs["memory"]
+        if self.version == "cgroup-v2":
+            return _kv(_read(d / "memory.events")).get("oom_kill", 0)
+        return _kv(_read(d / "memory.oom_control")).get("oom_kill", 0)
+
+    def peak_bytes(self) -> int:
+        d = self.dirs["memory"]
+        try:
+            if self.version == "cgroup-v2":
+                return int(_read(d / "memory.peak"))
+            return int(_read(d / "memory.max_usage_in_bytes"))
+        except (OSError, ValueError):
+            return 0
+
+    def start(self) -> None:
+        """Before a request: the baseline of every counter (the peak is reset where it can be)."""
+        if self.version == "cgroup-v1":
+            try:
+                _write(self.dirs["memory"] / "memory.max_usage_in_bytes", "0")
+            except OSError:
+                pass
+        self._cpu0, self._oom0 = self.cpu_s(), self.oom_kills()
+
+    def usage(self) -> dict[str, float | int]:
+        """After a request: what the run group used since `start()`."""
+        return {"cg_cpu_s": max(0.0, self.cpu_s() - self._cpu0), "cg_oom_kills": self.oom_kills() - self._oom0,
+                "cg_peak_bytes": self.peak_bytes()}
+
+    def destroy(self) -> bool:
+        ok = True
+        for d in dict.fromkeys(self.dirs.values()):
+            ok = _remove_group(d) and ok
+            try:  # the process's folder, once its last box is gone
+                d.parent.rmdir()
+            except OSError:
+                pass
+        self.dirs = {}
+        return ok
