@@ -249,28 +249,19 @@ def _parse_chain(text: str, keys: KeyMap, c: Constraints) -> bool:
     return found
 
 
-_CLASSES = [
-    (r"lower\s*-?\s*case and upper\s*-?\s*case|upper\s*-?\s*case and lower\s*-?\s*case|english letters(?! in)",
-     string.ascii_letters),
-    (r"lower\s*-?\s*case", string.ascii_lowercase),
-    (r"upper\s*-?\s*case", string.ascii_uppercase),
-    (r"digits", string.digits),
-]
-
-
 def _parse_words(text: str, keys: KeyMap, c: Constraints) -> bool:
     low = text.lower()
     named = [n for n in keys.params if re.search(rf"(?<![\w.\[]){re.escape(n)}(\[[a-z]\])*(?![\w(])", text)]
     found = False
     if re.search(r"consist|contain|only|either|characters|letters|digits|is one of", low):
-        chars = ""
-        for pattern, alphabet in _CLASSES:
-            if re.search(pattern, low):
-                chars += alphabet
-                if pattern.startswith("lower") and "english letters" in low:
-                    break
-        if "lowercase english letters" in low and "uppercase" not in low:
-            chars = string.ascii_lowercase + ("".join(d for d in string.digits if "digit" in low))
+        lower = re.search(r"lower\s*-?\s*case", low)
+        upper = re.search(r"upper\s*-?\s*case", low)
+        if lower or upper:
+            chars = (string.ascii_lowercase if lower else "") + (string.ascii_uppercase if upper else "")
+        else:
+            chars = string.ascii_letters if re.search(r"\bletters\b", low) else ""
+        if re.search(r"\bdigits?\b", low):
+            chars += string.digits
         chars += "".join(re.findall(r"'(.)'", text)) + "".join(re.findall(r'"(.)"', text))
         if re.search(r"\bspaces?\b|' '", low):
             chars += " "
@@ -283,7 +274,8 @@ def _parse_words(text: str, keys: KeyMap, c: Constraints) -> bool:
             found = bool(targets)
     flags = set()
     if re.search(r"sorted|non-?decreasing|ascending|increasing order", low):
-        flags.add("desc" if re.search(r"non-?increasing|descending|decreasing order", low) else "sorted")
+        desc = re.search(r"non-?increasing|descending|(?<!non-)(?<!non)decreasing order", low)
+        flags.add("desc" if desc else "sorted")
     if re.search(r"\bdistinct\b|\bunique\b", low) and not re.search(r"unique (answer|solution)", low):
         flags.add("distinct")
     if "permutation" in low:

@@ -41,6 +41,7 @@ VERSION = "1"  # bump when generation changes: cached results of older versions 
 
 @dataclass
 class TestgenConfig:
+    __test__ = False  # not a pytest test class
     target_tests: int = field(default=32, metadata={"help": "Add generated tests until a problem has this many."})
     seed: int = field(default=0, metadata={"help": "Seed of every random draw (same seed, same tests)."})
     max_elements: int = field(default=10_000, metadata={"help": "Most numbers / characters in one generated input (caps the stated maxima)."})
@@ -106,6 +107,7 @@ class Cache:
 
 @dataclass
 class TestgenResult:
+    __test__ = False
     kept: list[Problem]
     rejects: list[tuple[Problem, str]]
     report: list[dict[str, Any]]
@@ -368,6 +370,9 @@ def testgen_problems(problems: list[Problem], cfg: TestgenConfig, *, progress: b
         bar.close()
         cache.close()
     return _assemble(problems, skips, results, cfg, time.monotonic() - start)
+
+
+testgen_problems.__test__ = False  # not a pytest test
 
 
 def _assemble(problems: list[Problem], skips: dict[int, str], results: dict[int, dict[str, Any]],
