@@ -143,3 +143,18 @@ def test_final_save_runs_on_every_process_and_only_the_main_one_swaps(tmp_path):
     assert "save_model" in main.log
     assert (checkpoint / "model.safetensors").read_text() == "new" and (checkpoint / "tokenizer.json").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint"]
+
+
+def test_only_the_main_process_cleans_the_output_folder(tmp_path):
+    from training.train import RUN_FILE, prepare_output
+
+    out, trainer_dir = tmp_path / "train", tmp_path / "train" / "trainer"
+    (out / ".checkpoint-new").mkdir(parents=True)  # e.g. the main rank's final save in progress
+    (trainer_dir / "checkpoint-5").mkdir(parents=True)
+    log: list = []
+    prepare_output(FakeAccelerator(False, log), out, trainer_dir, None, {"seed": 0})
+    assert (out / ".checkpoint-new").exists() and (trainer_dir / "checkpoint-5").exists()
+    assert log == ["barrier", "barrier"]  # it waited for the main process on both sides
+    prepare_output(FakeAccelerator(True, log), out, trainer_dir, None, {"seed": 0})
+    assert not (out / ".checkpoint-new").exists() and not (trainer_dir / "checkpoint-5").exists()
+    assert (trainer_dir / RUN_FILE).exists()

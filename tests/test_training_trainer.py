@@ -133,3 +133,24 @@ def test_rho_needs_statuses(tiny_model_dir, tmp_path):
 
     with pytest.raises(ValueError, match="statuses"):
         make(MicroCoderGRPOTrainer, tiny_model_dir, config(tmp_path, truncation_mask_rho=0.1), plain_reward)
+
+
+def test_too_many_unjudged_samples_warn_then_stop(tiny_model_dir, tmp_path, caplog):
+    from training.trainer import UnjudgedSamplesError
+
+    class Unjudged(StatusReward):
+        def __call__(self, prompts, completions, completion_ids, **kwargs):
+            rewards = super().__call__(prompts, completions, completion_ids, **kwargs)
+            return [None if s == "deadline" else r for s, r in zip(self.last_statuses, rewards, strict=True)]
+
+    quarter = Unjudged(lambda i, ids: "deadline" if i % 4 == 0 else "no_code")
+    trainer = make(MicroCoderGRPOTrainer, tiny_model_dir, config(tmp_path / "a", max_steps=1), quarter)
+    with caplog.at_level("WARNING", logger="training.trainer"):
+        trainer.train()
+    assert trainer.generation_log[0]["deadline_frac"] == 0.25
+    assert "not judged before" in caplog.text
+    assert trainer.status_counts["deadline"] == 1 and sum(trainer.status_counts.values()) == 4
+    everything = Unjudged(lambda i, ids: "deadline")
+    trainer = make(MicroCoderGRPOTrainer, tiny_model_dir, config(tmp_path / "b", max_steps=1), everything)
+    with pytest.raises(UnjudgedSamplesError, match="reward_deadline_stop_frac"):
+        trainer.train()

@@ -141,15 +141,7 @@ def _run_training(cfg: TrainConfig, judge: Any, callbacks: list[Any] | None) -> 
     settings = run_settings(cfg, args)
     # Every process decides from the same files (read-only), then the main process alone changes them.
     resume_from = plan_run(trainer_dir, cfg.resume, settings)
-    state.wait_for_everyone()
-    if state.is_main_process:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        _remove_leftovers(out_dir)
-        if resume_from is None:
-            shutil.rmtree(trainer_dir, ignore_errors=True)  # a finished run's checkpoints (plan_run checked)
-        trainer_dir.mkdir(parents=True, exist_ok=True)
-        write_json(trainer_dir / RUN_FILE, {"finished": False, "settings": settings})
-    state.wait_for_everyone()
+    prepare_output(state, out_dir, trainer_dir, resume_from, settings)
     loaded = load_training_problems(source, language=args.reward_language, max_problems=cfg.max_problems)
     if not loaded.problems:
         if state.is_main_process:
@@ -209,6 +201,21 @@ def _within_prompt_budget(cfg: TrainConfig, args: Any, dataset: Any, loaded: Any
         raise InputError(f"every prompt is over the token budget ({next(iter(over.values()))}; see "
                          f"{out_dir / 'rejects.jsonl'})")
     return dataset.filter(lambda row: row["problem_id"] not in over)
+
+
+def prepare_output(state: Any, out_dir: Path, trainer_dir: Path, resume_from: Path | None,
+                   settings: dict[str, Any]) -> None:
+    """The main process alone cleans and prepares the output folder while the others wait: under
+    `accelerate launch` a rank must never delete what another rank is writing."""
+    state.wait_for_everyone()
+    if state.is_main_process:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        _remove_leftovers(out_dir)
+        if resume_from is None:
+            shutil.rmtree(trainer_dir, ignore_errors=True)  # a finished run's checkpoints (plan_run checked)
+        trainer_dir.mkdir(parents=True, exist_ok=True)
+        write_json(trainer_dir / RUN_FILE, {"finished": False, "settings": settings})
+    state.wait_for_everyone()
 
 
 def _warn_about_precision(cfg: TrainConfig, args: Any) -> None:
