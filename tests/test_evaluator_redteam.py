@@ -19,8 +19,10 @@ import textwrap
 
 import pytest
 
-from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
+from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission, harness_state
 from pipeline.evaluator import cgroups as cg
+from pipeline.evaluator import sandbox as sb
+from pipeline.evaluator.box import Box, BoxError
 from pipeline.evaluator.judge import output_limit
 from pipeline.schema import Checker, Problem, TestCase
 
@@ -190,6 +192,53 @@ def test_nothing_survives_into_the_next_submission_unshare(solo_unshare, attack)
     assert judge(solo_unshare, ECHO, sub(ECHO, attack, sid="attacker")).status == "AC"
     v = judge(solo_unshare, OTHER, sub(OTHER, LOOK_AROUND, sid="victim"))
     assert v.status == "AC", v
+
+
+def test_empty_dir_removes_chains_deeper_than_path_max_and_closed_folders(tmp_path):
+    top = tmp_path / "scratch"
+    top.mkdir()
+    fd = os.open(top, os.O_RDONLY)
+    for _ in range(40):  # 40 x 251 bytes, built relative to a descriptor as a program can
+        os.mkdir("d" * 250, dir_fd=fd)
+        nxt = os.open("d" * 250, os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = nxt
+    os.close(os.open("leaf", os.O_CREAT | os.O_WRONLY, dir_fd=fd))
+    os.fchmod(fd, 0o500)
+    os.close(fd)
+    (top / "closed").mkdir(mode=0o000)
+    (top / "file").write_text("x")
+    assert harness_state.empty_dir(str(top)) and os.listdir(top) == []
+    assert harness_state.empty_dir(str(tmp_path / "absent"))
+
+
+@needs_bwrap
+def test_a_failed_clean_up_retires_the_judge_and_is_never_reused(tmp_path):
+    """A writable dir the judge cannot empty (here: a read-only bind it is told to wipe) makes
+    every clean-up fail: the judge answers `retire` instead of running, the box is replaced, and
+    a fresh judge that is dirty at once is an error, never a run in a dirty box."""
+    stuck = tmp_path / "stuck"
+    stuck.mkdir()
+    (stuck / "left").write_text("x")
+    os.chmod(tmp_path, 0o755)
+    os.chmod(stuck, 0o755)
+    spec = sb.BoxSpec(kind="bwrap", drop_uid=sb.drop_uid_for("bwrap"))
+    box = Box(spec, [sb.Bind(stuck, sb.inside_path("stuck"))], tmp_path / "work", "run")
+    command = box._command
+
+    def with_stuck_wipe():
+        cmd, env, init = command()
+        return cmd, env, {**init, "wipe": [*init["wipe"], sb.inside_path("stuck")]}
+
+    box._command = with_stuck_wipe
+    try:
+        box.start()
+        assert box.info["clean"] is False
+        run = {"op": "run", "kind": "exec", "argv": ["/bin/true"], "cpu_s": 1, "wall_s": 5}
+        with pytest.raises(BoxError, match="retired at once"):
+            box.request(run, 30)
+    finally:
+        box.close()
 
 
 # --- 4. socket families ------------------------------------------------------------------------------------

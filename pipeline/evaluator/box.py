@@ -7,8 +7,9 @@ and directly), hence every process inside.
 
 Where the machine has control groups (`cgroups.py`), each start of a box gets a run group of its
 own: the evaluator sets its memory and process limits before each run / open request and adds
-what the run used (`cg_cpu_s`, `cg_oom_kills`, `cg_peak_bytes`) to the reply; `accounting` says
-which accounting is in force (cgroup-v1, cgroup-v2, or rlimit when the box has no group).
+the group's out-of-memory kills during it (`cg_oom_kills`) to the reply; the judge meters CPU
+with the group's counter; `accounting` says which accounting is in force (cgroup-v1, cgroup-v2,
+or rlimit when the box has no group).
 """
 
 from __future__ import annotations

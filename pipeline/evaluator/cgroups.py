@@ -233,7 +233,8 @@ class RunGroup:
                 self._memsw = (self.dirs["memory"] / "memory.memsw.limit_in_bytes").exists()
             except OSError:
                 self._memsw = False
-        self._cpu0 = self._oom0 = 0
+        self._oom0 = 0
+        self._limits: tuple[int | None, int | None] = (None, None)  # as last written (only we write them)
 
     @property
     def procs_files(self) -> list[Path]:
@@ -259,10 +260,18 @@ class RunGroup:
 
     # limits --------------------------------------------------------------------------------------------
     def set_limits(self, mem_bytes: int | None, pids: int | None) -> None:
-        if pids is not None:
+        """Write the limits that differ from the last ones written (a request costs no write
+        when its problem's limits are those of the one before)."""
+        last_mem, last_pids = self._limits
+        if pids is not None and pids != last_pids:
             _write(self.dirs["pids"] / "pids.max", str(int(pids)))
-        if mem_bytes is None:
+            self._limits = (last_mem, pids)
+        if mem_bytes is None or mem_bytes == last_mem:
             return
+        self._set_memory(mem_bytes)
+        self._limits = (mem_bytes, self._limits[1])
+
+    def _set_memory(self, mem_bytes: int) -> None:
         mem = str(int(mem_bytes))
         d = self.dirs["memory"]
         if self.version == "cgroup-v2":
@@ -309,18 +318,13 @@ class RunGroup:
             return 0
 
     def start(self) -> None:
-        """Before a request: the baseline of every counter (the peak is reset where it can be)."""
-        if self.version == "cgroup-v1":
-            try:
-                _write(self.dirs["memory"] / "memory.max_usage_in_bytes", "0")
-            except OSError:
-                pass
-        self._cpu0, self._oom0 = self.cpu_s(), self.oom_kills()
+        """Before a request: the baseline of the out-of-memory count. (CPU is metered inside, by
+        the judge, with the same group's counter: `harness_state.RunGroupFds`.)"""
+        self._oom0 = self.oom_kills()
 
     def usage(self) -> dict[str, float | int]:
-        """After a request: what the run group used since `start()`."""
-        return {"cg_cpu_s": max(0.0, self.cpu_s() - self._cpu0), "cg_oom_kills": self.oom_kills() - self._oom0,
-                "cg_peak_bytes": self.peak_bytes()}
+        """After a request: the run group's out-of-memory kills since `start()`."""
+        return {"cg_oom_kills": self.oom_kills() - self._oom0}
 
     def destroy(self) -> bool:
         ok = True
