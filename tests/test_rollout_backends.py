@@ -218,6 +218,7 @@ def test_vllm_engine_failures_are_retried_never_returned_as_answers(stand_in_vll
     backend.close()
 
 
+@pytest.mark.slow  # two spawned workers, each importing transformers: about 10 s on an idle 2-core machine
 def test_vllm_data_parallel_workers_can_start_engine_children(stand_in_vllm, tiny_model_dir):
     """vLLM starts its EngineCore as a child process: a daemonic worker could not ("daemonic
     processes are not allowed to have children"). Two spawned workers each build a stand-in
