@@ -92,6 +92,34 @@ def test_cpu_of_children_the_kernel_reaps_counts(solo):
     assert v.meta["accounting"] == cg.detect().version
 
 
+AUTO_REAPED_FUNCTIONAL = """
+    import os, signal, time
+    def add(a, b):
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+        for _ in range(4):
+            if os.fork() == 0:
+                t = time.process_time()
+                while time.process_time() - t < 0.2:
+                    pass
+                os._exit(0)
+            while True:
+                try:
+                    os.waitpid(-1, 0)
+                except ChildProcessError:
+                    break
+        return a + b
+"""
+FAST_ADD = Problem(id="fast-add", source="test", statement="", style="functional", entry_point="add",
+                   time_limit_s=0.5, tests=[TestCase("1\n2", "3")])
+
+
+@needs_bwrap
+@needs_cgroups
+def test_cpu_of_children_the_kernel_reaps_counts_in_a_functional_call(solo):
+    v = judge(solo, FAST_ADD, sub(FAST_ADD, AUTO_REAPED_FUNCTIONAL))
+    assert v.status == "TLE", v
+
+
 # --- 2. memory of the run as a whole -------------------------------------------------------------------
 MANY_PROCESSES = """
     import os, time
@@ -139,6 +167,14 @@ def test_without_control_groups_the_rlimits_judge_and_the_verdict_says_so(monkey
         assert v.status == "AC" and v.meta["accounting"] == "rlimit", v
         hog = judge(ev, SMALL_MEMORY, sub(SMALL_MEMORY, "x = bytearray(200 << 20)\n"))
         assert hog.status == "MLE", hog  # the address-space limit, per process
+
+
+@needs_unshare_root
+@needs_cgroups
+def test_unshare_fallback_counts_the_run_as_a_whole_too(solo_unshare):
+    v = judge(solo_unshare, FAST_ECHO, sub(FAST_ECHO, AUTO_REAPED))
+    assert v.status == "TLE" and v.meta["accounting"] == cg.detect().version, v
+    assert judge(solo_unshare, SMALL_MEMORY, sub(SMALL_MEMORY, MANY_PROCESSES)).status == "MLE"
 
 
 # --- 3. state surviving into the next submission --------------------------------------------------------
@@ -345,3 +381,29 @@ def test_output_limit_is_per_problem_and_smaller_where_a_checker_reads_it():
     big = Problem(id="big", source="test", statement="", style="stdio", tests=[TestCase("", "x" * (3 * mb))],
                   checker=CHECKED.checker, meta={"output_limit_mb": 1})
     assert output_limit(big, cfg) == 6 * mb + 4096  # never under twice the expected output
+
+
+# --- 6 (both kinds). the box's /dev ------------------------------------------------------------------------------
+DEV_LOOK = """
+    import os
+    try:
+        open("/dev/left-behind", "w").close()
+        wrote = "wrote"
+    except OSError:
+        wrote = "read-only"
+    print(sorted(os.listdir("/dev")), wrote, os.path.exists("/dev/ptmx"), len(open("/dev/urandom", "rb").read(8)))
+"""
+DEV_PROBLEM = Problem(id="dev", source="test", statement="", style="stdio", time_limit_s=2.0, tests=[TestCase(
+    "", "['fd', 'full', 'null', 'random', 'shm', 'stderr', 'stdin', 'stdout', 'urandom', 'zero'] read-only False 8\n")])
+
+
+@needs_bwrap
+def test_the_box_dev_holds_only_devices_that_do_not_block_and_is_read_only(solo):
+    v = judge(solo, DEV_PROBLEM, sub(DEV_PROBLEM, DEV_LOOK))
+    assert v.status == "AC", v
+
+
+@needs_unshare_root
+def test_the_unshare_fallback_dev_is_the_same(solo_unshare):
+    v = judge(solo_unshare, DEV_PROBLEM, sub(DEV_PROBLEM, DEV_LOOK))
+    assert v.status == "AC", v

@@ -176,7 +176,9 @@ def bwrap_args(spec: BoxSpec, binds: list[Bind]) -> list[str]:
                                      "inside the sandbox; use sandbox.inside_path() for bind targets")
         parents(b.inside)
         args += ["--bind" if b.writable else "--ro-bind", str(b.host), b.inside]
-    args += ["--remount-ro", "/", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+    # /dev read-only (not /dev/shm, a mount of its own): in a user namespace it is the sandbox
+    # user's, and what a program left there would outlive the run
+    args += ["--remount-ro", "/dev", "--remount-ro", "/", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
              "--unshare-cgroup-try", "--hostname", "sandbox", "--die-with-parent", "--new-session",
              "--as-pid-1", "--chdir", "/tmp"]
     if spec.drop_uid is not None:
@@ -215,7 +217,7 @@ def _dev_mounts(spare: Path, shm: bool) -> list[str]:
     steps += [f"ln -s {target} {_q(spare / name)}" for name, target in DEV_LINKS]
     if shm:
         steps.append(f"mkdir {_q(spare / 'shm')}")
-    return steps + [f"mount --move {_q(spare)} /dev"]
+    return steps + [f"mount --move {_q(spare)} /dev", "mount -o remount,ro /dev"]
 
 
 def _q(path: str | Path) -> str:
