@@ -419,27 +419,25 @@ def derive_time_limit(slowest_s: float, cfg: ValidateConfig) -> dict[str, float]
 
 
 def settle_time_limit(c: Case, cfg: ValidateConfig) -> None:
+    """The final time limit and its record (`validation.time_limit`)."""
     p = c.p
     stated = limit_is_stated(p)
+    accepted = [r["time_s"] or 0.0 for ri, st in c.ref_status.items() if st == "ok"
+                for r in c.ref_runs[(ri, 0)].values() if r["status"] == "AC"]
+    slowest = round(max(accepted), 4) if accepted else 0.0
     rec = {"stated": stated, "source_s": float(p.time_limit_s), "run_s": float(run_limit(p, cfg)),
-           "rule": "stated by the source", "slowest_reference_s": 0.0, "multiplier": cfg.time_multiplier,
-           "safety_margin": cfg.time_safety_margin, "derived_s": 0.0, "tle_margin_s": 0.0, "final_s": float(p.time_limit_s),
+           "rule": "stated by the source" if stated else "not stated: the source's default",
+           "slowest_reference_s": slowest, "multiplier": cfg.time_multiplier, "safety_margin": cfg.time_safety_margin,
+           "derived_s": 0.0, "tle_margin_s": 0.0, "final_s": float(p.time_limit_s),
            "memory_stated": p.meta.get("memory_limit_stated") is not False}
-    if not stated:
-        rec["rule"] = "not stated: the source's default"
-    if derives_limit(p, cfg):
-        accepted = [r["time_s"] or 0.0 for ri, st in c.ref_status.items() if st == "ok"
-                    for r in c.ref_runs[(ri, 0)].values() if r["status"] == "AC"]
-        if accepted:
-            slowest = round(max(accepted), 4)
-            d = derive_time_limit(slowest, cfg)
-            final = max(d["derived_s"], p.time_limit_s) if stated else d["derived_s"]
-            rec.update(slowest_reference_s=slowest, derived_s=d["derived_s"], tle_margin_s=d["tle_margin_s"],
-                       final_s=final, rule=(f"problemtools: max({cfg.min_time_limit_s:g}, round({cfg.time_multiplier:g} x "
-                                            f"slowest accepted reference run / timeout_scale))"
-                                            + (", never below the stated limit" if stated else "")))
-        else:
-            rec["rule"] += " (no reference run was accepted, so none could be derived)"
+    if derives_limit(p, cfg) and accepted:
+        d = derive_time_limit(slowest, cfg)
+        final = max(d["derived_s"], p.time_limit_s) if stated else d["derived_s"]
+        rec.update(derived_s=d["derived_s"], tle_margin_s=d["tle_margin_s"], final_s=final,
+                   rule=(f"problemtools: max({cfg.min_time_limit_s:g}, round({cfg.time_multiplier:g} x slowest accepted "
+                         "reference run / timeout_scale))" + (", never below the stated limit" if stated else "")))
+    elif derives_limit(p, cfg):
+        rec["rule"] += " (no reference run was accepted, so none could be derived)"
     c.limit = rec
     c.final_limit_s = rec["final_s"]
 

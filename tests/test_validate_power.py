@@ -86,6 +86,9 @@ def test_a_test_no_reference_finishes_is_unverified_slow_and_kept_or_dropped(cfg
     assert v["tests_dropped"] == [{"index": 3, "reason": "unverified_slow",
                                    "why": "too slow for every reference (unverified_slow: drop)"}]
     assert dropped.stats["this_run"]["runs_executed"] == 0  # same limit: every run came from the cache
+    # results are keyed by the limit too: another limit runs again (the small tests, and the large one)
+    other = validate_problems([problem("t/allslow", tests, [SLOW_SUM], time_limit_s=0.6)], drop, progress=False)
+    assert other.stats["this_run"]["runs_executed"] == 4
     with pytest.raises(ValueError, match="unverified_slow"):
         ValidateConfig(unverified_slow="maybe")
 
