@@ -121,7 +121,18 @@ def _detect_v2() -> Layout | None:
             continue
         if not set(V2_CONTROLLERS) <= set(available) or not _writable(base):
             continue
-        return Layout("cgroup-v2", {c: base for c in V2_CONTROLLERS})
+        # our groups sit below `base`: it must hand the controllers down (possible where it holds
+        # no process itself, or is the root; otherwise v2 has no place for us and v1 is tried)
+        try:
+            _write(base / "cgroup.subtree_control", " ".join(f"+{c}" for c in V2_CONTROLLERS))
+        except OSError:
+            pass
+        try:
+            enabled = set((base / "cgroup.subtree_control").read_text().split())
+        except OSError:
+            continue
+        if set(V2_CONTROLLERS) <= enabled:
+            return Layout("cgroup-v2", {c: base for c in V2_CONTROLLERS})
     return None
 
 

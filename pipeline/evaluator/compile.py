@@ -96,8 +96,9 @@ class Compiler:
         if h["why"] == "cpu":
             return CompileResult("CE", message=f"compilation exceeded {limit:g} s of CPU time", seconds=seconds)
         wall_limit = 2 * limit + 5
-        cpu = max(float(h.get("cpu_s") or 0), float(h.get("total_cpu_s") or 0))
-        if h["why"] == "wall" and cpu < BLOCKED_CPU_SHARE * wall_limit:
+        figures = [float(h[k]) for k in ("cpu_s", "total_cpu_s") if isinstance(h.get(k), (int, float))]
+        if h["why"] == "wall" and figures and max(figures) < BLOCKED_CPU_SHARE * wall_limit:
+            cpu = max(figures)
             return CompileResult("CE", message=f"compilation blocked: {cpu:.2f} s of CPU in {wall_limit:g} s "
                                  "(does the source include a device or a pipe?)", seconds=seconds)
         if h["why"] == "wall":  # CPU time within the limit: a busy machine, not the source's fault
