@@ -163,7 +163,8 @@ def test_a_compile_timeout_is_the_sources_fault_only_when_cpu_bound(tmp_path, wh
 
         def request(self, req, timeout):
             calls.append(req)
-            return Reply({"ok": True, "why": why, "exit": None, "signal": 9}, [b"", b""])
+            # 20 s of CPU: out of wall time having worked (a busy machine), not blocked
+            return Reply({"ok": True, "why": why, "exit": None, "signal": 9, "cpu_s": 20.0}, [b"", b""])
 
     class FakeWorker:
         build = tmp_path

@@ -34,7 +34,6 @@ import os
 import resource
 import select
 import signal
-import stat
 import sys
 import time
 
@@ -50,6 +49,7 @@ from harness_child import (  # noqa: E402 - the sibling file, found through the 
     write_all,
 )
 from harness_pipes import FRAME_HEADER_MAX, Sink, drain, take_frame  # noqa: E402 - siblings, as above
+from harness_state import RunGroupFds, clear_ipc, wipe  # noqa: E402 - siblings, as above
 from syscall_filter import Installer  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -98,9 +98,15 @@ def namespace_cpu_s():
     return total
 
 
+# The box's run group (cgroups.py, harness_state.py), when it has one: every forked child moves
+# itself into it, and its CPU counter is what CpuMeter reads.
+RUN_GROUP = None
+
+
 class CpuMeter:
-    """CPU used by a run since the meter was made. As PID 1: by every process of the namespace,
-    so work done in children the program never waits for (or leaves running) still counts;
+    """CPU used by a run since the meter was made. With a run group: by every process the run
+    started, however it ended (children the kernel reaped by itself included). Else as PID 1:
+    by every process of the namespace that is still there or was reaped by a waiting parent;
     otherwise by `pid` and the children it reaped."""
 
     def __init__(self, pid=None):
@@ -108,6 +114,8 @@ class CpuMeter:
         self.base = self.now() or 0.0
 
     def now(self):
+        if RUN_GROUP is not None:
+            return RUN_GROUP.cpu_s()
         if PID1:
             return namespace_cpu_s()
         return proc_cpu_s(self.pid) if self.pid else 0.0
@@ -117,9 +125,18 @@ class CpuMeter:
         now = self.now()
         return None if now is None else now - self.base
 
+    def lap(self):
+        """used(), and the meter restarts from here (one reading: the pipelined calls of a
+        session are metered back to back, so CPU spent between two calls counts for the next)."""
+        now = self.now()
+        if now is None:
+            return None
+        used, self.base = now - self.base, now
+        return used
+
     def after_exit(self, ru):
         """Right after `pid` was reaped with rusage `ru`."""
-        if PID1:
+        if PID1 or RUN_GROUP is not None:
             return self.used()
         return ru.ru_utime + ru.ru_stime - self.base
 
@@ -158,6 +175,19 @@ def load_syscall_filter():
     if os.waitstatus_to_exitcode(status) != 0:
         return None, why or f"test child ended with status {status}"
     return installer, None
+
+
+def writev_all(fd, parts):
+    """Write every part in order, in as few syscalls as the pipe allows (no joined copy: a
+    part may be a view of program output, which must not enter this process's heap)."""
+    views = [memoryview(p) for p in parts if len(p)]
+    while views:
+        n = os.writev(fd, views)
+        while views and n >= len(views[0]):
+            n -= len(views[0])
+            views.pop(0)
+        if n:
+            views[0] = views[0][n:]
 
 
 def reap_children():
@@ -199,71 +229,6 @@ def kill_everything(child_pid):
     return True
 
 
-def remove_tree(path):
-    """Delete `path` even if the program removed permissions from it (iterative: no recursion)."""
-    stack = [(path, False)]
-    while stack:
-        p, visited = stack.pop()
-        try:
-            st = os.lstat(p)
-        except OSError:
-            continue
-        if not stat.S_ISDIR(st.st_mode):
-            try:
-                os.unlink(p)
-            except OSError:
-                pass
-            continue
-        if visited:
-            try:
-                os.rmdir(p)
-            except OSError:
-                pass
-            continue
-        try:
-            os.chmod(p, 0o700)
-            names = os.listdir(p)
-        except OSError:
-            names = []
-        stack.append((p, True))
-        stack.extend((os.path.join(p, n), False) for n in names)
-
-
-def wipe(dirs):
-    """Empty the private writable dirs; False if something could not be removed."""
-    clean = True
-    for d in dirs:
-        try:
-            names = os.listdir(d)
-        except OSError:
-            continue
-        for name in names:
-            remove_tree(os.path.join(d, name))
-        try:
-            clean = clean and not os.listdir(d)
-        except OSError:
-            pass
-    return clean
-
-
-def clear_ipc():
-    """Remove System V IPC objects left in the sandbox's private IPC namespace."""
-    for kind in ("shm", "sem", "msg"):
-        try:
-            with open(f"/proc/sysvipc/{kind}") as f:
-                if len(f.read().splitlines()) > 1:
-                    break
-        except OSError:
-            return
-    else:
-        return
-    for ipcrm in ("/usr/bin/ipcrm", "/bin/ipcrm"):
-        if os.path.exists(ipcrm):
-            pid = os.posix_spawn(ipcrm, ["ipcrm", "--all"], {"PATH": "/usr/bin:/bin"})
-            os.waitpid(pid, 0)
-            return
-
-
 def disable_tracing():
     """Make this process non-dumpable so a same-uid child cannot ptrace or read its memory."""
     try:
@@ -282,17 +247,21 @@ def open_pidfd(pid):
         return None
 
 
-def watch(pid, pidfd, sinks, deadline, cpu_limit, meter, until=None, stop_on_overflow=()):
+def watch(pid, pidfd, sinks, deadline, cpu_limit, meter, until=None, stop_on_overflow=(), wake_fds=()):
     """Drain `sinks` while child `pid` runs. Returns (why, wait_status, rusage) where why is
-    'exit', 'until' (the `until()` condition became true), 'wall', 'cpu' (`meter` over
-    `cpu_limit`) or 'ole'."""
-    next_cpu_check = 0.0
+    'exit', 'until' (`until(woke)` became true; woke: a fd of `wake_fds` was readable), 'wall',
+    'cpu' (`meter` over `cpu_limit`) or 'ole'. Few syscalls per wake-up (a functional session
+    goes through here once per call): the meter is first read 20 ms in (it was just started),
+    and with a pidfd the child is only waited for once the pidfd says it exited."""
+    next_cpu_check = time.monotonic() + 0.02
+    woke, check_exit = False, pidfd is None
     while True:
-        if until is not None and until():
+        if until is not None and until(woke):
             return "until", None, None
-        wpid, status, ru = os.wait4(pid, os.WNOHANG)
-        if wpid:
-            return "exit", status, ru
+        if check_exit:
+            wpid, status, ru = os.wait4(pid, os.WNOHANG)
+            if wpid:
+                return "exit", status, ru
         now = time.monotonic()
         if now >= deadline:
             return "wall", None, None
@@ -302,10 +271,13 @@ def watch(pid, pidfd, sinks, deadline, cpu_limit, meter, until=None, stop_on_ove
                 return "cpu", None, None
             next_cpu_check = now + 0.02
         fds = [s.fd for s in sinks if not s.eof]
+        fds.extend(wake_fds)
         if pidfd is not None:
             fds.append(pidfd)
         timeout = max(0.0, min(deadline - now, 0.05 if pidfd is not None else 0.005))
         ready, _, _ = select.select(fds, [], [], timeout)
+        woke = any(fd in ready for fd in wake_fds)
+        check_exit = pidfd is None or pidfd in ready
         for s in sinks:
             if s.fd in ready:
                 s.pump()
@@ -326,14 +298,18 @@ class Harness:
     def __init__(self, rfd, wfd):
         self.rfd, self.wfd = rfd, wfd
         self.inbuf = bytearray()
+        self.eof = False
         self.config = {}
         self.session = None  # dict with the functional session child's state
         self.filter = None  # syscall_filter.Installer for every forked program
         self.state = None  # judge_state() after init
+        self.dirty = None  # why the last clean-up failed: the judge retires before the next run
 
     # protocol
     def read_request(self):
         while b"\n" not in self.inbuf:
+            if self.eof:
+                return None
             data = os.read(self.rfd, 1 << 16)
             if not data:
                 return None
@@ -347,9 +323,30 @@ class Harness:
         """Header line, then the blobs written from where they are (views of a Sink's buffer:
         program output is never copied into this process's heap, see harness_pipes)."""
         header["sizes"] = [len(b) for b in blobs]
-        write_all(self.wfd, json.dumps(header).encode() + b"\n")
-        for b in blobs:
-            write_all(self.wfd, b)
+        writev_all(self.wfd, [json.dumps(header).encode() + b"\n", *blobs])
+
+    def stop_requested(self):
+        """Whether the parent sent `stop` (it found a failing test: the batch of calls ends).
+        Reads what the parent sent without blocking; any other request stays queued."""
+        while not self.eof and select.select([self.rfd], [], [], 0)[0]:
+            data = os.read(self.rfd, 1 << 16)
+            if not data:
+                self.eof = True  # the parent is gone or closing: nothing more to run for it
+                break
+            self.inbuf += data
+        if self.eof:
+            return True
+        nl = self.inbuf.find(b"\n")
+        if nl < 0:
+            return False
+        try:
+            first = json.loads(bytes(self.inbuf[:nl]))
+        except ValueError:
+            return False
+        if not isinstance(first, dict) or first.get("op") != "stop":
+            return False
+        del self.inbuf[: nl + 1]
+        return True
 
     def serve(self):
         while True:
@@ -376,6 +373,9 @@ class Harness:
         """Before a new run: if a program changed the judge's limits or scheduling, reply
         `retire` and quit; the parent starts a fresh judge and sends the request again."""
         self.close_session()
+        if self.dirty is not None:
+            self.respond({"ok": False, "retire": self.dirty})
+            return True
         if self.state is None or judge_state() == self.state:
             return False
         self.respond({"ok": False, "retire": "a program changed the judge process's limits or priority"})
@@ -396,11 +396,28 @@ class Harness:
         if req.get("syscall_filter", True):
             self.filter, why = load_syscall_filter()
         gc.freeze()  # children do not rescan (and copy-on-write) everything imported above
+        group_error = self.join_run_group(req.get("cgroup"))
         clean = self.cleanup(None)
         self.state = judge_state()
         self.respond({"ok": True, "pid1": PID1, "pid": os.getpid(), "uid": os.getuid(),
                       "python": sys.version.split()[0], "clean": clean,
-                      "syscall_filter": self.filter is not None, "syscall_filter_error": why})
+                      "syscall_filter": self.filter is not None, "syscall_filter_error": why,
+                      "cgroup": RUN_GROUP is not None, "cgroup_error": group_error})
+
+    def join_run_group(self, spec):
+        """Use the box's run group when a forked child can move itself into it (else None and
+        why not: the box judges with rlimits only)."""
+        global RUN_GROUP
+        if not spec:
+            return "no run group"
+        group = RunGroupFds(spec)
+        why = group.probe()
+        if why is None:
+            RUN_GROUP = group
+        return why
+
+    def child_group_fds(self):
+        return RUN_GROUP.procs if RUN_GROUP is not None else ()
 
     def op_ping(self, req):
         self.respond({"ok": True})
@@ -413,10 +430,12 @@ class Harness:
     def cleanup(self, child_pid):
         """Kill what is left, empty the writable dirs, drop IPC objects; False if not clean."""
         killed = kill_everything(child_pid)
-        clean = wipe(self.config.get("wipe", []))
-        if PID1:
-            clear_ipc()
-        return killed and clean
+        files = wipe(self.config.get("wipe", []))
+        ipc = clear_ipc() if PID1 else True
+        if not (killed and files and ipc):
+            what = [w for w, ok in (("processes", killed), ("files", files), ("IPC objects", ipc)) if not ok]
+            self.dirty = f"a run left {', '.join(what)} the clean-up could not remove"
+        return killed and files and ipc
 
     def op_run(self, req):
         """One program run: fork (Python stdio / Python checker) or fork+exec (binaries)."""
@@ -435,7 +454,8 @@ class Harness:
         pid = os.fork()
         if pid == 0:
             try:
-                child_setup([stdin_fd, out_w, err_w, st_w], cwd, req, python_child, self.filter)
+                child_setup([stdin_fd, out_w, err_w, st_w], cwd, req, python_child, self.filter,
+                            self.child_group_fds())
                 if python_child:
                     run_python_child(dict(req, argv=argv), 3)
                 else:
@@ -511,7 +531,7 @@ class Harness:
         pid = os.fork()
         if pid == 0:
             try:
-                child_setup([null, null, err_w, res_w, cmd_r], cwd, req, True, self.filter)
+                child_setup([null, null, err_w, res_w, cmd_r], cwd, req, True, self.filter, self.child_group_fds())
                 session_child(req, 3, 4)
             except BaseException as e:  # noqa: BLE001
                 try:
@@ -531,52 +551,84 @@ class Harness:
         self.respond(reply, [payload])
         if finished or reply.get("frame", {}).get("event") != "ready":
             self.close_session()
+        if "inputs" in req:  # the calls travel with the open request: one round trip fewer
+            self.run_calls(req)
 
-    def op_call(self, req):
+    def op_stop(self, req):
+        """A `stop` that arrived after its batch ended: nothing to stop (no reply)."""
+
+    def run_calls(self, req):
+        """Pipelined calls (the `inputs` of an `open` request): one reply per call, streamed as
+        each finishes, then an `end` reply. The child still gets one call at a time (each is
+        metered and limited alone, and the program cannot read a later test's input early);
+        the parent judges a reply while the next call runs and sends `stop` at the first
+        failure, which ends the batch and cuts short a call in progress."""
+        ran, stopped = 0, False
+        meter = CpuMeter(self.session["pid"]) if self.session is not None else None
+        for text in req["inputs"]:
+            if self.session is None:
+                break
+            reply, payload, finished = self.one_call(text, req, meter)  # sees a `stop` sent meanwhile
+            if reply is None:  # stopped in the middle of the call: its result no longer matters
+                stopped = True
+                self.close_session()
+                break
+            self.respond(reply, [payload])
+            ran += 1
+            if finished:
+                self.close_session()
+        self.respond({"ok": True, "end": True, "ran": ran, "stopped": stopped})
+
+    def one_call(self, input_text, limits, meter):
+        """Send one call to the session child and await its frame: (reply, payload, finished),
+        or (None, b"", True) when the parent sent `stop` meanwhile."""
         s = self.session
-        if s is None:
-            self.respond({"ok": False, "harness_error": "call without an open session"})
-            return
-        meter = CpuMeter(s["pid"])
         t0 = time.monotonic()
         try:
-            command = {k: req[k] for k in ("input", "input_text") if k in req}
-            write_all(s["cmd"], json.dumps(command).encode() + b"\n")
+            write_all(s["cmd"], json.dumps({"input_text": input_text}).encode() + b"\n")
         except OSError:
             pass  # the child is gone; await_frame reports how it died
-        reply, payload, finished = self.await_frame(t0 + float(req["wall_s"]), req.get("cpu_s"), meter)
+        reply, payload, finished = self.await_frame(t0 + float(limits["wall_s"]), limits.get("cpu_s"), meter,
+                                                    stoppable=True)
+        if reply is None:
+            return None, b"", True
         reply["wall_s"] = time.monotonic() - t0
-        used = None if finished else meter.used()
-        if used is not None:  # the kernel's count, in case the program tampered with its own clock
+        # The kernel's count, in case the program tampered with its own clock. The meter then
+        # restarts: CPU a thread the program left running uses between calls counts for the next.
+        used = None if finished else meter.lap()
+        if used is not None:
             reply["kernel_cpu_s"] = used
-        self.respond(reply, [payload])
-        if finished:
-            self.close_session()
+        return reply, payload, finished
 
     def op_close(self, req):
         clean = self.close_session()
         if req.get("reply", True):
             self.respond({"ok": True, "clean": clean})
 
-    def await_frame(self, deadline, cpu_limit, meter):
+    def await_frame(self, deadline, cpu_limit, meter, stoppable=False):
         """(reply, payload, finished): the payload is a view of the session's buffers, valid until
-        the next read; finished = the session child is dead or must be killed (after replying)."""
+        the next read; finished = the session child is dead or must be killed (after replying).
+        (None, b"", True) when `stoppable` and the parent sent `stop` before the frame came."""
         s = self.session
         res, err = s["res"], s["err"]
-        frame = []
+        frame, stopped = [], []
 
-        def have_frame():
+        def have_frame(woke):
             got = take_frame(res)
             if got is not None:
                 frame.append(got)
-            return bool(frame)
+            elif stoppable and (woke or self.inbuf) and self.stop_requested():
+                stopped.append(True)
+            return bool(frame or stopped)
 
         try:
             why, status, ru = watch(s["pid"], s["pidfd"], [res, err], deadline, cpu_limit, meter,
-                                    until=have_frame)
+                                    until=have_frame, wake_fds=(self.rfd,) if stoppable else ())
         except (ValueError, OverflowError) as e:
             kind = "ole" if isinstance(e, OverflowError) else "protocol"
             return {"ok": True, "killed": kind, "message": str(e)}, b"", True
+        if stopped and not frame:
+            return None, b"", True
         if why == "until":  # the frame is the program's to write: it travels under "frame" only
             header, payload = frame[0]
             return {"ok": True, "frame": header}, payload, False

@@ -105,9 +105,13 @@ def set_limit(res, value):
 
 
 # --- the forked child -----------------------------------------------------------------------
-def child_setup(fds, cwd, limits, python_child, syscall_filter=None):
-    """In the forked child: own session, fds 0-2 (+ extra at 3, 4...), cwd, resource limits, and
-    last the syscall filter (`syscall_filter.Installer`) when the judge has one."""
+def child_setup(fds, cwd, limits, python_child, syscall_filter=None, group_fds=()):
+    """In the forked child: into the box's run group first (`group_fds`: its cgroup.procs files,
+    see cgroups.py; everything the child starts is then counted), own session, fds 0-2 (+ extra
+    at 3, 4...), cwd, resource limits, and last the syscall filter (`syscall_filter.Installer`)
+    when the judge has one."""
+    for fd in group_fds:  # before the fds below are renumbered (and closed) over them
+        os.write(fd, b"0")
     os.setsid()
     for target, fd in enumerate(fds):
         if fd != target:
@@ -425,7 +429,10 @@ def session_child(req, res_fd, cmd_fd):
     except Exception as e:  # noqa: BLE001 - LookupError, or the submission's class failing a lookup
         fail("entry_error", msg=str(e) if isinstance(e, LookupError) else None, exc=e)
     send_frame(res_fd, {"event": "ready"})
-    cmds = os.fdopen(cmd_fd, "rb", buffering=0)
+    # Buffered: a command line is read in one syscall, not byte by byte (the judge writes the
+    # next command only after this call's frame, so there is never more to read ahead).
+    cmds = os.fdopen(cmd_fd, "rb")
+    shapes = {}  # id(function) -> (function, call_shapes): inspect.signature costs more than most calls
     while True:
         line = cmds.readline()
         if not line:
@@ -444,7 +451,11 @@ def session_child(req, res_fd, cmd_fd):
         try:
             fn = factory()
             classes = node_classes(ns, prelude)  # per call: the program may rebind the names
-            params, result_shape, in_place = call_shapes(fn)
+            func = getattr(fn, "__func__", fn)
+            known = shapes.get(id(func))
+            if known is None or known[0] is not func:  # keyed by identity (the object is kept alive)
+                known = shapes[id(func)] = (func, call_shapes(fn))
+            params, result_shape, in_place = known[1]
             call_args = [build_argument(a, shape, classes) for a, shape in zip(args, params)]
             call_args += args[len(call_args):]
             result = fn(*call_args)

@@ -80,12 +80,26 @@ def bad_input_reason(problem: Problem | None, sub: Submission) -> tuple[str, str
     return None
 
 
+def output_limit(problem: Problem, cfg: EvaluatorConfig) -> int:
+    """Bytes of output a run may write (OLE beyond): the problem's own `meta["output_limit_mb"]`
+    when it states one, else `output_limit_mb`, or `checker_output_mb` when a checker program
+    reads the output (what a checker is fed is bounded: a flood of tokens must be the program's
+    OLE, not a checker that dies of memory, SE); never under twice the longest expected output."""
+    longest = max(len(t.output) for t in problem.tests)
+    stated = problem.meta.get("output_limit_mb") if isinstance(problem.meta, dict) else None
+    if isinstance(stated, (int, float)) and not isinstance(stated, bool) and stated > 0:
+        limit = float(stated)
+    elif problem.checker is not None and problem.checker.kind == "program":
+        limit = min(cfg.checker_output_mb, cfg.output_limit_mb)
+    else:
+        limit = cfg.output_limit_mb
+    return max(int(limit * MB), 2 * longest + 4096)
+
+
 def limits_for(problem: Problem, cfg: EvaluatorConfig, timeout_scale: float) -> Limits:
     cpu = problem.time_limit_s * timeout_scale
-    longest = max(len(t.output) for t in problem.tests)
     return Limits(cpu_s=cpu, wall_s=cpu * cfg.wall_factor + cfg.wall_slack_s,
-                  mem_bytes=problem.memory_limit_mb * MB,
-                  out_bytes=max(int(cfg.output_limit_mb * MB), 2 * longest + 4096))
+                  mem_bytes=problem.memory_limit_mb * MB, out_bytes=output_limit(problem, cfg))
 
 
 def run_limits(job: Job, native: bool) -> dict[str, Any]:
@@ -200,12 +214,16 @@ def run_stdio_test(job: Job, base: dict[str, Any], index: int, input_path) -> Te
         return h["compile_error"]
     stdout = reply.blobs[0].decode("utf-8", "replace")
     stderr = reply.blobs[1].decode("utf-8", "replace")
-    # total_cpu_s: every process of the run, including children it never waited for
+    # total_cpu_s: every process of the run, including children it never waited for (with a run
+    # group, from its counter: children the kernel reaped by itself included; see cgroups.py)
     cpu, lim = max(h["cpu_s"], _num(h.get("total_cpu_s"))), job.limits
     tr = TestResult("SE", time_s=round(cpu, 4), memory_mb=round(h["maxrss_kb"] / 1024, 2))
     sig = h["signal"]
     if h.get("harness_error"):
         tr.diff = f"judge failed to start the program: {h['harness_error']}"[:500]
+    elif _num(h.get("cg_oom_kills")) > 0:  # the run's processes together, whatever each one held
+        # (first: a program whose helper was killed for memory often waits for it until the wall)
+        tr.status, tr.diff = "MLE", f"the run's processes together exceeded {lim.mem_bytes >> 20} MB"
     elif h["why"] in ("cpu", "wall") or cpu > lim.cpu_s or sig == signal.SIGXCPU:
         tr.status, tr.diff = "TLE", _tle(cpu, lim.cpu_s, h["why"])
     elif h["ole"]:
@@ -257,7 +275,13 @@ def _num(x: Any) -> float:
 
 
 class Session:
-    """The functional submission loaded in the run box; reopened after a crash or a timeout."""
+    """The functional submission loaded in the run box; reopened after a crash or a timeout.
+
+    Its calls are pipelined: one request carries the inputs of every test still to run (with
+    the `open` request when the session is not loaded yet) and the judge streams one reply per
+    call; each is judged here while the next call runs. The judge still runs and meters one
+    call at a time; at the first failure (mode first-failure) this side sends `stop`, which ends
+    the batch and cuts short a call in progress, so no later test is judged."""
 
     def __init__(self, job: Job):
         self.job, self.box = job, job.worker.box("run")
@@ -268,11 +292,15 @@ class Session:
                          **run_limits(job, False),
                          "rlimit_cpu_s": job.limits.cpu_s * (len(job.problem.tests) + 1) + 1}
         self.is_open = False
+        self.oom_mark = 0  # the run group's out-of-memory kills before the session opened
 
-    def open(self) -> TestResult | str | None:
-        """None when loaded; a failed TestResult for the test at hand; or compile-error text."""
+    def open(self, inputs: list[str] | None = None) -> TestResult | str | None:
+        """None when loaded; a failed TestResult for the test at hand; or compile-error text.
+        With `inputs`, the judge goes on to run those calls: read them with `stream`."""
         lim = self.job.limits
-        reply = self.box.request(self.open_req, lim.wall_s + REPLY_GRACE_S)
+        req = self.open_req if inputs is None else {**self.open_req, "inputs": inputs}
+        self.oom_mark = self.box.oom_kills()
+        reply = self.box.request(req, lim.wall_s + REPLY_GRACE_S)
         h, payload = reply.header, reply.blobs[0].decode("utf-8", "replace") if reply.blobs else ""
         if not h.get("ok"):
             raise BoxError(f"judge process error: {h.get('harness_error')}")
@@ -285,15 +313,38 @@ class Session:
         tr = self._failure(h, frame, payload, loading=True)
         return tr
 
-    def call(self, index: int, input_path) -> TestResult:
+    def stream(self, indices: list[int], folder, keep_going) -> None:
+        """Judge the replies to the calls that went with `open(inputs)` (tests `indices`; none
+        when the open failed) as each arrives: `keep_going(index, TestResult)` returns False to
+        stop (the rest is not run, or not judged). Returns when the judge ended the batch; the
+        session may have died on the way (`is_open`)."""
+        timeout = self.job.limits.wall_s + REPLY_GRACE_S
+        ended, stopping, k = False, False, 0
+        try:
+            while True:
+                reply = self.box._receive(timeout)  # the batch's next reply (its request went with open)
+                h = reply.header
+                if h.get("end"):
+                    ended = True
+                    return
+                if stopping:
+                    continue  # ran before the judge saw `stop`: not judged
+                if k >= len(indices):
+                    raise BoxError("judge process error: more replies than calls")
+                tr = self.result(indices[k], folder / f"{indices[k]}.in" if folder is not None else None,
+                                 h, reply.blobs[0] if reply.blobs else b"")
+                k += 1
+                if not keep_going(indices[k - 1], tr):
+                    stopping = True
+                    self.box.send({"op": "stop"})
+        finally:
+            if not ended:  # an error or a cancellation in the middle: replies may still be on the way
+                self.box.kill(on_purpose=False)
+                self.is_open = False
+
+    def result(self, index: int, input_path, h: dict[str, Any], payload: bytes) -> TestResult:
+        """The TestResult of one call's reply."""
         job, lim = self.job, self.job.limits
-        if not self.is_open:
-            failed = self.open()
-            if failed is not None:
-                return failed if isinstance(failed, TestResult) else TestResult("CE", diff=failed[:500])
-        reply = self.box.request({"op": "call", "input_text": job.problem.tests[index].input, "cpu_s": lim.cpu_s,
-                                  "wall_s": lim.wall_s}, lim.wall_s + REPLY_GRACE_S)
-        h, payload = reply.header, reply.blobs[0] if reply.blobs else b""
         if not h.get("ok"):
             raise BoxError(f"judge process error: {h.get('harness_error')}")
         frame = h.get("frame") if isinstance(h.get("frame"), dict) else None
@@ -332,7 +383,8 @@ class Session:
             tr.diff = "the program corrupted the judge's result channel"
         elif h.get("died"):
             sig = h.get("signal")
-            if _memory_exceeded(text, _num(h.get("maxrss_kb")), lim.mem_bytes):
+            if (_memory_exceeded(text, _num(h.get("maxrss_kb")), lim.mem_bytes)
+                    or self.box.oom_kills() > self.oom_mark):
                 tr.status = "MLE"
             what = f"killed by {_signal_name(sig)}" if sig is not None else f"exit code {h.get('exit')}"
             tr.diff = (f"{what}{where}: {_tail(text)}" if text.strip() else what + where)[:500]
@@ -347,21 +399,37 @@ class Session:
 def judge_functional(job: Job, folder) -> tuple[list[TestResult], Verdict | None, dict[str, Any]]:
     session = Session(job)
     results: list[TestResult] = []
+    n_tests = len(job.problem.tests)
+    inputs = [t.input for t in job.problem.tests]
+    done = False
+
+    def keep_going(index: int, tr: TestResult) -> bool:
+        nonlocal done
+        _checkpoint(job)
+        results.append(tr)
+        done = tr.status != "AC" and job.mode == "first-failure"
+        return not done
+
     try:
-        first = session.open()
+        first = session.open(inputs)  # the calls of every test go with it (pipelined, see Session)
+        if first is not None:
+            session.stream([], folder, keep_going)  # the judge's `end` of a batch that did not run
         if isinstance(first, str):
             sub = job.sub
-            return [], Verdict(sub.problem_id, sub.submission_id, "CE", total=len(job.problem.tests),
+            return [], Verdict(sub.problem_id, sub.submission_id, "CE", total=n_tests,
                                reason=first.strip()[:2000]), {}
         if first is not None:  # the code cannot even load: every test fails the same way
-            n = 1 if job.mode == "first-failure" else len(job.problem.tests)
+            n = 1 if job.mode == "first-failure" else n_tests
             return [TestResult(first.status, first.time_s, first.memory_mb, diff=first.diff) for _ in range(n)], None, {}
-        for i in range(len(job.problem.tests)):
+        session.stream(list(range(n_tests)), folder, keep_going)
+        # mode all: the session died on a test (crash, time or memory limit); reopen for the rest
+        while not done and len(results) < n_tests:
             _checkpoint(job)
-            tr = session.call(i, folder / f"{i}.in" if folder is not None else None)
-            results.append(tr)
-            if tr.status != "AC" and job.mode == "first-failure":
-                break
+            rest = list(range(len(results), n_tests))
+            failed = session.open([inputs[i] for i in rest])
+            session.stream(rest if failed is None else [], folder, keep_going)
+            if failed is not None:
+                keep_going(rest[0], failed if isinstance(failed, TestResult) else TestResult("CE", diff=failed[:500]))
     finally:
         clear_job_dir(job)
         if session.is_open and session.box.alive:
@@ -392,6 +460,8 @@ def judge(job: Job, timeout_scale: float, base_meta: dict[str, Any]) -> Verdict:
         run = judge_functional if problem.style == "functional" else judge_stdio
         results, early, extra = run(job, folder)
     meta.update(extra)
+    run_box = job.worker.boxes.get("run")
+    meta["accounting"] = run_box.accounting if run_box is not None else "rlimit"  # cgroup-v1 | cgroup-v2 | rlimit
     if early is not None:
         early.meta = {**meta, **early.meta, "judge_s": round(time.monotonic() - t0, 4)}
         return early

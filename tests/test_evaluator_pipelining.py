@@ -1,0 +1,308 @@
+"""Pipelined functional sessions: the calls of a submission go to the judge in one request and
+the replies stream back. Verdicts must be the same as one call per round trip: each call has its
+own time limit, a slow call is TLE (and no later call is judged a pass in first-failure mode), and
+the parent's `stop` at the first failure ends the batch, cutting short a call in progress. The
+protocol is driven directly (the harness runs unsandboxed here, as `sandbox=none` does); the rest
+are real sandboxed runs."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import select
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
+from pipeline.schema import Problem, TestCase
+
+FAST = EvaluatorConfig(wall_factor=1.5, wall_slack_s=0.5)
+HARNESS = Path(__file__).resolve().parents[1] / "pipeline" / "evaluator" / "harness.py"
+SAFETY_S = 60.0  # only so that a broken protocol fails the test instead of hanging it
+
+
+def functional(pid: str, entry: str, pairs, time_limit_s: float = 1.0) -> Problem:
+    return Problem(id=pid, source="test", statement="", style="functional", entry_point=entry,
+                   tests=[TestCase(i, o) for i, o in pairs], time_limit_s=time_limit_s)
+
+
+def sub(pid: str, code: str, sid: str | None = None) -> Submission:
+    return Submission(pid, sid or pid, "python", textwrap.dedent(code))
+
+
+# --- the protocol, driven directly --------------------------------------------------------------------
+class Judge:
+    """harness.py as a plain subprocess, spoken to as box.py does."""
+
+    def __init__(self, tmp: Path):
+        self.scratch = tmp / "scratch"
+        self.scratch.mkdir()
+        self.tmp = tmp
+        self.proc = subprocess.Popen([sys.executable, str(HARNESS)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, bufsize=0, start_new_session=True)
+        self.buf = b""
+        assert self.request({"op": "init", "scratch": str(self.scratch), "wipe": [str(self.scratch)],
+                             "preimport": []})[0]["ok"]
+
+    def send(self, req: dict) -> None:
+        self.proc.stdin.write(json.dumps(req).encode() + b"\n")
+
+    def _fill(self, n: int) -> None:
+        while len(self.buf) < n:
+            ready, _, _ = select.select([self.proc.stdout], [], [], SAFETY_S)
+            assert ready, "the judge did not answer"
+            data = os.read(self.proc.stdout.fileno(), 1 << 16)
+            assert data, "the judge exited"
+            self.buf += data
+
+    def reply(self) -> tuple[dict, list[bytes]]:
+        while b"\n" not in self.buf:
+            self._fill(len(self.buf) + 1)
+        line, self.buf = self.buf.split(b"\n", 1)
+        header = json.loads(line)
+        sizes = header.pop("sizes", [])
+        self._fill(sum(sizes))
+        blobs = []
+        for n in sizes:
+            blobs.append(self.buf[:n])
+            self.buf = self.buf[n:]
+        return header, blobs
+
+    def request(self, req: dict) -> tuple[dict, list[bytes]]:
+        self.send(req)
+        return self.reply()
+
+    def open(self, code: str, entry: str, inputs: list[str], cpu_s: float = 100.0) -> dict:
+        path = self.tmp / "solution.py"
+        path.write_text(textwrap.dedent(code))
+        header, _ = self.request({"op": "open", "code": str(path), "entry": entry, "cpu_s": cpu_s,
+                                  "wall_s": SAFETY_S, "inputs": inputs})
+        return header
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=SAFETY_S)
+
+
+@pytest.fixture
+def judge(tmp_path):
+    j = Judge(tmp_path)
+    yield j
+    j.close()
+
+
+FAST_THEN_ENDLESS = """
+def f(x):
+    if x == 2:
+        while True:
+            pass
+    return x + 1
+"""
+
+
+def test_stop_cuts_a_running_call_short(judge):
+    """The parent saw a failure in call 1 and sends `stop` while call 2 runs forever (and its
+    CPU limit is far away): the judge ends the batch at once, with call 2 unjudged."""
+    assert judge.open(FAST_THEN_ENDLESS, "f", ["1", "2", "3"])["frame"]["event"] == "ready"
+    first, blobs = judge.reply()
+    assert first["frame"]["event"] == "result" and blobs == [b"2"]
+    judge.send({"op": "stop"})
+    end, _ = judge.reply()
+    assert end == {"ok": True, "end": True, "ran": 1, "stopped": True}
+    assert judge.request({"op": "ping"})[0] == {"ok": True}  # in step: nothing else was queued
+
+
+def test_batch_streams_one_reply_per_call_then_end(judge):
+    assert judge.open("def f(x):\n    return [x] * 2\n", "f", ["1", '"a"', "null"])["frame"]["event"] == "ready"
+    got = [judge.reply() for _ in range(3)]
+    assert [b[0] for _, b in got] == [b"[1, 1]", b'["a", "a"]', b"[null, null]"]
+    assert all(h["kernel_cpu_s"] >= 0 for h, _ in got)
+    assert judge.reply()[0] == {"ok": True, "end": True, "ran": 3, "stopped": False}
+    judge.send({"op": "stop"})  # too late for that batch: consumed without a reply
+    assert judge.request({"op": "ping"})[0] == {"ok": True}
+
+
+def test_each_call_has_its_own_cpu_limit(judge):
+    """Call 2 spins past its CPU limit (the wall limit is far away, however loaded the machine):
+    killed as `cpu` on its own meter, and the batch ends there (call 3 never runs)."""
+    assert judge.open(FAST_THEN_ENDLESS, "f", ["1", "2", "3"], cpu_s=0.3)["frame"]["event"] == "ready"
+    assert judge.reply()[1] == [b"2"]
+    killed, _ = judge.reply()
+    assert killed["killed"] == "cpu" and killed["kernel_cpu_s"] > 0.3
+    assert judge.reply()[0] == {"ok": True, "end": True, "ran": 2, "stopped": False}
+
+
+def test_failed_open_still_ends_its_batch(judge):
+    header = judge.open("def f(x):\n    return (\n", "f", ["1"])
+    assert header["frame"]["event"] == "compile_error"
+    assert judge.reply()[0] == {"ok": True, "end": True, "ran": 0, "stopped": False}
+
+
+# --- verdicts, through the sandboxed evaluator --------------------------------------------------------
+@pytest.fixture(scope="module")
+def ev():
+    with Evaluator(workers=2, config=FAST) as e:
+        yield e
+
+
+SQUARE = functional("square", "sq", [(str(i), str(i * i)) for i in range(6)])
+
+
+def statuses(v) -> list[str]:
+    return [t.status for t in v.tests]
+
+
+def test_first_failure_stops_at_the_failing_test(ev):
+    wrong_at_3 = sub("square", "def sq(x):\n    return x * x if x != 2 else -1\n", "wa3")
+    crash_at_4 = sub("square", "def sq(x):\n    if x == 3:\n        raise IndexError('no')\n    return x * x\n", "re4")
+    right = sub("square", "def sq(x):\n    return x * x\n", "ok")
+    v_wa, v_re, v_ok = ev.evaluate_batch([SQUARE], [wrong_at_3, crash_at_4, right])
+    assert (v_wa.status, statuses(v_wa), v_wa.passed) == ("WA", ["AC", "AC", "WA"], 2)
+    assert (v_re.status, statuses(v_re)) == ("RE", ["AC", "AC", "AC", "RE"])
+    assert (v_ok.status, v_ok.passed, len(v_ok.tests)) == ("AC", 6, 6)
+
+
+def test_mode_all_judges_every_test_after_a_failure(ev):
+    wrong_at_3 = sub("square", "def sq(x):\n    return x * x if x != 2 else -1\n", "wa3")
+    (v,) = ev.evaluate_batch([SQUARE], [wrong_at_3], mode="all")
+    assert statuses(v) == ["AC", "AC", "WA", "AC", "AC", "AC"] and v.passed == 5
+
+
+ENDLESS_AT_2 = sub("square", """
+    def sq(x):
+        if x == 1:
+            while True:
+                pass
+        return x * x
+""", "tle2")
+
+
+def test_a_slow_call_is_tle_and_no_later_call_passes(ev):
+    (v,) = ev.evaluate_batch([SQUARE], [ENDLESS_AT_2])
+    assert v.status == "TLE" and statuses(v) == ["AC", "TLE"] and v.passed == 1
+
+
+def test_mode_all_reopens_the_session_after_a_killed_call(ev):
+    (v,) = ev.evaluate_batch([SQUARE], [ENDLESS_AT_2], mode="all")
+    assert statuses(v) == ["AC", "TLE", "AC", "AC", "AC", "AC"]
+
+
+def test_wrong_answer_before_an_endless_call(ev):
+    """Call 1 is wrong, call 2 would loop: the verdict is the WA of test 1 alone (the stop also
+    cuts call 2 short, see test_stop_cuts_a_running_call_short)."""
+    code = sub("square", "def sq(x):\n    while x == 1:\n        pass\n    return -1\n", "wa-then-loop")
+    (v,) = ev.evaluate_batch([SQUARE], [code])
+    assert v.status == "WA" and statuses(v) == ["WA"]
+
+
+def test_time_limit_is_per_call_not_per_batch(ev):
+    """Four calls of ~0.25 s CPU each under a 0.6 s limit: all AC (a batch's calls must not
+    share one meter)."""
+    p = functional("busy", "busy", [(str(i), str(i)) for i in range(4)], time_limit_s=0.6)
+    code = sub("busy", """
+        import time
+        def busy(x):
+            end = time.process_time() + 0.25
+            while time.process_time() < end:
+                pass
+            return x
+    """)
+    (v,) = ev.evaluate_batch([p], [code])
+    assert v.status == "AC" and v.passed == 4
+
+
+def test_the_box_stays_in_step_after_stops(ev):
+    """Many submissions that stop early, on both workers, then ones that run every call: each
+    verdict is its own (a reply left over from a stopped batch would shift them)."""
+    subs = []
+    for k in range(6):
+        subs.append(sub("square", f"def sq(x):\n    return x * x if x < {k} else -x - 1\n", f"wa{k}"))
+    subs.append(sub("square", "def sq(x):\n    return x * x\n", "ok"))
+    verdicts = ev.evaluate_batch([SQUARE], subs * 2)
+    for v in verdicts[:-1]:
+        if v.submission_id == "ok":
+            continue
+        k = int(v.submission_id[2:])
+        assert statuses(v) == ["AC"] * k + ["WA"], v
+    assert all(v.status == "AC" and v.passed == 6 for v in verdicts if v.submission_id == "ok")
+
+
+# --- real LeetCode problems: first-failure is a prefix of mode all -----------------------------------
+def leetcode_problems(root: Path, n: int) -> list[tuple[Problem, str]]:
+    from pipeline.sources.pyliterals import (
+        NotLiteral,
+        encode_args,
+        find_signature,
+        parse_call_text,
+        parse_literal,
+        to_json,
+    )
+
+    out = []
+    for line in gzip.open(root / "leetcodedataset" / "LeetCodeDataset-v0.2.0-test.jsonl.gz", "rt"):
+        rec = json.loads(line)
+        code = rec["prompt"] + "\n" + rec["completion"]
+        sig = find_signature(code, rec["entry_point"].split(".")[-1], "Solution")
+        if sig is None:
+            continue
+        tests = []
+        for item in rec["input_output"]:
+            try:
+                tests.append(TestCase(encode_args(parse_call_text(item["input"], sig.params)),
+                                      to_json(parse_literal(item["output"]))))
+            except NotLiteral:
+                continue
+        if len(tests) >= 2:
+            out.append((Problem(id=rec["task_id"], source="leetcodedataset", statement="", style="functional",
+                                entry_point=rec["entry_point"], tests=tests, time_limit_s=3.0), code))
+        if len(out) == n:
+            return out
+    return out
+
+
+def test_real_leetcode_first_failure_matches_mode_all(ev, bench_data):
+    """References (all AC) and a wrong variant of each (its result off by one or reversed):
+    the first-failure verdict is mode all's first failing test, its tests a prefix of all's."""
+    pairs = leetcode_problems(bench_data, 25)
+    problems, subs = [p for p, _ in pairs], []
+    for p, code in pairs:
+        method = p.entry_point.split(".")[-1]
+        subs.append(Submission(p.id, f"{p.id}:ref", "python", code))
+        subs.append(Submission(p.id, f"{p.id}:wrong", "python", code + textwrap.dedent(f"""
+            _Base = Solution
+            class Solution(_Base):
+                def {method}(self, *a, **k):
+                    r = _Base.{method}(self, *a, **k)
+                    return r + 1 if isinstance(r, int) else (r[::-1] + r[:1] if isinstance(r, (list, str)) else None)
+        """)))
+    first = ev.evaluate_batch(problems, subs)
+    every = ev.evaluate_batch(problems, subs, mode="all")
+    assert [v.status for v in first if v.submission_id.endswith(":ref")] == ["AC"] * len(pairs)
+    for f, a in zip(first, every, strict=True):
+        assert statuses(f) == statuses(a)[: len(f.tests)]
+        failing = next((s for s in statuses(a) if s != "AC"), None)
+        assert f.status == (failing or "AC")
+        assert f.passed == sum(s == "AC" for s in statuses(f))
+
+
+# --- lazy start (the CLI reads its inputs while the judges start) --------------------------------------
+def test_lazy_start_judges_as_a_waited_pool_does():
+    with Evaluator(workers=2, config=FAST, wait=False) as lazy:
+        (v,) = lazy.evaluate_batch([SQUARE], [sub("square", "def sq(x):\n    return x * x\n")])
+        assert (v.status, v.passed) == ("AC", 6)
+        assert v.meta["sandbox"] == lazy.meta["sandbox"] != ""
+
+
+def test_lazy_start_closed_unused_stops_its_judges():
+    lazy = Evaluator(workers=2, config=FAST, wait=False)
+    first, others = lazy._pending_start[1]
+    procs = [w.boxes["run"].proc for w in (first, *others) if "run" in w.boxes]
+    assert procs and all(p is not None for p in procs)
+    lazy.close()
+    assert all(p.poll() is not None for p in procs)
+    assert not lazy.root.exists()
