@@ -28,7 +28,6 @@ def main(
     import time
     from collections import Counter
 
-    from pipeline import io
     from pipeline.config import config_from_params
     from pipeline.evaluator import Evaluator, EvaluatorConfig
     from pipeline.evaluator.judge import MODES
@@ -40,20 +39,22 @@ def main(
     cfg = config_from_params(EvaluatorConfig, load_params("evaluator", params, set_))
     overrides = {"workers": workers, "timeout_scale": timeout_scale, "sandbox": sandbox}
     cfg = dataclasses.replace(cfg, **{k: v for k, v in overrides.items() if v is not None})
-    problem_list = io.read_problems(problems)
-
-    # Every input line yields exactly one verdict line: unreadable lines become SE verdicts.
-    slots: list[Verdict | None] = []
-    items, where = [], []
-    for n, rec, err in io.read_jsonl(submissions):
-        if err:
-            slots.append(Verdict("", f"line{n}", "SE", reason=f"{submissions}:{err}"))
-            continue
-        where.append(len(slots))
-        slots.append(None)
-        items.append(rec)
     start = time.monotonic()
-    with Evaluator.from_config(cfg) as ev:
+    # The judges start (bwrap, interpreter, pre-imports) while this process reads its inputs.
+    with Evaluator.from_config(cfg, wait=False) as ev:
+        from pipeline import io
+
+        problem_list = io.read_problems(problems)
+        # Every input line yields exactly one verdict line: unreadable lines become SE verdicts.
+        slots: list[Verdict | None] = []
+        items, where = [], []
+        for n, rec, err in io.read_jsonl(submissions):
+            if err:
+                slots.append(Verdict("", f"line{n}", "SE", reason=f"{submissions}:{err}"))
+                continue
+            where.append(len(slots))
+            slots.append(None)
+            items.append(rec)
         verdicts = ev.evaluate_batch(problem_list, items, mode=mode, keep_outputs=keep_outputs, progress=progress)
     for i, v in zip(where, verdicts, strict=True):
         slots[i] = v

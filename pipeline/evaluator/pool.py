@@ -95,10 +95,12 @@ class Evaluator:
 
     `workers` parallel judges (default os.cpu_count()); `timeout_scale` multiplies every time limit;
     `sandbox` is auto | bwrap | unshare | none (none: tests only). `config` supplies the remaining
-    settings (EvaluatorConfig; the three arguments above always win)."""
+    settings (EvaluatorConfig; the three arguments above always win). `wait=False` returns as soon
+    as the judges are launched and the first evaluate call waits for them (and falls back to a
+    weaker sandbox then if need be), so a caller can read its inputs while they start."""
 
     def __init__(self, workers: int | None = None, timeout_scale: float = 1.0, sandbox: str = "auto",
-                 *, config: EvaluatorConfig | None = None):
+                 *, config: EvaluatorConfig | None = None, wait: bool = True):
         cfg = dataclasses.replace(config or EvaluatorConfig(), workers=workers, timeout_scale=timeout_scale,
                                   sandbox=sandbox)
         self.cfg = cfg
@@ -109,20 +111,52 @@ class Evaluator:
         self.inputs = InputStore(self.root / "inputs", cfg.input_cache_problems)
         self.compiler = Compiler(self.root / "bin", cfg)
         self._closed = False
-        try:
-            self.kind, self.meta, first = self._select_sandbox(sandbox)
-        except BaseException:
-            shutil.rmtree(self.root, ignore_errors=True)
-            raise
         self._free: queue.SimpleQueue[Worker] = queue.SimpleQueue()
-        self._all = [first] + (self._prestarted or [self._worker(i) for i in range(1, self.workers)])
-        for w in self._all:
-            self._free.put(w)
+        self._all: list[Worker] = []
+        self._start_lock = threading.Lock()
+        self._pending_start: tuple[str, tuple[Worker, list[Worker]] | None] | None = None
+        if wait:
+            self._start(sandbox, None)
+        else:
+            try:
+                self._pending_start = (sandbox, self._launch_first_choice(sandbox))
+            except BaseException:
+                shutil.rmtree(self.root, ignore_errors=True)
+                raise
         self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="microcoder-eval")
 
     @classmethod
-    def from_config(cls, cfg: EvaluatorConfig) -> Evaluator:
-        return cls(cfg.workers, cfg.timeout_scale, cfg.sandbox, config=cfg)
+    def from_config(cls, cfg: EvaluatorConfig, *, wait: bool = True) -> Evaluator:
+        return cls(cfg.workers, cfg.timeout_scale, cfg.sandbox, config=cfg, wait=wait)
+
+    def _start(self, sandbox: str, launched: tuple[Worker, list[Worker]] | None) -> None:
+        try:
+            self.kind, self.meta, first = self._select_sandbox(sandbox, launched)
+        except BaseException:
+            shutil.rmtree(self.root, ignore_errors=True)
+            raise
+        self._all = [first] + (self._prestarted or [self._worker(i) for i in range(1, self.workers)])
+        for w in self._all:
+            self._free.put(w)
+
+    def _ensure_started(self) -> None:
+        """The judges launched by `wait=False`, awaited (once, by the first evaluate call)."""
+        with self._start_lock:
+            pending, self._pending_start = self._pending_start, None
+            if pending is not None:
+                self._start(*pending)
+
+    def _launch_first_choice(self, requested: str) -> tuple[Worker, list[Worker]]:
+        """Every worker's run box launched with the sandbox `_select_sandbox` tries first."""
+        kind, _ = sb.resolve_kind(requested)
+        drop = sb.is_root() and kind != "none"
+        first = Worker(0, self.root, self.inputs, self.cfg, kind, drop)
+        try:
+            first.launch("run")
+        except Exception as e:  # noqa: BLE001 - started (or given up on) by _select_sandbox
+            log.debug("worker 0: run box did not launch ahead of use: %s", e)
+            first.close()
+        return first, self._prestart(kind, drop)
 
     # sandbox selection -------------------------------------------------------------------------------
     def _worker(self, slot: int, kind: str | None = None, drop: bool | None = None) -> Worker:
@@ -152,10 +186,12 @@ class Evaluator:
                 log.debug("worker %d: run box did not start ahead of use: %s", w.slot, e)
                 w.close()
 
-    def _select_sandbox(self, requested: str) -> tuple[str, dict[str, Any], Worker]:
+    def _select_sandbox(self, requested: str, launched: tuple[Worker, list[Worker]] | None = None
+                        ) -> tuple[str, dict[str, Any], Worker]:
         """Start worker 0's run box with the best sandbox that works here (bwrap > unshare > none
         for 'auto'); every fallback is warned about once and recorded in Verdict.meta. The other
-        workers' run boxes start at the same time with the first choice (kept when it works)."""
+        workers' run boxes start at the same time with the first choice (kept when it works);
+        `launched`: those of the first choice, already launched (`_launch_first_choice`)."""
         kind, warning = sb.resolve_kind(requested)
         fallbacks = ("bwrap", "unshare", "none")
         order = [kind]
@@ -166,9 +202,12 @@ class Evaluator:
         first_try = True
         for k in order:
             for drop in ((True, False) if sb.is_root() and k != "none" else (False,)):
-                worker = Worker(0, self.root, self.inputs, self.cfg, k, drop)
                 first_attempt, first_try = first_try, False
-                others = self._prestart(k, drop) if first_attempt else []
+                if first_attempt and launched is not None:
+                    worker, others = launched
+                else:
+                    worker = Worker(0, self.root, self.inputs, self.cfg, k, drop)
+                    others = self._prestart(k, drop) if first_attempt else []
                 try:
                     worker.box("run")
                     if not first_attempt:  # a fallback that works: start the others with it too
@@ -245,6 +284,7 @@ class Evaluator:
             raise RuntimeError("the Evaluator is closed")
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        self._ensure_started()
 
     # public API --------------------------------------------------------------------------------------
     def evaluate(self, problems, submissions: Iterable[Submission], *, mode: str = "first-failure",
@@ -323,7 +363,12 @@ class Evaluator:
             return
         self._closed = True
         self._executor.shutdown(wait=True, cancel_futures=True)
-        closers = [threading.Thread(target=w.close) for w in self._all]  # each waits for its boxes
+        with self._start_lock:  # launched but never awaited: close those
+            pending, self._pending_start = self._pending_start, None
+        workers = list(self._all)
+        if pending is not None and pending[1] is not None:
+            workers += [pending[1][0], *pending[1][1]]
+        closers = [threading.Thread(target=w.close) for w in workers]  # each waits for its boxes
         for t in closers:
             t.start()
         for t in closers:
