@@ -140,7 +140,7 @@ def _run_training(cfg: TrainConfig, judge: Any, callbacks: list[Any] | None) -> 
     state = PartialState()
     settings = run_settings(cfg, args)
     # Every process decides from the same files (read-only), then the main process alone changes them.
-    resume_from = plan_run(trainer_dir, cfg.resume, settings)
+    resume_from = plan_run(trainer_dir, cfg.resume, settings, state.num_processes)
     prepare_output(state, out_dir, trainer_dir, resume_from, settings)
     loaded = load_training_problems(source, language=args.reward_language, max_problems=cfg.max_problems)
     if not loaded.problems:
@@ -240,26 +240,28 @@ def run_settings(cfg: TrainConfig, args: Any) -> dict[str, Any]:
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 
 
-def latest_checkpoint(trainer_dir: Path) -> Path | None:
-    """The highest-step checkpoint whose save completed (MicroCoderGRPOTrainer writes its state file
-    last); a folder cut short by a kill is skipped."""
+def latest_checkpoint(trainer_dir: Path, processes: int = 1) -> Path | None:
+    """The highest-step checkpoint whose save completed on every process (MicroCoderGRPOTrainer
+    writes its per-process state file last); a folder cut short by a kill is skipped."""
     from training.trainer import STATE_FILE
 
     found = []
     for path in trainer_dir.glob("checkpoint-*") if trainer_dir.is_dir() else []:
         match = _CHECKPOINT.match(path.name)
-        if match and (path / "trainer_state.json").exists() and (path / STATE_FILE.format(rank=0)).exists():
+        complete = (path / "trainer_state.json").exists() and all(
+            (path / STATE_FILE.format(rank=r)).exists() for r in range(processes))
+        if match and complete:
             found.append((int(match.group(1)), path))
     return max(found)[1] if found else None
 
 
-def plan_run(trainer_dir: Path, resume: bool, settings: dict[str, Any]) -> Path | None:
+def plan_run(trainer_dir: Path, resume: bool, settings: dict[str, Any], processes: int = 1) -> Path | None:
     """The checkpoint to resume from (None: a new run). Raises InputError when `resume` has nothing to
     continue or conflicts with the interrupted run's settings, and when a new run would silently
     discard an interrupted one's checkpoints."""
     run_file = trainer_dir / RUN_FILE
     previous = json.loads(run_file.read_text(encoding="utf-8")) if run_file.exists() else None
-    last = latest_checkpoint(trainer_dir)
+    last = latest_checkpoint(trainer_dir, processes)
     if not resume:
         if last is not None and not (previous or {}).get("finished", False):
             raise InputError(f"{trainer_dir} holds checkpoints of an interrupted run (latest {last.name}): rerun with "
