@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import pytest
@@ -218,28 +219,45 @@ def test_vllm_engine_failures_are_retried_never_returned_as_answers(stand_in_vll
     backend.close()
 
 
+_DP_SCRIPT = """
+import json, sys
+from pipeline.rollout.backends import SamplingParams, get_backend
+from pipeline.rollout.prompts import build_messages
+from pipeline.schema import Problem
+prompts = [build_messages(Problem(id=f"p{i}", source="s", statement=f"Problem {i}: " + "x " * i, style="stdio"))
+           for i in range(3)]
+backend = get_backend("vllm", model=sys.argv[1], max_model_len=1024, data_parallel_size=2, gpus="0,1", progress=False)
+out = backend.generate(prompts, 2, SamplingParams(max_tokens=8, seed=5))
+procs = [p for p, _ in backend._workers]
+daemonic = [p.daemon for p in procs]
+backend._workers[0][1].close()  # a worker whose pipe closes (its parent died or forgot it) exits on its own
+procs[0].join(timeout=60)
+print("RESULT " + json.dumps({"texts": [[s.text for s in g] for g in out], "daemonic": daemonic,
+                              "closed_pipe_exit": procs[0].exitcode, "pids": [p.pid for p in procs]}), flush=True)
+# No close(): the interpreter must still exit, stopping worker 1 on the way.
+"""
+
+
 @pytest.mark.slow  # two spawned workers, each importing transformers: about 10 s on an idle 2-core machine
 def test_vllm_data_parallel_workers_can_start_engine_children(stand_in_vllm, tiny_model_dir):
     """vLLM starts its EngineCore as a child process: a daemonic worker could not ("daemonic
     processes are not allowed to have children"). Two spawned workers each build a stand-in
-    engine (which starts a child), split the prompts, and give the single engine's samples."""
-    sp = SamplingParams(max_tokens=8, seed=5)
+    engine (which starts a child), split the prompts, and give the single engine's samples; a
+    worker exits when its pipe closes, and a script that never calls close() still exits."""
+    import subprocess
+
     single = get_backend("vllm", model=str(tiny_model_dir), max_model_len=1024, progress=False)
-    expected = single.generate(PROMPTS, 2, sp)
+    expected = [[s.text for s in g] for g in single.generate(PROMPTS, 2, SamplingParams(max_tokens=8, seed=5))]
     single.close()
-    backend = get_backend("vllm", model=str(tiny_model_dir), max_model_len=1024, data_parallel_size=2,
-                          gpus="0,1", progress=False)
-    try:
-        assert backend.generate(PROMPTS, 2, sp) == expected
-        procs = [proc for proc, _ in backend._workers]
-        assert all(p.is_alive() and not p.daemon for p in procs)
-        # A worker whose pipe closes (its parent died or forgot it) exits on its own.
-        backend._workers[0][1].close()
-        procs[0].join(timeout=60)
-        assert procs[0].exitcode == 0
-    finally:
-        backend.close()
-    assert all(p.exitcode == 0 for p in procs)
+    done = subprocess.run([sys.executable, "-c", _DP_SCRIPT, str(tiny_model_dir)], capture_output=True, text=True,
+                          timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))[len("RESULT "):])
+    assert result["texts"] == expected
+    assert result["daemonic"] == [False, False] and result["closed_pipe_exit"] == 0
+    for pid in result["pids"]:  # both workers are gone
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
 
 
 def test_vllm_data_parallel_needs_enough_gpus():

@@ -29,7 +29,7 @@ import gc
 import multiprocessing as mp
 import os
 import traceback
-import weakref
+from multiprocessing import util as mp_util
 from typing import Any
 
 from pipeline.rollout.backends import (
@@ -97,7 +97,7 @@ class VLLMBackend:
         )
         self._llm = None
         self._workers: list[tuple[Any, Any]] = []
-        self._finalizer: weakref.finalize | None = None
+        self._finalizer: mp_util.Finalize | None = None
 
     # --- one engine in this process ---------------------------------------------------------
     def _engine(self):
@@ -182,9 +182,11 @@ class VLLMBackend:
                 child.close()  # only the worker holds it now: its death reads as EOF here
                 self._workers.append((proc, parent))
         finally:
-            # Stop the workers however this process ends (multiprocessing joins non-daemonic
-            # children at exit: without this, a forgotten close() would hang the interpreter).
-            self._finalizer = weakref.finalize(self, _stop_workers, list(self._workers))
+            # Stop the workers however this process ends: multiprocessing joins non-daemonic
+            # children at exit, so a forgotten close() would hang the interpreter. A finalizer of
+            # priority >= 0 runs before that join (multiprocessing.util._exit_function), and when
+            # this backend is garbage-collected.
+            self._finalizer = mp_util.Finalize(self, _stop_workers, args=(list(self._workers),), exitpriority=10)
 
     def _generate_dp(self, prompts: list[list[dict[str, str]]], n: int, sampling: SamplingParams) -> list[list[Sample]]:
         self._start_workers()
