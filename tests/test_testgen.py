@@ -236,3 +236,13 @@ def test_inputs_round_trip():
     assert parse_input(format_input(values), 4) == values
     assert json.loads(format_input([[1, 2]])) == [1, 2]
     assert parse_input("1\n2", 3) is None
+
+
+def test_unannotated_parameters_take_their_examples_types():
+    code = "def f(xs, s, t: list, k):\n    return 0\n"
+    sig = signature_of("f", None, code, [[[1, 2], "ab", [[1.5]], 3], [[], "c", [[2]], 4]])
+    assert sig.types == [LIST_INT, STR, Type("list", Type("list", Type("float"))), INT]
+    with pytest.raises(Unsupported):
+        signature_of("f", None, code, [[[1], 1, [], 2], [[1], "a", [], 2]])  # examples disagree on s
+    with pytest.raises(Unsupported):
+        signature_of("f", None, code, [])

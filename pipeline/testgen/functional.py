@@ -86,8 +86,8 @@ class Drawer:
             lo = min(seen) if seen else fallback[0]
             if seen and lo > 0 and key.startswith("val:"):
                 lo = min(lo, fallback[0]) if fallback[0] >= 0 else lo
-        if hi is None:
-            hi = max(max(seen) * 2, fallback[1]) if seen else fallback[1]
+        if hi is None:  # unstated: up to twice what the examples show (not more: sizes may be exponential)
+            hi = max(max(seen) * 2, 10) if seen else fallback[1]
             if seen and key.startswith("val:") and max(seen) <= 1 and min(seen) >= 0:
                 hi = 1  # 0/1 flags and binary grids stay binary
         if hi < lo:

@@ -36,7 +36,7 @@ from pipeline.testgen.stdio import Generator, authored_generators, model_generat
 from pipeline.testgen.types import Unsupported, signature_of
 
 STAGE = "testgen"
-VERSION = "1"  # bump when generation changes: cached results of older versions are not reused
+VERSION = "2"  # bump when generation changes: cached results of older versions are not reused
 
 
 @dataclass
@@ -49,6 +49,7 @@ class TestgenConfig:
     max_output_bytes: int = field(default=1_000_000, metadata={"help": "Drop an input whose reference output is longer."})
     overgenerate: float = field(default=1.5, metadata={"help": "Candidates per missing test (some are dropped)."})
     slow_fraction: float = field(default=0.5, metadata={"help": "Drop an input on which a reference takes more than this fraction of the time limit."})
+    time_budget_s: float = field(default=20.0, metadata={"help": "Most reference CPU seconds a problem's generated tests may take together (the largest, last, go first)."})
     mutants: int = field(default=8, metadata={"help": "Mutants of the first reference per problem for the strength figure (0: off)."})
     workers: int | None = field(default=None, metadata={"help": "Evaluator worker processes (default: all cores)."})
     timeout_scale: float = field(default=1.0, metadata={"help": "Multiply every problem's time limit."})
@@ -78,7 +79,7 @@ def _sha(*parts: str) -> str:
 def problem_key(p: Problem, cfg: TestgenConfig, generator: Generator | None) -> str:
     """What decides this problem's generated tests: its content and the generation params."""
     knobs = {k: getattr(cfg, k) for k in ("target_tests", "seed", "max_elements", "max_input_bytes", "max_output_bytes",
-                                          "overgenerate", "slow_fraction", "mutants", "timeout_scale")}
+                                          "overgenerate", "slow_fraction", "time_budget_s", "mutants", "timeout_scale")}
     return _sha(VERSION, p.id, p.style, p.statement, p.entry_point or "", p.starter_code or "",
                 json.dumps([[t.input, t.output] for t in p.tests]),
                 json.dumps([[r.language, r.code] for r in p.reference_solutions]),
@@ -147,8 +148,9 @@ class _Work:
 def _functional_candidates(w: _Work, cfg: TestgenConfig) -> None:
     p = w.problem
     ref = next(r for r in p.reference_solutions if r.language == "python")
+    raw = [[json.loads(x) for x in t.input.split("\n") if x.strip()] for t in p.tests if _json_lines(t.input)]
     try:
-        sig = signature_of(p.entry_point or "", p.starter_code, ref.code)
+        sig = signature_of(p.entry_point or "", p.starter_code, ref.code, raw)
     except Unsupported as e:
         w.info["unsupported"] = str(e)
         return
@@ -159,6 +161,16 @@ def _functional_candidates(w: _Work, cfg: TestgenConfig) -> None:
     count = int(w.need * cfg.overgenerate) + 2
     w.candidates = generate_inputs(space, p.id, count, seed=cfg.seed, max_elements=cfg.max_elements,
                                    max_input_bytes=cfg.max_input_bytes, existing={t.input for t in p.tests})
+
+
+def _json_lines(text: str) -> bool:
+    try:
+        for x in text.split("\n"):
+            if x.strip():
+                json.loads(x)
+    except ValueError:
+        return False
+    return True
 
 
 def _stdio_candidates(works: list[_Work], cfg: TestgenConfig, ev) -> None:
@@ -221,8 +233,11 @@ def _expected_outputs(works: list[_Work], cfg: TestgenConfig, ev) -> dict[str, l
     jobs = []
     for w in works:
         refs = [r for r in w.problem.reference_solutions if w.problem.style == "stdio" or r.language == "python"]
+        # an input on which a reference needs more than slow_fraction of the limit is dropped anyway:
+        # stop it there instead of waiting out the whole limit
+        fast = replace(w.problem, time_limit_s=w.problem.time_limit_s * cfg.slow_fraction)
         for ri, r in enumerate(refs):
-            jobs.append(Job((w.problem.id, ri), w.problem, r.language, r.code, [c.input for c in w.candidates]))
+            jobs.append(Job((w.problem.id, ri), fast, r.language, r.code, [c.input for c in w.candidates]))
     out = collect(ev, jobs, cfg.max_output_bytes)
     accepted: dict[str, list[tuple[Candidate, str]]] = {}
     for w in works:
@@ -230,6 +245,7 @@ def _expected_outputs(works: list[_Work], cfg: TestgenConfig, ev) -> dict[str, l
         runs = [out[k] for k in sorted(k for k in out if k[0] == p.id)]
         limit = cfg.slow_fraction * p.time_limit_s * cfg.timeout_scale
         got: list[tuple[Candidate, str]] = []
+        spent = 0.0
         for i, c in enumerate(w.candidates):
             per_ref = [r[i] for r in runs if i < len(r)]
             if not per_ref:
@@ -244,7 +260,10 @@ def _expected_outputs(works: list[_Work], cfg: TestgenConfig, ev) -> dict[str, l
                 w.dropped["references disagree"] += 1
             elif len(got) >= w.need:
                 w.dropped["surplus"] += 1
+            elif spent + max(r.time_s for r in per_ref) > cfg.time_budget_s:
+                w.dropped["over the time budget"] += 1
             else:
+                spent += max(r.time_s for r in per_ref)
                 got.append((c, per_ref[0].output))
         accepted[p.id] = got
     return accepted

@@ -95,9 +95,11 @@ def entry_name(entry_point: str) -> tuple[str, str | None]:
     return entry, None
 
 
-def signature_of(entry_point: str, starter_code: str | None, reference: str | None) -> Signature:
-    """The entry point's parameters and types, from the starter code, else the reference.
-    Only parsed (ast), never run."""
+def signature_of(entry_point: str, starter_code: str | None, reference: str | None,
+                 examples: list[list] | None = None) -> Signature:
+    """The entry point's parameters and types, from the starter code, else the reference; a
+    parameter without a usable annotation takes the type its example values have. Only parsed
+    (ast), never run."""
     name, owner = entry_name(entry_point)
     sig = None
     for source in (starter_code, reference):
@@ -111,4 +113,67 @@ def signature_of(entry_point: str, starter_code: str | None, reference: str | No
             break
     if sig is None:
         raise Unsupported(f"no signature for {entry_point!r}")
-    return Signature(list(sig.params), [parse_annotation(a) for a in sig.annotations[:-1]])
+    types = []
+    for k, text in enumerate(sig.annotations[:-1]):
+        try:
+            types.append(parse_annotation(text))
+        except Unsupported:
+            seen = [ex[k] for ex in examples or [] if k < len(ex)]
+            typ = _complete(type_of_values(seen))
+            if typ is None:
+                raise
+            types.append(typ)
+    return Signature(list(sig.params), types)
+
+
+def type_of_values(values: list) -> Type | None:
+    """A parameter's type read off the examples' JSON values (no or a bare annotation: `list`);
+    None when they do not agree on one we generate (int and float agree on float)."""
+    out: Type | None = None
+    for v in values:
+        if v is None:
+            continue
+        t = _value_type(v)
+        out = t if out is None else _merge(out, t)
+        if out is None:
+            return None
+    return out
+
+
+def _complete(t: Type | None) -> Type | None:
+    """Lists only ever seen empty hold ints."""
+    if t is None or t.kind != "list":
+        return t
+    return Type("list", _complete(t.inner) if t.inner is not None else Type("int"))
+
+
+def _merge(a: Type | None, b: Type | None) -> Type | None:
+    if a is None or b is None:
+        return None
+    if a == b:
+        return a
+    if {a.kind, b.kind} == {"int", "float"}:
+        return Type("float")
+    if a.kind == b.kind == "list":
+        if a.inner is None or b.inner is None:
+            return a if b.inner is None else b  # an empty list says nothing about its items
+        inner = _merge(a.inner, b.inner)
+        return Type("list", inner) if inner is not None else None
+    return None
+
+
+def _value_type(v) -> Type | None:
+    if isinstance(v, bool):
+        return Type("bool")
+    if isinstance(v, int):
+        return Type("int")
+    if isinstance(v, float):
+        return Type("float")
+    if isinstance(v, str):
+        return Type("str")
+    if isinstance(v, list):
+        if not v:
+            return Type("list", None)
+        inner = type_of_values(v)
+        return Type("list", inner) if inner is not None else None
+    return None
