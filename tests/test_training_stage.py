@@ -73,6 +73,11 @@ def test_bad_inputs_are_one_line_errors_not_tracebacks(tiny_model_dir, tmp_path)
          "holds no training problems"),
         (["train", "--model", str(tmp_path / "no-model"), "--input", str(validated)], "train model"),
         (["train", "--input", str(validated), "--set", "preset=nonsense"], "preset"),
+        # A preset defines the method: contradicting it is an error naming both values.
+        (["train", "--model", str(tiny_model_dir), "--input", str(validated), "--set", "preset=grpo",
+          "--set", "grpo.truncation_mask_rho=0.1"], "preset 'grpo' sets truncation_mask_rho=0.0"),
+        (["train", "--model", str(tiny_model_dir), "--input", str(validated), "--resume"],
+         "resume: no complete checkpoint"),
         (["eval-model", "--benchmark", str(tmp_path / "absent.jsonl"), "--model", f"base={tiny_model_dir}"],
          "benchmark"),
         (["eval-model", "--model", "just-a-name"], "--model expects name=path"),
