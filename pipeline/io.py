@@ -10,12 +10,15 @@ import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
+from pipeline.schema import Problem
 
-from pipeline.schema import EXTRA_COLUMN_TYPES, PROBLEM_SCHEMA, Problem
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+# pyarrow is imported by the functions that read or write shards (see pipeline.schema: a process
+# that only reads jsonl, such as `microcoder evaluate`, does not pay for it).
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -112,6 +115,10 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any] | 
 # --- problem shards ---------------------------------------------------------------------------
 def problems_to_table(problems: Iterable[Problem], extra_schema: pa.Schema | None = None) -> pa.Table:
     """Arrow table with the core schema first, then any extra columns the problems carry."""
+    import pyarrow as pa
+
+    from pipeline.schema import EXTRA_COLUMN_TYPES, PROBLEM_SCHEMA
+
     rows = [p.to_row() for p in problems]
     extra_names: list[str] = []
     for r in rows:
@@ -134,6 +141,8 @@ def problems_to_table(problems: Iterable[Problem], extra_schema: pa.Schema | Non
 
 def write_problems(path: str | os.PathLike, problems: Iterable[Problem], extra_schema: pa.Schema | None = None) -> int:
     """Write problems as one parquet file (zstd), atomically. `.jsonl` paths write our jsonl."""
+    import pyarrow.parquet as pq
+
     path = Path(path)
     problems = list(problems)
     if path.suffix == ".jsonl":
@@ -152,6 +161,11 @@ def shard_files(folder: Path) -> list[Path]:
 
 def read_table(path: str | os.PathLike) -> pa.Table:
     """A parquet file, or a directory of parquet shards read as one table."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pipeline.schema import PROBLEM_SCHEMA
+
     path = Path(path)
     if path.is_dir():
         files = shard_files(path)
@@ -176,6 +190,8 @@ def read_problems(path: str | os.PathLike) -> list[Problem]:
 
 def iter_problem_batches(path: str | os.PathLike, batch_size: int = 256) -> Iterator[list[Problem]]:
     """Stream problems from parquet in batches (bounded memory for large shards)."""
+    import pyarrow.parquet as pq
+
     path = Path(path)
     files = shard_files(path) if path.is_dir() else [path]
     for f in files:

@@ -21,70 +21,98 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-import pyarrow as pa
-
 STYLES = ("stdio", "functional")
 TEST_KINDS = ("public", "private", "generated")
 CHECKER_KINDS = ("exact", "tokens", "float", "program")
 LANGUAGES = ("python", "cpp")
 CHECKER_PROTOCOLS = ("kattis", "testlib")
-
-TEST_CASE_TYPE = pa.struct(
-    [("input", pa.string()), ("output", pa.string()), ("kind", pa.string())]
-)
-CHECKER_TYPE = pa.struct(
-    [
-        ("kind", pa.string()),
-        ("rel_tol", pa.float64()),
-        ("abs_tol", pa.float64()),
-        ("case_sensitive", pa.bool_()),
-        ("unordered", pa.bool_()),
-        ("program", pa.string()),
-        ("language", pa.string()),
-        ("protocol", pa.string()),
-    ]
-)
-REFERENCE_TYPE = pa.struct([("language", pa.string()), ("code", pa.string())])
 # Known-wrong solutions shipped by a source (Kattis `submissions/wrong_answer`, ...,
 # CodeContests `incorrect_solutions`): validate runs them to measure how strong the tests are.
 WRONG_LABELS = ("wrong_answer", "time_limit_exceeded", "run_time_error", "memory_limit_exceeded", "incorrect")
-WRONG_SOLUTION_TYPE = pa.struct([("language", pa.string()), ("code", pa.string()), ("label", pa.string())])
 
-PROBLEM_SCHEMA = pa.schema(
-    [
-        ("id", pa.string()),
-        ("source", pa.string()),
-        ("source_id", pa.string()),
-        ("url", pa.string()),
-        ("title", pa.string()),
-        ("statement", pa.string()),
-        ("platform", pa.string()),
-        ("style", pa.string()),
-        ("starter_code", pa.string()),
-        ("entry_point", pa.string()),
-        ("tests", pa.list_(TEST_CASE_TYPE)),
-        ("checker", CHECKER_TYPE),
-        ("time_limit_s", pa.float64()),
-        ("memory_limit_mb", pa.int64()),
-        ("reference_solutions", pa.list_(REFERENCE_TYPE)),
-        ("wrong_solutions", pa.list_(WRONG_SOLUTION_TYPE)),
-        ("difficulty", pa.string()),
-        ("rating", pa.int64()),
-        ("tags", pa.list_(pa.string())),
-        ("contest_date", pa.string()),
-        ("license", pa.string()),
-        ("meta", pa.string()),
-    ]
-)
-CORE_COLUMNS = tuple(PROBLEM_SCHEMA.names)
+# The Arrow types (TEST_CASE_TYPE, CHECKER_TYPE, REFERENCE_TYPE, WRONG_SOLUTION_TYPE, PROBLEM_SCHEMA,
+# ALIAS_TYPE, EXTRA_COLUMN_TYPES) are built on first use (module __getattr__): importing pyarrow,
+# and numpy under it, costs ~0.15 s of CPU that a process which only judges code (`microcoder
+# evaluate` on jsonl) does not need. CORE_COLUMNS and CHECKER_FIELDS name their columns.
+CORE_COLUMNS = ("id", "source", "source_id", "url", "title", "statement", "platform", "style", "starter_code",
+                "entry_point", "tests", "checker", "time_limit_s", "memory_limit_mb", "reference_solutions",
+                "wrong_solutions", "difficulty", "rating", "tags", "contest_date", "license", "meta")
+CHECKER_FIELDS = ("kind", "rel_tol", "abs_tol", "case_sensitive", "unordered", "program", "language", "protocol")
 
-# Columns that later stages add, with fixed types so that shards agree even when a batch's values
-# cannot tell the type (e.g. every `aliases` list empty). Unknown extra columns are inferred.
-ALIAS_TYPE = pa.list_(pa.struct([("id", pa.string()), ("source", pa.string()), ("similarity", pa.float64())]))
-EXTRA_COLUMN_TYPES: dict[str, pa.DataType] = {
-    "cluster_id": pa.string(),
-    "aliases": ALIAS_TYPE,
-}
+
+def _arrow_types() -> dict[str, Any]:
+    import pyarrow as pa
+
+    TEST_CASE_TYPE = pa.struct(
+        [("input", pa.string()), ("output", pa.string()), ("kind", pa.string())]
+    )
+    CHECKER_TYPE = pa.struct(
+        [
+            ("kind", pa.string()),
+            ("rel_tol", pa.float64()),
+            ("abs_tol", pa.float64()),
+            ("case_sensitive", pa.bool_()),
+            ("unordered", pa.bool_()),
+            ("program", pa.string()),
+            ("language", pa.string()),
+            ("protocol", pa.string()),
+        ]
+    )
+    REFERENCE_TYPE = pa.struct([("language", pa.string()), ("code", pa.string())])
+    WRONG_SOLUTION_TYPE = pa.struct([("language", pa.string()), ("code", pa.string()), ("label", pa.string())])
+
+    PROBLEM_SCHEMA = pa.schema(
+        [
+            ("id", pa.string()),
+            ("source", pa.string()),
+            ("source_id", pa.string()),
+            ("url", pa.string()),
+            ("title", pa.string()),
+            ("statement", pa.string()),
+            ("platform", pa.string()),
+            ("style", pa.string()),
+            ("starter_code", pa.string()),
+            ("entry_point", pa.string()),
+            ("tests", pa.list_(TEST_CASE_TYPE)),
+            ("checker", CHECKER_TYPE),
+            ("time_limit_s", pa.float64()),
+            ("memory_limit_mb", pa.int64()),
+            ("reference_solutions", pa.list_(REFERENCE_TYPE)),
+            ("wrong_solutions", pa.list_(WRONG_SOLUTION_TYPE)),
+            ("difficulty", pa.string()),
+            ("rating", pa.int64()),
+            ("tags", pa.list_(pa.string())),
+            ("contest_date", pa.string()),
+            ("license", pa.string()),
+            ("meta", pa.string()),
+        ]
+    )
+    assert tuple(PROBLEM_SCHEMA.names) == CORE_COLUMNS and tuple(CHECKER_TYPE.names) == CHECKER_FIELDS
+
+    # Columns that later stages add, with fixed types so that shards agree even when a batch's values
+    # cannot tell the type (e.g. every `aliases` list empty). Unknown extra columns are inferred.
+    ALIAS_TYPE = pa.list_(pa.struct([("id", pa.string()), ("source", pa.string()), ("similarity", pa.float64())]))
+    EXTRA_COLUMN_TYPES: dict[str, pa.DataType] = {
+        "cluster_id": pa.string(),
+        "aliases": ALIAS_TYPE,
+    }
+    return {"TEST_CASE_TYPE": TEST_CASE_TYPE, "CHECKER_TYPE": CHECKER_TYPE, "REFERENCE_TYPE": REFERENCE_TYPE,
+            "WRONG_SOLUTION_TYPE": WRONG_SOLUTION_TYPE, "PROBLEM_SCHEMA": PROBLEM_SCHEMA, "ALIAS_TYPE": ALIAS_TYPE,
+            "EXTRA_COLUMN_TYPES": EXTRA_COLUMN_TYPES}
+
+
+_ARROW: dict[str, Any] | None = None
+_ARROW_NAMES = frozenset(("TEST_CASE_TYPE", "CHECKER_TYPE", "REFERENCE_TYPE", "WRONG_SOLUTION_TYPE", "PROBLEM_SCHEMA",
+                          "ALIAS_TYPE", "EXTRA_COLUMN_TYPES"))
+
+
+def __getattr__(name: str) -> Any:
+    global _ARROW
+    if name in _ARROW_NAMES:
+        if _ARROW is None:
+            _ARROW = _arrow_types()
+        return _ARROW[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass
@@ -183,7 +211,7 @@ class Problem:
         d = self.to_dict()
         d["meta"] = json.dumps(self.meta, sort_keys=True, ensure_ascii=False)
         if d["checker"] is not None:
-            d["checker"] = {name: d["checker"].get(name) for name in CHECKER_TYPE.names}
+            d["checker"] = {name: d["checker"].get(name) for name in CHECKER_FIELDS}
         return d
 
 

@@ -22,8 +22,6 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 from pipeline.evaluator import sandbox as sb
 from pipeline.evaluator.box import BoxError, BoxKilled
 from pipeline.evaluator.compile import Compiler
@@ -68,6 +66,27 @@ def as_submission(item: Submission | Mapping[str, Any], index: int) -> tuple[Sub
         sid = d.get("submission_id") if isinstance(d.get("submission_id"), str) else f"#{index}"
         pid = d.get("problem_id") if isinstance(d.get("problem_id"), str) else ""
         return Submission(pid, sid, str(d.get("language", "")), ""), f"malformed submission: {e}"
+
+
+class _NoBar:
+    """The progress bar when there is none (tqdm is imported only to show one)."""
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def set_postfix_str(self, s: str, refresh: bool = True) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def progress_bar(total: int | None, show: bool):
+    if not show:
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="evaluate", unit="sub", dynamic_ncols=True)
 
 
 class _Control:
@@ -306,7 +325,7 @@ class Evaluator:
             pending[fut] = control
             return True
 
-        bar = tqdm(total=total, desc="evaluate", unit="sub", disable=not progress, dynamic_ncols=True)
+        bar = progress_bar(total, progress)
         try:
             while len(pending) < 2 * self.workers and submit():
                 pass
@@ -336,7 +355,7 @@ class Evaluator:
         pmap = problem_map(problems)
         items = list(submissions)
         controls = [_Control() for _ in items]
-        bar = tqdm(total=len(items), desc="evaluate", unit="sub", disable=not progress, dynamic_ncols=True)
+        bar = progress_bar(len(items), progress)
         futures = [self._executor.submit(self._run, self._problem_of(pmap, item), item, i, mode, keep_outputs, c)
                    for i, (item, c) in enumerate(zip(items, controls, strict=True))]
         for fut in futures:
