@@ -145,6 +145,31 @@ def test_memory_limit_holds_for_the_whole_run(solo):
     assert v.status == "MLE", v
 
 
+MANY_PROCESSES_FUNCTIONAL = """
+    import os, time
+    def add(a, b):
+        for _ in range(8):
+            if os.fork() == 0:
+                block = bytearray(30 << 20)
+                for i in range(0, len(block), 4096):
+                    block[i] = 1
+                time.sleep(1.5)
+                os._exit(0)
+        for _ in range(8):
+            os.wait()
+        return a + b
+"""
+SMALL_MEMORY_ADD = Problem(id="small-memory-add", source="test", statement="", style="functional", entry_point="add",
+                           time_limit_s=2.0, memory_limit_mb=64, tests=[TestCase("1\n2", "3"), TestCase("2\n2", "4")])
+
+
+@needs_bwrap
+@needs_cgroups
+def test_memory_limit_holds_for_a_functional_call_as_a_whole(solo):
+    v = solo.evaluate_batch([SMALL_MEMORY_ADD], [sub(SMALL_MEMORY_ADD, MANY_PROCESSES_FUNCTIONAL)], mode="all")[0]
+    assert [t.status for t in v.tests] == ["MLE", "MLE"], v  # one kill fails one call, each call its own
+
+
 @needs_bwrap
 @needs_cgroups
 def test_each_box_has_its_run_group_with_the_limits_and_it_goes_with_the_box():

@@ -245,6 +245,7 @@ class RunGroup:
             except OSError:
                 self._memsw = False
         self._oom0 = 0
+        self._events_fd: int | None = None
         self._limits: tuple[int | None, int | None] = (None, None)  # as last written (only we write them)
 
     @property
@@ -314,10 +315,12 @@ class RunGroup:
         return int(_read(self.dirs["cpuacct"] / "cpuacct.usage")) / 1e9
 
     def oom_kills(self) -> int:
-        d = self.dirs["memory"]
-        if self.version == "cgroup-v2":
-            return _kv(_read(d / "memory.events")).get("oom_kill", 0)
-        return _kv(_read(d / "memory.oom_control")).get("oom_kill", 0)
+        """Out-of-memory kills in the group so far (read through a descriptor kept open: the
+        judge of a functional session looks after every call)."""
+        if self._events_fd is None:
+            name = "memory.events" if self.version == "cgroup-v2" else "memory.oom_control"
+            self._events_fd = os.open(self.dirs["memory"] / name, os.O_RDONLY | os.O_CLOEXEC)
+        return _kv(os.pread(self._events_fd, 4096, 0).decode()).get("oom_kill", 0)
 
     def peak_bytes(self) -> int:
         d = self.dirs["memory"]
@@ -338,6 +341,9 @@ class RunGroup:
         return {"cg_oom_kills": self.oom_kills() - self._oom0}
 
     def destroy(self) -> bool:
+        if getattr(self, "_events_fd", None) is not None:
+            os.close(self._events_fd)
+            self._events_fd = None
         ok = True
         for d in dict.fromkeys(self.dirs.values()):
             ok = _remove_group(d) and ok

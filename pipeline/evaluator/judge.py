@@ -355,6 +355,8 @@ class Session:
         text = payload.decode("utf-8", "replace")
         if cpu > lim.cpu_s:
             tr.status, tr.diff = "TLE", _tle(cpu, lim.cpu_s, None)
+        elif self._oom():  # processes the call started, together over the limit (cgroups.py)
+            tr.status, tr.diff = "MLE", f"the call's processes together exceeded {lim.mem_bytes >> 20} MB"
         elif frame.get("ok") is True:
             return judged(job, index, input_path, text, tr, converted=bool(frame.get("converted")))
         elif frame.get("error_type") == "Unserialisable":
@@ -366,6 +368,13 @@ class Session:
         if job.keep_outputs:
             tr.output = text[: job.cfg.keep_output_bytes]
         return tr
+
+    def _oom(self) -> bool:
+        """Whether the run group saw an out-of-memory kill since the last look; the mark moves
+        on, so one kill fails one call."""
+        now = self.box.oom_kills()
+        seen, self.oom_mark = now > self.oom_mark, now
+        return seen
 
     def _failure(self, h: dict[str, Any], frame: dict[str, Any] | None, text: str, loading: bool) -> TestResult:
         """The session child died, was killed, or misbehaved: it is gone either way."""
@@ -383,8 +392,7 @@ class Session:
             tr.diff = "the program corrupted the judge's result channel"
         elif h.get("died"):
             sig = h.get("signal")
-            if (_memory_exceeded(text, _num(h.get("maxrss_kb")), lim.mem_bytes)
-                    or self.box.oom_kills() > self.oom_mark):
+            if self._oom() or _memory_exceeded(text, _num(h.get("maxrss_kb")), lim.mem_bytes):
                 tr.status = "MLE"
             what = f"killed by {_signal_name(sig)}" if sig is not None else f"exit code {h.get('exit')}"
             tr.diff = (f"{what}{where}: {_tail(text)}" if text.strip() else what + where)[:500]
