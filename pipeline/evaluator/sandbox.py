@@ -217,7 +217,11 @@ def _dev_mounts(spare: Path, shm: bool) -> list[str]:
     steps += [f"ln -s {target} {_q(spare / name)}" for name, target in DEV_LINKS]
     if shm:
         steps.append(f"mkdir {_q(spare / 'shm')}")
-    return steps + [f"mount --move {_q(spare)} /dev", "mount -o remount,ro /dev"]
+    # In a user namespace util-linux reports a failure after the move itself took effect (a step
+    # after it is refused): the move counts when `spare` is no longer a mount point. Read-only
+    # per mount (`bind`): a user namespace may not remount the tmpfs itself.
+    return steps + [f"{{ mount --move {_q(spare)} /dev 2>/dev/null || ! mountpoint -q {_q(spare)}; }}",
+                    "mount -o remount,ro,bind /dev"]
 
 
 def _q(path: str | Path) -> str:
