@@ -12,7 +12,9 @@ program cannot signal it and the kernel kills the whole namespace when it exits;
 Process count (fork bombs): RLIMIT_NPROC is ignored for uid 0, so as root the judge drops to an
 unprivileged uid of its own per box (`setpriv`, keeping the parent-death signal) and RLIMIT_NPROC
 is set inside (`prlimit`); as an ordinary user bwrap makes a user namespace and the same limit is
-counted per namespace. See bench/README.md for what was measured.
+counted per namespace. See bench/README.md for what was measured. Where the machine has control
+groups, each box start also has a run group (`cgroups.py`: CPU, memory and pids.max for a run
+as a whole; the rlimits are then the second line).
 
 Inside any sandbox kind, every program the judge forks also runs under a seccomp filter
 (`syscall_filter.py`): it shares the judge's uid, and must not reach the judge through prlimit /
