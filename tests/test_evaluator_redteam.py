@@ -432,3 +432,35 @@ def test_the_box_dev_holds_only_devices_that_do_not_block_and_is_read_only(solo)
 def test_the_unshare_fallback_dev_is_the_same(solo_unshare):
     v = judge(solo_unshare, DEV_PROBLEM, sub(DEV_PROBLEM, DEV_LOOK))
     assert v.status == "AC", v
+
+
+# --- 3 (unshare). the host's shared folders ----------------------------------------------------------------------
+HOST_FOLDERS = """
+    import os
+    written = []
+    for d in ("/tmp", "/var/tmp", "/run/lock", os.environ["TMPDIR"]):
+        try:
+            with open(os.path.join(d, "redteam-left-behind"), "w") as f:
+                f.write("x")
+            written.append(d == os.environ["TMPDIR"] and "TMPDIR" or d)
+        except OSError:
+            pass
+    print(written)
+"""
+HOST_FOLDERS_PROBLEM = Problem(id="host-folders", source="test", statement="", style="stdio", time_limit_s=2.0,
+                               tests=[TestCase("", "['TMPDIR']\n")])
+CPP_ECHO = '#include <cstdio>\nint main(){long long x; scanf("%lld", &x); printf("%lld\\n", x + 1);}\n'
+
+
+@needs_unshare_root
+def test_unshare_fallback_leaves_nothing_in_the_hosts_shared_folders(solo_unshare):
+    try:
+        v = judge(solo_unshare, HOST_FOLDERS_PROBLEM, sub(HOST_FOLDERS_PROBLEM, HOST_FOLDERS))
+        assert v.status == "AC", v
+    finally:
+        left = [d for d in ("/tmp", "/var/tmp", "/run/lock") if os.path.exists(f"{d}/redteam-left-behind")]
+        for d in left:
+            os.unlink(f"{d}/redteam-left-behind")
+    assert left == []
+    if shutil.which("g++"):  # the build box still writes its own folder
+        assert judge(solo_unshare, ECHO, sub(ECHO, CPP_ECHO, "cpp", "cpp")).status == "AC"

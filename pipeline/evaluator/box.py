@@ -94,7 +94,8 @@ class Box:
                 if self.spec.drop_uid is not None and self._stage is None:
                     self._stage = sb.staging_dir(self.workdir / f".{self.name}-stage")
                 cmd = sb.unshare_args(self.spec, self.scratch, shm=os.path.isdir("/dev/shm"),
-                                      reach=[*(b.host for b in self.binds), self.scratch], stage=self._stage)
+                                      reach=[*(b.host for b in self.binds), self.scratch], stage=self._stage,
+                                      writable=[b.host for b in self.binds if b.writable])
                 if os.path.isdir("/dev/shm"):
                     wipe.append("/dev/shm")
         harness = self.inside(sb.HARNESS_DIR / "harness.py")

@@ -21,8 +21,9 @@ Inside any sandbox kind, every program the judge forks also runs under a seccomp
 setpriority / sched_* calls, kernel keyrings or new namespaces.
 
 unshare (fallback when bwrap is missing): new PID/network/IPC/UTS/mount namespaces, a private
-tmpfs as scratch, the same uid drop and rlimits, the same minimal /dev (a tmpfs moved over the host's), but the
-host filesystem stays visible (read-only
+tmpfs as scratch, the same uid drop and rlimits, the same minimal /dev (a tmpfs moved over the host's), the host's
+world-writable folders (/tmp, /var/tmp, /run/lock, ...) read-only inside (a program could leave
+files there for the next one, or fill the host's disk), but the host filesystem stays visible (read-only
 only through file permissions). A closed directory above what the judge needs (an interpreter
 under /root, 0700) is covered by an empty tmpfs with only those paths bound back, so the uid drop
 works there and the rest of that directory is hidden. none: rlimits and process groups only; for tests.
@@ -190,7 +191,8 @@ def bwrap_args(spec: BoxSpec, binds: list[Bind]) -> list[str]:
     return args + ["--"]
 
 
-def unshare_args(spec: BoxSpec, scratch: Path, shm: bool, reach: list[Path] = (), stage: Path | None = None) -> list[str]:
+def unshare_args(spec: BoxSpec, scratch: Path, shm: bool, reach: list[Path] = (), stage: Path | None = None,
+                 writable: list[Path] = ()) -> list[str]:
     """New namespaces + private tmpfs scratch (and /dev/shm), mounted by a tiny root shell step.
     When the box drops to an unprivileged uid, the `reach` paths (and the interpreter's) that sit
     under a directory it may not enter (/root, 0700) are made reachable inside the box's own mount
@@ -206,7 +208,36 @@ def unshare_args(spec: BoxSpec, scratch: Path, shm: bool, reach: list[Path] = ()
         mounts.append(f"mount -t tmpfs -o size={spec.shm_bytes},mode=1777 tmpfs /dev/shm")
     if spec.drop_uid is not None and stage is not None:
         mounts += _reach_mounts([*interpreter_paths(), *map(str, reach)], stage)
+    mounts += _read_only_shared_dirs(writable)
     return ns + ["/bin/sh", "-c", " && ".join(mounts) + ' && exec "$@"', "sh"]
+
+
+WORLD_WRITABLE_CANDIDATES = ("/tmp", "/var/tmp", "/run/lock", "/run/shm", "/var/crash", "/var/metrics")
+
+
+def world_writable_dirs() -> list[str]:
+    """The host's folders every user may write to (symlinks such as /var/lock -> /run/lock are
+    covered through their target)."""
+    found = []
+    for d in WORLD_WRITABLE_CANDIDATES:
+        try:
+            st = os.lstat(d)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_IWOTH:
+            found.append(d)
+    return found
+
+
+def _read_only_shared_dirs(writable: list[Path]) -> list[str]:
+    """Shell steps that make the host's world-writable folders read-only inside the box, keeping
+    the box's own writable binds (each first bound onto itself, so it is a mount of its own
+    that `--rbind` carries along and the non-recursive read-only remount leaves alone) and the
+    scratch tmpfs (a mount already)."""
+    steps = [f"mount --rbind {_q(w)} {_q(w)}" for w in writable]
+    for d in world_writable_dirs():
+        steps += [f"mount --rbind {_q(d)} {_q(d)}", f"mount -o remount,ro,bind {_q(d)}"]
+    return steps
 
 
 def _dev_mounts(spare: Path, shm: bool) -> list[str]:
