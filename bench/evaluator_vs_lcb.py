@@ -17,11 +17,25 @@ Both evaluators get the same pairs, the same worker count and the same per-test 
 stops at a submission's first failing test. LiveCodeBench (`nvidia-livecodebench`, installed with
 --no-deps) executes code in-process, so its run is wrapped in bubblewrap (read-only filesystem,
 no network). Also measured: a warm pre-forked interpreter vs a fresh sandboxed process per test.
+
+Batch shapes (`--shapes rl,heavy`), timed as whole processes from spawn to exit: `microcoder
+evaluate` (CLI imports, judges' start, reading the jsonl inputs, judging, writing verdicts) against
+a fresh Python process running LiveCodeBench's codegen_metrics (its imports, its process pool):
+  rl     120 LeetCode contest problems x 8 submissions (4 right: the LeetCodeDataset reference
+         with a distinct comment; 4 wrong: result off by one / reversed, raises, returns None, a
+         syntax error) x the first 5 tests (deepseek-ai's 2023-07..2024-01 contest set, whose
+         problems LeetCodeDataset has references for);
+  heavy  the same 120 problems x the reference x every test (about 100 each, 12,000).
+Alongside wall time, the CPU seconds of each whole process tree (a cpuacct cgroup per run, as
+root): a machine shared with other jobs inflates wall time far more than CPU time.
+
+    python bench/evaluator_vs_lcb.py --shapes rl,heavy --repeat 3
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gzip
 import json
 import os
@@ -213,6 +227,225 @@ def codeforces_pairs(timeout: float) -> list[Pair]:
     return pairs
 
 
+# --- batch shapes, timed as whole processes ----------------------------------------------------------------
+# Submissions an RL step produces for one problem: right ones (the reference, told apart by a comment as
+# samples are) and typical wrong ones. A wrong variant subclasses the reference's Solution so both
+# evaluators resolve it the same way; `functools.wraps` keeps the signature and annotations.
+VARIANT_TAILS = {
+    "off-by-one": ("\n\nimport functools as _ft\n_Base = Solution\nclass Solution(_Base):\n"
+                   "    @_ft.wraps(_Base.{m})\n    def {m}(self, *a, **k):\n        r = _Base.{m}(self, *a, **k)\n"
+                   "        if isinstance(r, bool):\n            return not r\n"
+                   "        if isinstance(r, (int, float)):\n            return r + 1\n"
+                   "        if isinstance(r, (list, str)):\n            return r[::-1] + r[:1]\n"
+                   "        return None\n"),
+    "raises": ("\n\n_Base = Solution\nclass Solution(_Base):\n    def {m}(self, *a, **k):\n"
+               "        raise IndexError('list index out of range')\n"),
+    "returns-none": ("\n\n_Base = Solution\nclass Solution(_Base):\n    def {m}(self, *a, **k):\n"
+                     "        return None\n"),
+    "syntax-error": "\n\ndef broken(:\n    pass\n",
+}
+RIGHT_COPIES = 4  # + the 4 wrong variants = 8 submissions per problem
+
+
+def contest_tests(script: str, params: list[str]) -> list[TestCase]:
+    """LeetCode contest test scripts (`test_input = {...}` then `assert my_solution.f(**test_input)
+    == value`) as positional JSON tests, with `ast` only; a test that does not convert is skipped."""
+    import ast
+
+    from pipeline.sources.pyliterals import NotLiteral, encode_args, literal, to_json
+
+    tests, kwargs = [], None
+    for node in ast.parse(script).body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+            kwargs = node.value
+        elif isinstance(node, ast.Assert) and kwargs is not None and isinstance(node.test, ast.Compare):
+            try:
+                given = {literal(k): literal(v) for k, v in zip(kwargs.keys, kwargs.values, strict=True)}
+                args = [given[name] for name in params]
+                tests.append(TestCase(encode_args(args), to_json(literal(node.test.comparators[0]))))
+            except (NotLiteral, KeyError, TypeError):
+                continue
+    return tests
+
+
+def contest_problems(n: int, timeout: float) -> list[tuple[Problem, str]]:
+    """The first `n` LeetCode contest problems (deepseek-ai's 2023-07..2024-01 set, ~100 tests each)
+    that LeetCodeDataset ships a reference solution for: (problem with every test, reference code)."""
+    from pipeline.sources.pyliterals import find_signature
+
+    refs = {}
+    for split in ("train", "test"):
+        for line in gzip.open(DATA / "leetcodedataset" / f"LeetCodeDataset-v0.2.0-{split}.jsonl.gz", "rt"):
+            rec = json.loads(line)
+            refs[rec["task_id"]] = rec
+    out = []
+    for line in open(DATA / "leetcode_contest" / "20240121-Jul.jsonl"):
+        rec = json.loads(line)
+        ref = refs.get(rec["meta"]["titleSlug"])
+        if ref is None:
+            continue
+        code = ref["prompt"] + "\n" + ref["completion"]
+        method = ref["entry_point"].split(".")[-1]
+        sig = find_signature(code, method, "Solution")
+        tests = contest_tests(rec["test"], sig.params) if sig else []
+        if not tests:
+            continue
+        out.append((Problem(id=rec["meta"]["titleSlug"], source="leetcode_contest", statement="",
+                            style="functional", entry_point=ref["entry_point"], tests=tests,
+                            time_limit_s=timeout), code))
+        if len(out) == n:
+            break
+    return out
+
+
+def shape_batch(shape: str, n_problems: int, timeout: float) -> tuple[list[Problem], list[Submission]]:
+    """rl: n problems x 8 submissions (4 right, 4 wrong) x the first 5 tests; heavy: n problems x
+    the reference x every test."""
+    problems, subs = [], []
+    for p, code in contest_problems(n_problems, timeout):
+        method = p.entry_point.split(".")[-1]
+        if shape == "heavy":
+            problems.append(p)
+            subs.append(Submission(p.id, f"{p.id}:ref", "python", code))
+            continue
+        p = dataclasses.replace(p, tests=p.tests[:5])
+        problems.append(p)
+        for k in range(RIGHT_COPIES):
+            subs.append(Submission(p.id, f"{p.id}:right{k}", "python", f"{code}\n# sample {k}\n"))
+        for name, tail in VARIANT_TAILS.items():
+            subs.append(Submission(p.id, f"{p.id}:{name}", "python", code + tail.replace("{m}", method)))
+    return problems, subs
+
+
+class CpuGroup:
+    """A cgroup-v1 cpuacct group for one timed process tree (root only; None elsewhere): its CPU
+    seconds, every descendant included (our judges' own groups nest below it), are a companion
+    to wall time that a machine shared with other jobs distorts much less."""
+
+    ROOT = Path("/sys/fs/cgroup/cpuacct")
+    _n = 0
+
+    def __init__(self):
+        own = next((line.split(":", 2)[2].strip() for line in open("/proc/self/cgroup")
+                    if line.split(":", 2)[1] in ("cpuacct", "cpu,cpuacct")), "/")
+        CpuGroup._n += 1
+        self.path = self.ROOT / own.lstrip("/") / f"bench-{os.getpid()}-{CpuGroup._n}"
+        self.path.mkdir()
+
+    @classmethod
+    def make(cls) -> CpuGroup | None:
+        try:
+            return cls()
+        except OSError:
+            return None
+
+    def wrap(self, cmd: list[str]) -> list[str]:
+        """`cmd`, started inside the group."""
+        return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self.path / "cgroup.procs"), *cmd]
+
+    def seconds(self) -> float:
+        cpu = int((self.path / "cpuacct.usage").read_text()) / 1e9
+        try:
+            self.path.rmdir()
+        except OSError:
+            pass
+        return cpu
+
+
+def timed(cmd: list[str], **kw) -> tuple[float, float | None, subprocess.CompletedProcess]:
+    """(wall seconds from spawn to exit, CPU seconds of the whole tree or None, the result)."""
+    group = CpuGroup.make()
+    t0 = time.monotonic()
+    proc = subprocess.run(group.wrap(cmd) if group else cmd, **kw)
+    return time.monotonic() - t0, group.seconds() if group else None, proc
+
+
+def run_ours_process(work: Path, workers: int) -> tuple[float, float | None, list[dict]]:
+    """`microcoder evaluate` as a fresh process, timed from spawn to exit (imports, pool start,
+    reading the inputs, judging, writing the verdicts)."""
+    out = work / "ours.jsonl"
+    cmd = [str(Path(sys.executable).with_name("microcoder")), "evaluate", "--problems", str(work / "problems.jsonl"),
+           "--submissions", str(work / "subs.jsonl"), "-o", str(out), "--workers", str(workers),
+           "--no-progress"]
+    seconds, cpu, proc = timed(cmd, capture_output=True, text=True, cwd=ROOT)  # the project's params.yaml
+    if proc.returncode != 0:
+        raise SystemExit(f"microcoder evaluate failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return seconds, cpu, [json.loads(line) for line in out.read_text().splitlines()]
+
+
+def run_lcb_process(problems: list[Problem], subs: list[Submission], workers: int, timeout: float,
+                    unsafe: bool) -> tuple[float, float | None, list[str]]:
+    """LiveCodeBench's codegen_metrics as a fresh process (inside bwrap), timed from spawn to exit;
+    the submissions of one problem go in as that sample's generations, as LiveCodeBench batches them."""
+    order = {p.id: i for i, p in enumerate(problems)}
+    gens: list[list[str]] = [[] for _ in problems]
+    where = []
+    for s in subs:
+        i = order[s.problem_id]
+        where.append((i, len(gens[i])))
+        gens[i].append(s.code)
+    seconds, cpu, out = lcb_process([lcb_sample(p) for p in problems], gens, workers, timeout, unsafe)
+    statuses = []
+    for i, j in where:
+        statuses.append(lcb_status(out["results"][str(i)][j], len(problems[i].tests)))
+    return seconds, cpu, statuses
+
+
+def shapes_bench(args) -> dict:
+    summary = {}
+    for shape in args.shapes.split(","):
+        problems, subs = shape_batch(shape, args.shape_problems, args.timeout)
+        n_tests = sum(len(p.tests) for p in problems)
+        print(f"\n== shape {shape}: {len(problems)} problems, {len(subs)} submissions, {n_tests} tests "
+              f"(whole processes, workers={args.workers}, first-failure, timeout {args.timeout:g} s) ==")
+        work = Path(tempfile.mkdtemp(prefix=f"shape-{shape}-"))
+        try:
+            with open(work / "problems.jsonl", "w") as f:
+                for p in problems:
+                    f.write(json.dumps(p.to_dict()) + "\n")
+            with open(work / "subs.jsonl", "w") as f:
+                for s in subs:
+                    f.write(json.dumps(dataclasses.asdict(s)) + "\n")
+            ours_t, lcb_t, ours_cpu, lcb_cpu, ours_v, lcb_v = [], [], [], [], None, None
+            for rep in range(args.repeat):
+                for who in (("ours", "lcb") if rep % 2 == 0 else ("lcb", "ours")):
+                    if who == "ours":
+                        seconds, cpu, got = run_ours_process(work, args.workers)
+                        ours_t.append(seconds)
+                        ours_cpu.append(cpu)
+                        ours_v = ours_v or got
+                    else:
+                        seconds, cpu, got = run_lcb_process(problems, subs, args.workers, args.timeout,
+                                                            args.unsafe_lcb)
+                        lcb_t.append(seconds)
+                        lcb_cpu.append(cpu)
+                        lcb_v = lcb_v or got
+                    print(f"  run {rep + 1} {who}: {seconds:.2f} s wall, "
+                          f"{'-' if cpu is None else f'{cpu:.2f}'} s CPU", flush=True)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        ours_s, lcb_s = statistics.median(ours_t), statistics.median(lcb_t)
+        ran = sum(len(v["tests"]) for v in ours_v)
+        agree = sum((v["status"] == "AC") == (s == "AC") for v, s in zip(ours_v, lcb_v, strict=True))
+        ratios = [b / a for a, b in zip(ours_t, lcb_t, strict=True)]
+        cpu_ratio = (statistics.median(lcb_cpu) / statistics.median(ours_cpu)
+                     if None not in ours_cpu + lcb_cpu else None)
+        row = {"problems": len(problems), "submissions": len(subs), "tests": n_tests, "tests_run_ours": ran,
+               "ours_s": ours_t, "lcb_s": lcb_t, "ratio_median": lcb_s / ours_s, "ratios_per_round": ratios,
+               "ours_cpu_s": ours_cpu, "lcb_cpu_s": lcb_cpu, "cpu_ratio": cpu_ratio,
+               "agree": agree, "ours_status": dict(Counter(v["status"] for v in ours_v)),
+               "lcb_status": dict(Counter(lcb_v))}
+        print(f"  ours {ours_s:.2f} s ({len(subs) / ours_s:.1f} subs/s, {ran / ours_s:.0f} tests run/s) | "
+              f"LCB {lcb_s:.2f} s | ratio {lcb_s / ours_s:.2f}x (per round: "
+              f"{', '.join(f'{r:.2f}' for r in ratios)}) | pass/fail agree {agree}/{len(subs)}")
+        if cpu_ratio is not None:
+            print(f"  CPU (whole process trees): ours {statistics.median(ours_cpu):.2f} s | "
+                  f"LCB {statistics.median(lcb_cpu):.2f} s | ratio {cpu_ratio:.2f}x")
+        print(f"  ours: {row['ours_status']} | LCB: {row['lcb_status']}")
+        summary[shape] = row
+    return summary
+
+
 # --- ground truth from the official tests ------------------------------------------------------------------
 def label_official(pairs: list[Pair], workers: int, timeout: float) -> None:
     todo = [p for p in pairs if p.official is not None]
@@ -234,14 +467,15 @@ def run_ours(pairs: list[Pair], workers: int) -> tuple[float, list]:
     return time.monotonic() - t0, verdicts
 
 
-def run_lcb(pairs: list[Pair], workers: int, timeout: float, unsafe: bool) -> tuple[float, list[dict]]:
-    """LiveCodeBench's codegen_metrics in a child process (inside bwrap unless --unsafe-lcb)."""
+def lcb_process(samples: list[dict], generations: list[list[str]], workers: int, timeout: float,
+                unsafe: bool) -> tuple[float, float | None, dict]:
+    """LiveCodeBench's codegen_metrics in a child process (inside bwrap unless --unsafe-lcb):
+    (seconds from spawn to exit, CPU seconds of the process tree or None, the child's output)."""
     work = Path(tempfile.mkdtemp(prefix="lcb-bench-"))
     try:
         (work / "in.json").write_text(json.dumps({
-            "samples": [p.lcb_sample for p in pairs], "generations": [[p.sub.code] for p in pairs],
-            "workers": workers, "timeout": int(timeout)}))
-        cmd = [sys.executable, str(Path(__file__).resolve()), "--lcb-child", str(work)]
+            "samples": samples, "generations": generations, "workers": workers, "timeout": int(timeout)}))
+        cmd = [sys.executable, "-c", LCB_CHILD, str(work)]
         if not unsafe:
             if shutil.which("bwrap") is None:
                 raise SystemExit("bubblewrap is needed to run LiveCodeBench's in-process evaluator safely "
@@ -251,12 +485,18 @@ def run_lcb(pairs: list[Pair], workers: int, timeout: float, unsafe: bool) -> tu
                    "--die-with-parent", "--new-session", "--"] + cmd
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp"}
         with open(work / "log.txt", "wb") as log:
-            rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, env=env).returncode
-        if rc != 0:
-            raise SystemExit(f"LiveCodeBench run failed (exit {rc}):\n{(work / 'log.txt').read_text()[-3000:]}")
-        out = json.loads((work / "out.json").read_text())
+            seconds, cpu, proc = timed(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+        if proc.returncode != 0:
+            raise SystemExit(f"LiveCodeBench run failed (exit {proc.returncode}):\n"
+                             f"{(work / 'log.txt').read_text()[-3000:]}")
+        return seconds, cpu, json.loads((work / "out.json").read_text())
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def run_lcb(pairs: list[Pair], workers: int, timeout: float, unsafe: bool) -> tuple[float, list[dict]]:
+    """LiveCodeBench on the pairs; the time is codegen_metrics' own (without the process start)."""
+    _, _, out = lcb_process([p.lcb_sample for p in pairs], [[p.sub.code] for p in pairs], workers, timeout, unsafe)
     got = []
     for i, p in enumerate(pairs):
         res, meta = out["results"][str(i)][0], json.loads(out["metadata"][i][0])
@@ -286,20 +526,22 @@ def measure(pairs: list[Pair], args) -> dict[str, list[float]]:
     return times
 
 
-def lcb_child(work: Path) -> None:
-    import contextlib
-    import io
-
-    from livecodebench.evaluation import codegen_metrics
-
-    spec = json.loads((work / "in.json").read_text())
-    t0 = time.monotonic()
-    with contextlib.redirect_stdout(io.StringIO()):
-        _, results, metadata = codegen_metrics(spec["samples"], spec["generations"], k_list=[1],
-                                               num_process_evaluate=spec["workers"], timeout=spec["timeout"])
-    seconds = time.monotonic() - t0
-    (work / "out.json").write_text(json.dumps({"seconds": seconds, "results": {str(k): v for k, v in results.items()},
-                                               "metadata": metadata}, default=str))
+# Run as `python -c LCB_CHILD <work dir>`: imports LiveCodeBench only, so its process start is not
+# charged with ours (this file imports pipeline.evaluator).
+LCB_CHILD = """
+import contextlib, io, json, sys, time
+from pathlib import Path
+from livecodebench.evaluation import codegen_metrics
+work = Path(sys.argv[1])
+spec = json.loads((work / "in.json").read_text())
+t0 = time.monotonic()
+with contextlib.redirect_stdout(io.StringIO()):
+    _, results, metadata = codegen_metrics(spec["samples"], spec["generations"], k_list=[1],
+                                           num_process_evaluate=spec["workers"], timeout=spec["timeout"])
+seconds = time.monotonic() - t0
+(work / "out.json").write_text(json.dumps({"seconds": seconds, "results": {str(k): v for k, v in results.items()},
+                                           "metadata": metadata}, default=str))
+"""
 
 
 def lcb_status(results: list, n_tests: int) -> str:
@@ -444,12 +686,17 @@ def main() -> None:
     ap.add_argument("--startup-runs", type=int, default=100, help="tests for the warm-vs-fresh measurement (0: skip)")
     ap.add_argument("--unsafe-lcb", action="store_true", help="run LiveCodeBench without the bwrap wrapper")
     ap.add_argument("--json", type=Path, help="write the summary here")
-    ap.add_argument("--lcb-child", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--shapes", help="instead of the datasets: time batch shapes as whole processes "
+                    "(`microcoder evaluate` vs a LiveCodeBench process), comma-separated: rl,heavy")
+    ap.add_argument("--shape-problems", type=int, default=120, help="LeetCode contest problems per shape")
     args = ap.parse_args()
-    if args.lcb_child:
-        return lcb_child(args.lcb_child)
     if not DATA.exists():
         raise SystemExit(f"{DATA} is missing: the benchmark reads ../shared/bench-data")
+    if args.shapes:
+        summary = shapes_bench(args)
+        if args.json:
+            args.json.write_text(json.dumps(summary, indent=2, default=str))
+        return
     chosen = set(args.datasets.split(","))
     pairs: list[Pair] = []
     if "leetcode" in chosen:
