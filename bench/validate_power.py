@@ -87,9 +87,12 @@ def humaneval_problems(n: int, n_samples: int, n_wrong: int, workers: int) -> li
     with Evaluator(workers=workers) as ev:
         verdicts = ev.evaluate_batch(probs, subs)
     wrong: dict[str, list[str]] = {}
+    labels = Counter(v.status for v in verdicts)
     for (p, code, _), v in zip(candidates, verdicts, strict=True):
-        if v.status not in ("AC", "WA") and len(wrong.setdefault(p.id, [])) < n_wrong:
+        # exit 0 (AC, or WA: it printed something) = passes; an SE is ours, not the sample's: left out
+        if v.status in ("RE", "TLE", "MLE", "OLE", "CE") and len(wrong.setdefault(p.id, [])) < n_wrong:
             wrong[p.id].append(code)
+    print(f"humaneval: official check() verdicts of {len(candidates)} distinct samples: {dict(labels)}", flush=True)
     return [dataclasses.replace(p, wrong_solutions=[WrongSolution("python", c, "wrong_answer") for c in wrong.get(p.id, [])])
             for p in problems]
 
