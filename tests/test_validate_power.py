@@ -232,3 +232,16 @@ def test_stage_writes_the_new_columns_and_the_card_states_the_figure(tmp_path, c
     (sentence,) = _test_strength(stats)
     assert "the kept tests catch 2 of the 3 that ran (66.7%)" in sentence and "cost 0 of them" in sentence
     assert _test_strength({"wrong_solutions": {"ran": 0}}) == [] and _test_strength(None) == []
+
+
+def test_under_a_probe_limit_one_timeout_is_enough(cfg):
+    """Where the limit is to be derived, references run under the generous probe: being over it is far
+    over any limit that could be derived, so one TLE presumes the larger tests too slow."""
+    tests = [case(1, 2, "public"), case(3, 4)] + [case(10**4 + i, i) for i in range(4)]
+    p = problem("t/probe", tests, [SUM, SLOW_SUM], meta={"time_limit_stated": False})
+    probe = ValidateConfig(min_tests=2, workers=2, cache_path=cfg.cache_path, probe_time_limit_s=0.5)
+    res = validate_problems([p], probe, progress=False)
+    v = res.kept[0].extra["validation"]
+    assert (v["tests_valid"], v["references_too_slow"], v["time_limit"]["run_s"], v["time_limit"]["final_s"]) == \
+        (6, [0, 4], 0.5, 1.0)
+    assert sum(r["presumed"] for r in rows(res, "t/probe", index=1)) == 3
