@@ -187,7 +187,6 @@ class Stream:
     presume_after: int = 2
     stop_at_failure: bool = False
     results: dict[int, dict[str, Any]] = field(default_factory=dict)
-    executed: int = 0
     _pos: int = 0
     _streak: int = 0
     _done: bool = False
@@ -241,7 +240,6 @@ class Stream:
         for ti, tr in zip(chunk, verdict.tests, strict=False):  # first-failure: the tests up to the failure
             value = {"status": tr.status, "time_s": tr.time_s, "output": tr.output, "diff": tr.diff}
             self.results[ti] = value
-            self.executed += 1
             if tr.status != "SE":  # never cache our own failures
                 fresh.append((self.keys[ti], value))
         return fresh
@@ -368,7 +366,6 @@ class Case:
     oversize: list[int] = field(default_factory=list)
     wrong_runs: dict[int, dict[int, dict[str, Any]]] = field(default_factory=dict)  # wrong index -> test -> result
     wrong_status: dict[int, str] = field(default_factory=dict)
-    wrong_complete: bool = True  # every wrong solution ran on every candidate (not stopped at its first catch)
 
 
 def run_references(cases: list[Case], cfg: ValidateConfig, runner: Runner, cache: ResultCache) -> None:
@@ -518,7 +515,6 @@ def run_wrong_solutions(cases: list[Case], cfg: ValidateConfig, runner: Runner, 
             continue
         final = replace(c.p, time_limit_s=c.final_limit_s)
         full = cap_needed(c, cfg)
-        c.wrong_complete = full
         for wi, w in enumerate(c.p.wrong_solutions):
             kw = {"mode": "all", "chunk": 4} if full else {"stop_at_failure": True}
             streams[(ci, wi)] = make_stream(f"p{ci}w{wi}", final, w.language, w.code, c.candidates, 0, cfg, cache, **kw)
