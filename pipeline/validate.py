@@ -299,8 +299,9 @@ class Runner:
     def _drive(self, s: Stream, bar) -> None:
         from pipeline.evaluator import Submission
 
+        shown = len(s.results)
         while (chunk := s.next_chunk()) is not None:
-            before = len(s.results)
+            before = len(s.results)  # presumed results (filled by next_chunk) are not runs
             sid = f"{s.name}#{next(self._ids)}"
             sub_problem = replace(s.problem, id=sid, tests=[s.problem.tests[i] for i in chunk])
             verdict = self.ev.evaluate_batch({sid: sub_problem}, [Submission(sid, sid, s.language, s.code)],
@@ -308,7 +309,11 @@ class Runner:
             self.cache.put_many(s.record(chunk, verdict))
             with self._lock:
                 self.executed += len(s.results) - before
-                bar.update(len(s.results) - before)
+                bar.update(len(s.results) - shown)
+            shown = len(s.results)
+        with self._lock:
+            bar.update(len(s.results) - shown)  # presumed or never needed (stopped at a first failure)
+            bar.update(max(0, len(s.order) - len(s.results)))
 
     def close(self) -> None:
         if self.ev is not None:
