@@ -240,9 +240,15 @@ class Stream:
         for ti, tr in zip(chunk, verdict.tests, strict=False):  # first-failure: the tests up to the failure
             value = {"status": tr.status, "time_s": tr.time_s, "output": tr.output, "diff": tr.diff}
             self.results[ti] = value
-            if tr.status != "SE":  # never cache our own failures
+            if tr.status != "SE" and not busy_machine(value):  # never cache our own failures
                 fresh.append((self.keys[ti], value))
         return fresh
+
+
+def busy_machine(r: dict[str, Any]) -> bool:
+    """A TLE on the wall clock within the CPU limit: the program slept or blocked, or the machine was
+    busy. Not cached (as the evaluator does for compiles), so a rerun on a quieter machine judges it again."""
+    return r["status"] == "TLE" and str(r.get("diff") or "").startswith("wall-clock limit exceeded")
 
 
 def make_stream(name: str, problem: Problem, language: str, code: str, tests: list[int], run: int,

@@ -245,3 +245,25 @@ def test_under_a_probe_limit_one_timeout_is_enough(cfg):
     assert (v["tests_valid"], v["references_too_slow"], v["time_limit"]["run_s"], v["time_limit"]["final_s"]) == \
         (6, [0, 4], 0.5, 1.0)
     assert sum(r["presumed"] for r in rows(res, "t/probe", index=1)) == 3
+
+
+def test_stream_order_presumption_and_what_it_caches():
+    """Unit test of the run bookkeeping, with verdicts made up (no evaluator): smallest input first,
+    presumed after two TLEs in a row, a wall-clock TLE (busy machine) and an SE never cached."""
+    from pipeline.schema import TestResult, Verdict
+    from pipeline.validate import Stream
+
+    tests = [TestCase("x" * n, "1") for n in (5, 1, 4, 2, 3, 6)]
+    s = Stream("s", problem("t/s", tests, [SUM]), "python", SUM, order=[1, 3, 4, 2, 0, 5],
+               keys={i: f"k{i}" for i in range(6)}, chunk=3)
+    chunk = s.next_chunk()
+    assert chunk == [1, 3, 4]
+    verdict = Verdict("t/s", "s", "TLE", tests=[
+        TestResult("AC", 0.1), TestResult("SE", diff="judge failed"),
+        TestResult("TLE", 0.4, diff="wall-clock limit exceeded (0.40 s CPU)")])
+    assert [k for k, _ in s.record(chunk, verdict)] == ["k1"]
+    assert s.next_chunk() == [2, 0, 5]
+    fresh = s.record([2, 0, 5], Verdict("t/s", "s", "TLE", tests=[TestResult("TLE", 1.0, diff="CPU time 1.00 s > limit 0.50 s")]))
+    assert [k for k, _ in fresh] == ["k2"]  # a CPU-limit TLE is the program's: cached
+    assert s.next_chunk() is None  # two TLEs in a row (tests 4, 2): the larger 0 and 5 are presumed
+    assert [i for i, r in s.results.items() if r.get("presumed")] == [0, 5]
