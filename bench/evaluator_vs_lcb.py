@@ -360,14 +360,20 @@ def timed(cmd: list[str], **kw) -> tuple[float, float | None, subprocess.Complet
     return time.monotonic() - t0, group.seconds() if group else None, proc
 
 
-def run_ours_process(work: Path, workers: int) -> tuple[float, float | None, list[dict]]:
+def run_ours_process(work: Path, workers: int, root: Path = ROOT) -> tuple[float, float | None, list[dict]]:
     """`microcoder evaluate` as a fresh process, timed from spawn to exit (imports, pool start,
-    reading the inputs, judging, writing the verdicts)."""
+    reading the inputs, judging, writing the verdicts). `root`: another checkout of the project
+    to time instead (e.g. `git archive` of an earlier commit), run with this interpreter."""
     out = work / "ours.jsonl"
-    cmd = [str(Path(sys.executable).with_name("microcoder")), "evaluate", "--problems", str(work / "problems.jsonl"),
-           "--submissions", str(work / "subs.jsonl"), "-o", str(out), "--workers", str(workers),
-           "--no-progress"]
-    seconds, cpu, proc = timed(cmd, capture_output=True, text=True, cwd=ROOT)  # the project's params.yaml
+    args = ["evaluate", "--problems", str(work / "problems.jsonl"), "--submissions", str(work / "subs.jsonl"),
+            "-o", str(out), "--workers", str(workers), "--no-progress"]
+    env = None
+    if root.resolve() == ROOT:
+        cmd = [str(Path(sys.executable).with_name("microcoder")), *args]
+    else:
+        cmd = [sys.executable, "-m", "pipeline.cli", *args]
+        env = {**os.environ, "PYTHONPATH": str(root)}
+    seconds, cpu, proc = timed(cmd, capture_output=True, text=True, cwd=root, env=env)  # its params.yaml
     if proc.returncode != 0:
         raise SystemExit(f"microcoder evaluate failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     return seconds, cpu, [json.loads(line) for line in out.read_text().splitlines()]
@@ -410,7 +416,7 @@ def shapes_bench(args) -> dict:
             for rep in range(args.repeat):
                 for who in (("ours", "lcb") if rep % 2 == 0 else ("lcb", "ours")):
                     if who == "ours":
-                        seconds, cpu, got = run_ours_process(work, args.workers)
+                        seconds, cpu, got = run_ours_process(work, args.workers, args.ours_root)
                         ours_t.append(seconds)
                         ours_cpu.append(cpu)
                         ours_v = ours_v or got
@@ -689,6 +695,8 @@ def main() -> None:
     ap.add_argument("--shapes", help="instead of the datasets: time batch shapes as whole processes "
                     "(`microcoder evaluate` vs a LiveCodeBench process), comma-separated: rl,heavy")
     ap.add_argument("--shape-problems", type=int, default=120, help="LeetCode contest problems per shape")
+    ap.add_argument("--ours-root", type=Path, default=ROOT,
+                    help="with --shapes: time the checkout at this path as ours (e.g. an earlier commit)")
     args = ap.parse_args()
     if not DATA.exists():
         raise SystemExit(f"{DATA} is missing: the benchmark reads ../shared/bench-data")

@@ -561,33 +561,40 @@ class Harness:
         """Pipelined calls (the `inputs` of an `open` request): one reply per call, streamed as
         each finishes, then an `end` reply. The child still gets one call at a time (each is
         metered and limited alone, and the program cannot read a later test's input early);
-        the parent judges a reply while the next call runs and sends `stop` at the first
-        failure, which ends the batch and cuts short a call in progress."""
+        the next call is sent as soon as a frame is metered, so the child runs it while this
+        process replies and the parent judges. The parent sends `stop` at the first failure,
+        which ends the batch and cuts short a call in progress."""
         ran, stopped = 0, False
+        inputs = req["inputs"]
         meter = CpuMeter(self.session["pid"]) if self.session is not None else None
-        for text in req["inputs"]:
-            if self.session is None:
-                break
-            reply, payload, finished = self.one_call(text, req, meter)  # sees a `stop` sent meanwhile
+        t0 = self.send_call(inputs[0]) if inputs and self.session is not None else None
+        for k in range(len(inputs) if t0 is not None else 0):
+            reply, payload, finished = self.await_call(t0, req, meter)  # sees a `stop` sent meanwhile
             if reply is None:  # stopped in the middle of the call: its result no longer matters
                 stopped = True
                 self.close_session()
                 break
-            self.respond(reply, [payload])
+            if not finished and k + 1 < len(inputs):
+                t0 = self.send_call(inputs[k + 1])  # metered from here (lapped above)
+            self.respond(reply, [payload])  # the payload stays valid: the next read comes later
             ran += 1
             if finished:
                 self.close_session()
+                break
         self.respond({"ok": True, "end": True, "ran": ran, "stopped": stopped})
 
-    def one_call(self, input_text, limits, meter):
-        """Send one call to the session child and await its frame: (reply, payload, finished),
-        or (None, b"", True) when the parent sent `stop` meanwhile."""
-        s = self.session
+    def send_call(self, input_text):
+        """Send one call to the session child; the time it was sent."""
         t0 = time.monotonic()
         try:
-            write_all(s["cmd"], json.dumps({"input_text": input_text}).encode() + b"\n")
+            write_all(self.session["cmd"], json.dumps({"input_text": input_text}).encode() + b"\n")
         except OSError:
             pass  # the child is gone; await_frame reports how it died
+        return t0
+
+    def await_call(self, t0, limits, meter):
+        """The frame of the call sent at `t0`: (reply, payload, finished), or (None, b"", True)
+        when the parent sent `stop` meanwhile."""
         reply, payload, finished = self.await_frame(t0 + float(limits["wall_s"]), limits.get("cpu_s"), meter,
                                                     stoppable=True)
         if reply is None:
