@@ -306,3 +306,32 @@ def test_lazy_start_closed_unused_stops_its_judges():
     lazy.close()
     assert all(p.poll() is not None for p in procs)
     assert not lazy.root.exists()
+
+
+def test_a_batch_deadline_in_the_middle_of_a_stream_leaves_the_pool_usable():
+    """The deadline cancels a submission while its calls stream in: its box is killed (replies
+    may still be on the way) and the next submission on that worker gets a fresh, in-step judge."""
+    slow = functional("slow", "slow", [(str(i), str(i)) for i in range(200)], time_limit_s=2.0)
+    code = sub("slow", """
+        import time
+        def slow(x):
+            end = time.process_time() + 0.02
+            while time.process_time() < end:
+                pass
+            return x
+    """)
+    with Evaluator(workers=1, config=FAST) as ev:
+        (late,) = ev.evaluate_batch([slow], [code], deadline_s=0.5)
+        assert (late.status, late.reason) == ("TLE", "batch deadline")
+        right = sub("square", "def sq(x):\n    return x * x\n")
+        (v,) = ev.evaluate_batch([SQUARE], [right])
+        assert (v.status, v.passed) == ("AC", 6)
+
+
+def test_a_crash_mid_batch_in_mode_all(ev):
+    """sys.exit in call 2 is that test's RE; the session is gone, so call 3 finds a dead child (RE,
+    as before pipelining) and the rest run in a reopened session."""
+    code = sub("square", "import sys\ndef sq(x):\n    if x == 1:\n        sys.exit(3)\n    return x * x\n", "exit2")
+    (v,) = ev.evaluate_batch([SQUARE], [code], mode="all")
+    assert statuses(v) == ["AC", "RE", "RE", "AC", "AC", "AC"]
+    assert v.tests[2].diff == "exit code 0"
