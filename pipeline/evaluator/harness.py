@@ -141,11 +141,14 @@ class CpuMeter:
         return ru.ru_utime + ru.ru_stime - self.base
 
 
+RLIMITS = tuple(getattr(resource, n) for n in sorted(dir(resource)) if n.startswith("RLIMIT_"))
+
+
 def judge_state():
     """What a process of the judge's uid could change about the judge from outside (the syscall
     filter prevents it; this detects it where the filter is missing): its limits, which every
-    forked program inherits, and its scheduling."""
-    limits = tuple(resource.getrlimit(getattr(resource, n)) for n in sorted(dir(resource)) if n.startswith("RLIMIT_"))
+    forked program inherits, and its scheduling. Read before every submission."""
+    limits = tuple(resource.getrlimit(r) for r in RLIMITS)
     return (limits, os.getpriority(os.PRIO_PROCESS, 0), tuple(sorted(os.sched_getaffinity(0))),
             os.sched_getscheduler(0), os.sched_getparam(0).sched_priority)
 
