@@ -2,7 +2,8 @@
 
 No model can be downloaded here, so the offline default (and every test) uses this: a byte-level
 BPE tokenizer trained on `assets/tokenizer_corpus.txt` with a Qwen-style chat template, and a
-`Qwen3Config` model of about 0.1M parameters. Same seed -> byte-identical files.
+`Qwen3Config` model (about 0.1M parameters at the defaults; `params.yaml: tiny_model` grows it for the
+default run, where the warm-start stage teaches it a little code). Same seed -> byte-identical files.
 """
 
 from __future__ import annotations
@@ -31,10 +32,10 @@ CHAT_TEMPLATE = (
 class TinyModelConfig:
     vocab_size: int = 512
     hidden_size: int = 64
-    intermediate_size: int = 128
+    intermediate_size: int | None = None  # None: 2 * hidden_size
     num_hidden_layers: int = 2
-    num_attention_heads: int = 4
-    num_key_value_heads: int = 2
+    num_attention_heads: int | None = None  # None: hidden_size // head_dim
+    num_key_value_heads: int | None = None  # None: half the attention heads
     head_dim: int = 16
     max_position_embeddings: int = 4096
     seed: int = 0
@@ -75,13 +76,14 @@ def build_tiny_model(out_dir: str | Path, config: TinyModelConfig | None = None)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tokenizer = build_tokenizer(config.vocab_size)
+    heads = config.num_attention_heads or max(1, config.hidden_size // config.head_dim)
     qcfg = Qwen3Config(
         vocab_size=len(tokenizer),
         hidden_size=config.hidden_size,
-        intermediate_size=config.intermediate_size,
+        intermediate_size=config.intermediate_size or 2 * config.hidden_size,
         num_hidden_layers=config.num_hidden_layers,
-        num_attention_heads=config.num_attention_heads,
-        num_key_value_heads=config.num_key_value_heads,
+        num_attention_heads=heads,
+        num_key_value_heads=config.num_key_value_heads or max(1, heads // 2),
         head_dim=config.head_dim,
         max_position_embeddings=config.max_position_embeddings,
         tie_word_embeddings=True,

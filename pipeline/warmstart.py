@@ -1,0 +1,325 @@
+"""Warm start: supervised fine-tuning (TRL `SFTTrainer`) of the policy on reference solutions.
+
+A cold-start SFT before RL: the policy sees each validated training problem in exactly the
+format rollout, training and evaluation use (the shared prompt builder rendered by the tokenizer's
+chat template, thinking off by default) and learns to answer with the problem's reference
+solution in one fenced code block, ended by the tokenizer's EOS. The loss is on the answer only.
+
+Data rules:
+- Only problems with a reference solution in the answer language are used; the shortest one is
+  the answer (docstrings stripped, `ast.unparse` style) so a small model sees compact, uniform code.
+- Benchmark problems are never trained on: a problem whose id, statement, reference code or
+  word 13-grams (half of either side's) match a benchmark problem is rejected, and the final set is
+  asserted clean before any training step.
+- Every problem not trained on is in `rejects.jsonl` with its reason (never a silent drop).
+
+Disabled (`enabled: false`, e.g. a real Qwen3 that already codes), the output is a copy of the base
+model, so the downstream paths stay the same; a Hub id cannot be copied and is recorded as skipped.
+The same seed, data and settings give the same weights on the same machine (CPU, fixed threads).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import logging
+import re
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pipeline.inputs import InputError, load_problems
+from pipeline.schema import Problem
+
+log = logging.getLogger(__name__)
+
+STAGE = "warmstart"
+NGRAM_N = 13
+NGRAM_MIN_OVERLAP = 0.5
+
+
+@dataclass
+class WarmStartConfig:
+    enabled: bool = field(default=True, metadata={"help": "false: the output is a copy of the base model."})
+    model: str = field(default="models/tiny", metadata={"help": "Base policy (local dir; a Hub id when disabled)."})
+    benchmarks: list[str] = field(default_factory=lambda: ["data/seed/benchmark.jsonl"], metadata={
+        "help": "Benchmark problem files (our schema) never trained on."})
+    max_steps: int = field(default=300, metadata={"help": "Optimizer steps."})
+    learning_rate: float = field(default=3e-3, metadata={"help": "Peak learning rate."})
+    lr_scheduler_type: str = field(default="cosine", metadata={"help": "transformers scheduler name."})
+    warmup_steps: int = field(default=10, metadata={"help": "Linear warm-up steps."})
+    weight_decay: float = field(default=0.0, metadata={"help": "AdamW weight decay."})
+    batch_size: int = field(default=8, metadata={"help": "Examples per optimizer step."})
+    max_answer_tokens: int | None = field(default=128, metadata={
+        "help": "Answers (fenced code + EOS) longer than this are not trained on; null: no limit."})
+    max_length: int | None = field(default=2048, metadata={
+        "help": "Prompt + answer tokens; longer examples are not trained on (never truncated)."})
+    max_problems: int | None = field(default=None, metadata={"help": "Use at most this many problems (file order)."})
+    strip_docstrings: bool = field(default=True, metadata={"help": "Answer with the reference minus docstrings."})
+    language: str = field(default="python", metadata={"help": "Answer language (the fence tag)."})
+    thinking: bool = field(default=False, metadata={"help": "Chat-template thinking switch (as rollout)."})
+    system_prompt: str | None = field(default=None, metadata={"help": "As rollout: null = built-in, '' = none."})
+    seed: int = field(default=0, metadata={"help": "Training seed (data order, dropout)."})
+    dtype: str = field(default="float32", metadata={"help": "Weights dtype."})
+    torch_threads: int | None = field(default=1, metadata={"help": "torch CPU threads (null: unchanged)."})
+    sft: dict[str, Any] = field(default_factory=dict, metadata={"help": "Extra trl.SFTConfig fields."})
+
+
+@dataclass
+class WarmStartResult:
+    stats: dict[str, Any]
+    model_dir: Path
+    rejects: list[dict[str, Any]]
+
+
+# --- data -----------------------------------------------------------------------------------------
+def _norm_text(text: str) -> str:
+    return " ".join((text or "").lower().split())
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(_norm_text(text).encode("utf-8")).hexdigest()
+
+
+def _ngrams(text: str, n: int = NGRAM_N) -> set[tuple[str, ...]]:
+    words = re.findall(r"\w+", (text or "").lower())
+    return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
+
+
+class BenchmarkGuard:
+    """Ids, statement and code digests and word n-grams of benchmark problems."""
+
+    def __init__(self, problems: list[Problem]):
+        self.ids = {p.id for p in problems}
+        self.statements = {_digest(p.statement) for p in problems}
+        self.codes = {_digest(r.code) for p in problems for r in p.reference_solutions}
+        self.ngrams = [(p.id, _ngrams(p.statement)) for p in problems]
+
+    @classmethod
+    def from_files(cls, paths: list[str]) -> BenchmarkGuard:
+        problems: list[Problem] = []
+        for path in paths:
+            loaded = load_problems(path, "benchmark")
+            problems += loaded.problems
+            # A benchmark row we cannot read could still be in the training data: refuse to guess.
+            if loaded.rejects:
+                raise InputError(f"benchmark {path}: {len(loaded.rejects)} unreadable rows "
+                                 f"(first: {loaded.rejects[0].reason}); cannot guarantee they are excluded")
+        return cls(problems)
+
+    def match(self, problem: Problem) -> str | None:
+        """Why `problem` is a benchmark problem, or None."""
+        if problem.id in self.ids:
+            return "benchmark id"
+        if _digest(problem.statement) in self.statements:
+            return "benchmark statement"
+        if any(_digest(r.code) in self.codes for r in problem.reference_solutions):
+            return "benchmark reference solution"
+        grams = _ngrams(problem.statement)
+        for bid, bgrams in self.ngrams:
+            shared = len(grams & bgrams)
+            if shared and shared >= NGRAM_MIN_OVERLAP * min(len(grams), len(bgrams)):
+                return f"benchmark statement overlap ({bid}: {shared} shared {NGRAM_N}-grams)"
+        return None
+
+
+def strip_docstrings(code: str) -> str:
+    """`code` without module/class/function docstrings, in `ast.unparse` style; unchanged when it
+    does not parse (parsing only: the code never runs here)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return code
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    return ast.unparse(tree)
+
+
+def answer_text(code: str, language: str = "python") -> str:
+    """The answer the policy learns: one fenced block, as `pipeline.rollout.extract` reads it."""
+    return f"```{language}\n{code.strip(chr(10))}\n```"  # the prompt's fence tag is the language name
+
+
+def pick_reference(problem: Problem, cfg: WarmStartConfig) -> str | None:
+    codes = [r.code for r in problem.reference_solutions if r.language == cfg.language and r.code.strip()]
+    if not codes:
+        return None
+    if cfg.strip_docstrings and cfg.language == "python":
+        codes = [strip_docstrings(c) for c in codes]
+    return min(codes, key=lambda c: (len(c), c))
+
+
+@dataclass
+class SFTData:
+    rows: list[dict[str, Any]]  # problem_id, input_ids, labels (prompt tokens -100)
+    rejects: list[dict[str, Any]]
+    read: int
+
+
+def build_sft_data(problems: list[Problem], tokenizer: Any, cfg: WarmStartConfig, guard: BenchmarkGuard,
+                   ) -> SFTData:
+    """Tokenised prompt + answer examples; the prompt tokens are exactly the rollout's."""
+    from pipeline.io import reject_row
+    from pipeline.rollout.prompts import build_messages, render_prompt
+
+    rows: list[dict[str, Any]] = []
+    rejects: list[dict[str, Any]] = []
+
+    def reject(p: Problem, reason: str) -> None:
+        rejects.append(reject_row(p.id, STAGE, reason, p))
+
+    for p in problems:
+        if (why := guard.match(p)) is not None:
+            reject(p, f"{why}: never trained on")
+            continue
+        if cfg.max_problems is not None and len(rows) >= cfg.max_problems:
+            reject(p, f"over max_problems={cfg.max_problems}")
+            continue
+        code = pick_reference(p, cfg)
+        if code is None:
+            reject(p, f"no {cfg.language} reference solution")
+            continue
+        try:
+            messages = build_messages(p, thinking=cfg.thinking, language=cfg.language, system_prompt=cfg.system_prompt)
+        except ValueError as e:
+            reject(p, f"no prompt: {e}")
+            continue
+        prompt = render_prompt(messages, tokenizer, thinking=cfg.thinking)
+        prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        answer_ids = tokenizer(answer_text(code, cfg.language) + tokenizer.eos_token,
+                               add_special_tokens=False)["input_ids"]
+        if cfg.max_answer_tokens is not None and len(answer_ids) > cfg.max_answer_tokens:
+            reject(p, f"answer of {len(answer_ids)} tokens > max_answer_tokens={cfg.max_answer_tokens}")
+            continue
+        if cfg.max_length is not None and len(prompt_ids) + len(answer_ids) > cfg.max_length:
+            reject(p, f"{len(prompt_ids) + len(answer_ids)} tokens > max_length={cfg.max_length}")
+            continue
+        rows.append({"problem_id": p.id, "input_ids": prompt_ids + answer_ids,
+                     "labels": [-100] * len(prompt_ids) + answer_ids})
+    leaked = {r["problem_id"] for r in rows} & guard.ids
+    assert not leaked, f"benchmark problems in the warm-start data: {sorted(leaked)}"
+    return SFTData(rows=rows, rejects=rejects, read=len(problems))
+
+
+# --- stage ----------------------------------------------------------------------------------------
+def run_warmstart(cfg: WarmStartConfig, problems_path: str | Path, out_dir: str | Path,
+                  report_dir: str | Path) -> WarmStartResult:
+    """Fine-tune `cfg.model` into `out_dir` (model + tokenizer); stats and rejects in `report_dir`."""
+    from pipeline.config import settings_record
+    from pipeline.io import write_json, write_jsonl
+
+    out_dir, report_dir = Path(out_dir), Path(report_dir)
+    started = time.monotonic()
+    if not cfg.enabled:
+        stats = _copy_base(cfg, out_dir)
+        rejects: list[dict[str, Any]] = []
+    else:
+        stats, rejects = _train(cfg, problems_path, out_dir)
+    stats["settings"] = settings_record(cfg)
+    stats["wall_s"] = round(time.monotonic() - started, 1)
+    report_dir.mkdir(parents=True, exist_ok=True)
+    write_jsonl(report_dir / "rejects.jsonl", rejects)
+    write_json(report_dir / "stats.json", stats)
+    return WarmStartResult(stats=stats, model_dir=out_dir, rejects=rejects)
+
+
+def _copy_base(cfg: WarmStartConfig, out_dir: Path) -> dict[str, Any]:
+    base = Path(cfg.model)
+    if not base.is_dir():
+        log.warning("warm start disabled and %s is not a local folder: nothing copied to %s; point the "
+                    "downstream model paths at %s", cfg.model, out_dir, cfg.model)
+        _replace_dir(out_dir, None)
+        return {"enabled": False, "status": "skipped", "model": cfg.model, "copied": False}
+    _replace_dir(out_dir, lambda tmp: shutil.copytree(base, tmp, dirs_exist_ok=True))
+    return {"enabled": False, "status": "copied base model", "model": cfg.model, "copied": True}
+
+
+def _replace_dir(target: Path, fill) -> None:
+    """Fill a fresh sibling folder, then swap it in (a killed run never leaves half a model)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    old = target.with_name(f".{target.name}.old")
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.rmtree(old, ignore_errors=True)
+    tmp.mkdir()
+    if fill is not None:
+        fill(tmp)
+    if target.exists():
+        target.rename(old)
+    tmp.rename(target)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _train(cfg: WarmStartConfig, problems_path: str | Path, out_dir: Path) -> tuple[dict[str, Any], list]:
+    import torch
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer, set_seed
+    from trl import SFTConfig, SFTTrainer
+
+    from pipeline.inputs import check_model_path
+    from pipeline.io import reject_row
+
+    check_model_path(cfg.model, "warm-start model")
+    guard = BenchmarkGuard.from_files(cfg.benchmarks)
+    loaded = load_problems(problems_path, "warm-start problems")
+    tokenizer = AutoTokenizer.from_pretrained(cfg.model)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    data = build_sft_data(loaded.problems, tokenizer, cfg, guard)
+    rejects = [reject_row(r.id, STAGE, r.reason, r.record) for r in loaded.rejects] + data.rejects
+    if not data.rows:
+        raise InputError(f"{problems_path}: none of {loaded.read} problems has a usable reference solution "
+                         "for the warm start (see its rejects.jsonl); set warmstart.enabled: false to skip it")
+    previous_threads = torch.get_num_threads()
+    if cfg.torch_threads:
+        torch.set_num_threads(cfg.torch_threads)
+    try:
+        set_seed(cfg.seed)
+        model = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=getattr(torch, cfg.dtype))
+        work = out_dir.with_name(f".{out_dir.name}.trainer")
+        shutil.rmtree(work, ignore_errors=True)
+        args = SFTConfig(**{
+            "output_dir": str(work), "max_steps": cfg.max_steps, "learning_rate": cfg.learning_rate,
+            "lr_scheduler_type": cfg.lr_scheduler_type, "warmup_steps": cfg.warmup_steps,
+            "weight_decay": cfg.weight_decay, "per_device_train_batch_size": cfg.batch_size, "seed": cfg.seed,
+            "data_seed": cfg.seed, "max_length": None, "packing": False, "logging_steps": 10,
+            "save_strategy": "no", "report_to": "none", "use_cpu": not torch.cuda.is_available(),
+            "dataloader_num_workers": 0, **cfg.sft,
+        })
+        dataset = Dataset.from_list([{"input_ids": r["input_ids"], "labels": r["labels"]} for r in data.rows])
+        trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer)
+        result = trainer.train()
+        _replace_dir(out_dir, lambda tmp: (trainer.save_model(str(tmp)), tokenizer.save_pretrained(str(tmp))))
+        if args.save_strategy == "no":
+            shutil.rmtree(work, ignore_errors=True)
+    finally:
+        torch.set_num_threads(previous_threads)
+    losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+    answer_tokens = sum(sum(t != -100 for t in r["labels"]) for r in data.rows)
+    stats = {
+        "enabled": True, "status": "trained", "model": cfg.model,
+        "problems_in": loaded.read, "problems_used": len(data.rows), "problems_rejected": len(rejects),
+        "reject_reasons": _count_reasons(rejects),
+        "examples": len(data.rows), "answer_tokens": answer_tokens,
+        "tokens": sum(len(r["input_ids"]) for r in data.rows),
+        "steps": trainer.state.global_step, "epochs": round(trainer.state.epoch or 0.0, 2),
+        "loss_first": losses[0] if losses else None, "loss_last": losses[-1] if losses else None,
+        "train_loss": round(result.training_loss, 4),
+        "loss_curve": [{"step": h["step"], "loss": h["loss"]} for h in trainer.state.log_history if "loss" in h],
+        "problem_ids": [r["problem_id"] for r in data.rows],
+    }
+    return stats, rejects
+
+
+def _count_reasons(rejects: list[dict[str, Any]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for r in rejects:
+        key = re.sub(r"\d+", "N", r["reason"].split(":")[0]) if "benchmark" not in r["reason"] else "benchmark"
+        counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items()))

@@ -1,0 +1,189 @@
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from pipeline.inputs import load_problems
+from pipeline.rollout.extract import extract_code
+from pipeline.rollout.prompts import build_messages, render_prompt
+from pipeline.warmstart import (
+    BenchmarkGuard,
+    WarmStartConfig,
+    answer_text,
+    build_sft_data,
+    pick_reference,
+    run_warmstart,
+    strip_docstrings,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = ROOT / "data" / "seed" / "problems.jsonl"
+BENCHMARK = ROOT / "data" / "seed" / "benchmark.jsonl"
+
+
+@pytest.fixture(scope="module")
+def seed_problems():
+    return load_problems(SEED).problems
+
+
+@pytest.fixture(scope="module")
+def tokenizer(tiny_model_dir):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(tiny_model_dir)
+
+
+def test_answer_is_the_reference_without_docstrings_and_extracts_back():
+    code = 'def add(x, y):\n    """Add two numbers.\n\n    >>> add(1, 2)\n    3\n    """\n    return x + y\n'
+    stripped = strip_docstrings(code)
+    assert stripped == "def add(x, y):\n    return x + y"
+    assert extract_code(answer_text(stripped)) == stripped
+    only_doc = 'def f():\n    """Nothing else."""\n'
+    assert strip_docstrings(only_doc) == "def f():\n    pass"
+    assert strip_docstrings("def broken(:\n") == "def broken(:\n"  # unparsable code is left as is
+
+
+def test_examples_use_the_rollout_prompt_exactly_and_learn_only_the_answer(seed_problems, tokenizer):
+    cfg = WarmStartConfig(max_answer_tokens=None, max_length=None)
+    guard = BenchmarkGuard.from_files([str(BENCHMARK)])
+    data = build_sft_data(seed_problems, tokenizer, cfg, guard)
+    by_id = {p.id: p for p in seed_problems}
+    assert len(data.rows) + len(data.rejects) == len(seed_problems) == data.read
+    assert len(data.rows) > 30
+    for row in data.rows[:10]:
+        p = by_id[row["problem_id"]]
+        prompt = render_prompt(build_messages(p), tokenizer, thinking=False)
+        prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        n = len(prompt_ids)
+        assert row["input_ids"][:n] == prompt_ids
+        assert row["labels"][:n] == [-100] * n
+        assert row["labels"][n:] == row["input_ids"][n:]
+        assert row["input_ids"][-1] == tokenizer.eos_token_id
+        answer = tokenizer.decode(row["input_ids"][n:-1])
+        assert extract_code(answer) == pick_reference(p, cfg)
+
+
+def test_benchmark_problems_are_never_trained_on(seed_problems, tokenizer):
+    bench = load_problems(BENCHMARK).problems
+    guard = BenchmarkGuard(bench)
+    renamed = dataclasses.replace(bench[0], id="seed/renamed-bench")  # same statement, other id
+    reworded = dataclasses.replace(bench[1], id="seed/reworded", statement=bench[1].statement + "\nNote: be quick.")
+    problems = [*seed_problems, *bench, renamed, reworded]
+    data = build_sft_data(problems, tokenizer, WarmStartConfig(max_answer_tokens=None, max_length=None), guard)
+    used = {r["problem_id"] for r in data.rows}
+    rejected = {r["id"]: r["reason"] for r in data.rejects}
+    assert not used & {p.id for p in bench}
+    assert {p.id for p in bench} | {"seed/renamed-bench", "seed/reworded"} <= set(rejected)
+    assert all("never trained on" in rejected[p.id] for p in bench)
+    # The shipped seed corpus holds one near copy of a benchmark problem (dedup's contamination case).
+    assert "benchmark statement overlap" in rejected["seed/lamps-alternate-copy"]
+    used_statements = {" ".join(p.statement.lower().split()) for p in problems if p.id in used}
+    assert not used_statements & {" ".join(p.statement.lower().split()) for p in bench}
+
+
+def test_limits_and_missing_references_are_rejects_with_reasons(seed_problems, tokenizer):
+    guard = BenchmarkGuard([])
+    no_ref = dataclasses.replace(seed_problems[0], id="seed/no-ref", reference_solutions=[])
+    data = build_sft_data([*seed_problems, no_ref], tokenizer, WarmStartConfig(max_answer_tokens=40), guard)
+    reasons = {r["id"]: r["reason"] for r in data.rejects}
+    assert reasons["seed/no-ref"] == "no python reference solution"
+    assert any("max_answer_tokens=40" in r for r in reasons.values())
+    assert all(sum(t != -100 for t in r["labels"]) <= 40 for r in data.rows)
+    assert len(data.rows) + len(data.rejects) == len(seed_problems) + 1
+
+
+def _digest(folder: Path) -> str:
+    return hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest()
+
+
+def _tiny_run(tmp_path: Path, name: str, model: Path, seed: int) -> dict:
+    cfg = WarmStartConfig(model=str(model), benchmarks=[str(BENCHMARK)], max_steps=3, batch_size=2,
+                          learning_rate=1e-2, warmup_steps=0, max_problems=4, max_answer_tokens=None,
+                          max_length=None, seed=seed, sft={"logging_steps": 1, "disable_tqdm": True})
+    return run_warmstart(cfg, SEED, tmp_path / name, tmp_path / f"{name}-report").stats
+
+
+def test_same_seed_same_weights_and_the_weights_move(tmp_path, tiny_model_dir):
+    a = _tiny_run(tmp_path, "a", tiny_model_dir, seed=0)
+    b = _tiny_run(tmp_path, "b", tiny_model_dir, seed=0)
+    assert _digest(tmp_path / "a") == _digest(tmp_path / "b")
+    assert _digest(tmp_path / "a") != _digest(tiny_model_dir)
+    assert a["steps"] == 3 and a["problems_used"] == 4
+    assert a["problems_used"] + a["problems_rejected"] == a["problems_in"]
+    rejects = [json.loads(line) for line in (tmp_path / "a-report" / "rejects.jsonl").read_text().splitlines()]
+    assert len(rejects) == a["problems_rejected"]
+    assert not set(a["problem_ids"]) & {p.id for p in load_problems(BENCHMARK).problems}
+    assert a["loss_curve"] == b["loss_curve"]
+    for f in ("tokenizer.json", "config.json", "tokenizer_config.json"):
+        assert (tmp_path / "a" / f).exists()
+    assert not any(p.name.startswith(".a.") for p in tmp_path.iterdir())  # no leftovers next to the output
+
+
+def test_disabled_copies_the_base_model(tmp_path, tiny_model_dir):
+    cfg = WarmStartConfig(enabled=False, model=str(tiny_model_dir))
+    stats = run_warmstart(cfg, SEED, tmp_path / "warm", tmp_path / "report").stats
+    assert stats["enabled"] is False and stats["copied"] is True
+    for f in Path(tiny_model_dir).iterdir():
+        assert (tmp_path / "warm" / f.name).read_bytes() == f.read_bytes()
+    hub = run_warmstart(dataclasses.replace(cfg, model="Qwen/Qwen3-4B"), SEED, tmp_path / "hub", tmp_path / "r2")
+    assert hub.stats["status"] == "skipped" and (tmp_path / "hub").is_dir()
+
+
+# --- the default run: the properties issue 16 asks of it (counts, not timings) -------------------------
+def check_default_run(root: Path) -> dict:
+    """Assert the method is visible in a default run's outputs under `root` (data/...)."""
+    import csv
+
+    import pyarrow.parquet as pq
+
+    data = root / "data"
+    warm = json.loads((data / "warmstart" / "stats.json").read_text())
+    assert warm["enabled"] and warm["problems_used"] > 0
+    bench_ids = {p.id for p in load_problems(ROOT / "data" / "seed" / "benchmark.jsonl").problems}
+    assert not set(warm["problem_ids"]) & bench_ids
+    rows = pq.read_table(sorted((data / "rollouts" / "shards").glob("part-*.parquet"))).to_pylist()
+    with_code = sum(r["status"] != "no_code" for r in rows)
+    assert with_code >= len(rows) / 2, f"only {with_code}/{len(rows)} samples hold extractable code"
+    per_problem: dict[str, list[bool]] = {}
+    for r in rows:
+        per_problem.setdefault(r["problem_id"], []).append(r["status"] == "AC")
+    rates = {pid: sum(v) / len(v) for pid, v in per_problem.items()}
+    in_band = [pid for pid, rate in rates.items() if 0 < rate < 1]
+    assert len(in_band) >= 10, f"{len(in_band)} problems with a pass rate strictly between 0 and 1"
+    report = json.loads((data / "filtered" / "report.json").read_text())
+    reasons = report["by_reason"]
+    assert reasons.get("too_easy", 0) >= 1, reasons
+    assert reasons.get("unsolved", 0) >= 1 and reasons.get("in_band", 0) >= 1, reasons
+    metrics = json.loads((data / "train" / "metrics.json").read_text())
+    with open(data / "train" / "curves.csv") as f:
+        curves = list(csv.DictReader(f))
+    assert len(curves) >= 2
+
+    def column(name):
+        return [float(c[name]) for c in curves if c[name] not in ("", "nan")]
+
+    # Rewards with variance: a generation whose reward mean is strictly between 0 and 1 and whose
+    # samples were not all masked has at least one group (or two groups) with different rewards.
+    assert any(0 < r < 1 for r in column("reward_mean")), column("reward_mean")
+    assert max(column("mask_candidates_frac")) > 0
+    for name in ("reward_mean", "diversity", "mean_length"):
+        assert len(set(column(name))) > 1, f"{name} does not move: {column(name)}"
+    return {"warm": warm, "rates": rates, "in_band": len(in_band), "filter": reasons, "train": metrics}
+
+
+def test_the_default_run_shows_the_method():
+    """On the outputs of `make repro` (the committed params.yaml)."""
+    if not (ROOT / "data" / "train" / "curves.csv").exists() or not (ROOT / "data" / "warmstart").exists():
+        pytest.skip("no default-run outputs under data/ (run `make repro` first)")
+    import yaml
+
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    warm = json.loads((ROOT / "data" / "warmstart" / "stats.json").read_text())
+    settings = {k: v for k, v in warm["settings"].items() if k in params["warmstart"]}
+    if settings != params["warmstart"]:
+        pytest.skip("data/ was built with other warmstart params than params.yaml (run `make repro`)")
+    check_default_run(ROOT)
