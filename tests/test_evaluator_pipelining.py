@@ -78,10 +78,12 @@ class Judge:
         return self.reply()
 
     def open(self, code: str, entry: str, inputs: list[str], cpu_s: float = 100.0) -> dict:
+        """Open a session and, once it is ready, send its calls (read their replies next)."""
         path = self.tmp / "solution.py"
         path.write_text(textwrap.dedent(code))
         header, _ = self.request({"op": "open", "code": str(path), "entry": entry, "cpu_s": cpu_s,
-                                  "wall_s": SAFETY_S, "inputs": inputs})
+                                  "wall_s": SAFETY_S})
+        self.send({"op": "calls", "inputs": inputs, "cpu_s": cpu_s, "wall_s": SAFETY_S})
         return header
 
     def close(self) -> None:
@@ -137,10 +139,31 @@ def test_each_call_has_its_own_cpu_limit(judge):
     assert judge.reply()[0] == {"ok": True, "end": True, "ran": 2, "stopped": False}
 
 
-def test_failed_open_still_ends_its_batch(judge):
+def test_calls_without_a_session_end_at_once(judge):
     header = judge.open("def f(x):\n    return (\n", "f", ["1"])
     assert header["frame"]["event"] == "compile_error"
     assert judge.reply()[0] == {"ok": True, "end": True, "ran": 0, "stopped": False}
+
+
+def test_a_session_child_cannot_find_later_inputs(judge):
+    """The child is forked before its calls' inputs reach the judge: even a program that scans
+    every object it inherited does not find a later test's input."""
+    code = """
+        import gc
+        def secret(v):
+            return (isinstance(v, str) and "SECRET-LATER-INPUT" in v
+                    or isinstance(v, (bytes, bytearray)) and b"SECRET-LATER-INPUT" in v)
+        def f(x):
+            for o in gc.get_objects():  # every container; strings and bytes sit in them
+                items = [*o.keys(), *o.values()] if isinstance(o, dict) else o if isinstance(o, (list, tuple)) else ()
+                if any(secret(v) for v in items):
+                    return True
+            return False
+    """
+    assert judge.open(code, "f", ["1", '"SECRET-LATER-INPUT"'])["frame"]["event"] == "ready"
+    assert judge.reply()[1] == [b"false"]  # call 1 does not see call 2's input
+    assert judge.reply()[1] == [b"true"]  # (the check works: call 2 sees its own argument)
+    assert judge.reply()[0]["end"]
 
 
 # --- verdicts, through the sandboxed evaluator --------------------------------------------------------

@@ -554,14 +554,21 @@ class Harness:
         self.respond(reply, [payload])
         if finished or reply.get("frame", {}).get("event") != "ready":
             self.close_session()
-        if "inputs" in req:  # the calls travel with the open request: one round trip fewer
-            self.run_calls(req)
+
+    def op_calls(self, req):
+        """The calls of the open session, pipelined (`run_calls`). They come in their own request,
+        after the session child was forked: it inherits this process's memory, and must not find
+        the inputs of tests it has not been called on yet."""
+        if self.session is None:
+            self.respond({"ok": True, "end": True, "ran": 0, "stopped": False})
+            return
+        self.run_calls(req)
 
     def op_stop(self, req):
         """A `stop` that arrived after its batch ended: nothing to stop (no reply)."""
 
     def run_calls(self, req):
-        """Pipelined calls (the `inputs` of an `open` request): one reply per call, streamed as
+        """Pipelined calls (the `inputs` of a `calls` request): one reply per call, streamed as
         each finishes, then an `end` reply. The child still gets one call at a time (each is
         metered and limited alone, and the program cannot read a later test's input early);
         the next call is sent as soon as a frame is metered, so the child runs it while this

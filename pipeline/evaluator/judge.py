@@ -277,11 +277,12 @@ def _num(x: Any) -> float:
 class Session:
     """The functional submission loaded in the run box; reopened after a crash or a timeout.
 
-    Its calls are pipelined: one request carries the inputs of every test still to run (with
-    the `open` request when the session is not loaded yet) and the judge streams one reply per
-    call; each is judged here while the next call runs. The judge still runs and meters one
-    call at a time; at the first failure (mode first-failure) this side sends `stop`, which ends
-    the batch and cuts short a call in progress, so no later test is judged."""
+    Its calls are pipelined: once the session is loaded, one request carries the inputs of every
+    test still to run and the judge streams one reply per call; each is judged here while the
+    next call runs. (Not with the `open` request: the session child is forked from the judge and
+    must not find later tests' inputs in its memory.) The judge still runs and meters one call
+    at a time; at the first failure (mode first-failure) this side sends `stop`, which ends the
+    batch and cuts short a call in progress, so no later test is judged."""
 
     def __init__(self, job: Job):
         self.job, self.box = job, job.worker.box("run")
@@ -294,13 +295,11 @@ class Session:
         self.is_open = False
         self.oom_mark = 0  # the run group's out-of-memory kills before the session opened
 
-    def open(self, inputs: list[str] | None = None) -> TestResult | str | None:
-        """None when loaded; a failed TestResult for the test at hand; or compile-error text.
-        With `inputs`, the judge goes on to run those calls: read them with `stream`."""
+    def open(self) -> TestResult | str | None:
+        """None when loaded; a failed TestResult for the test at hand; or compile-error text."""
         lim = self.job.limits
-        req = self.open_req if inputs is None else {**self.open_req, "inputs": inputs}
         self.oom_mark = self.box.oom_kills()
-        reply = self.box.request(req, lim.wall_s + REPLY_GRACE_S)
+        reply = self.box.request(self.open_req, lim.wall_s + REPLY_GRACE_S)
         h, payload = reply.header, reply.blobs[0].decode("utf-8", "replace") if reply.blobs else ""
         if not h.get("ok"):
             raise BoxError(f"judge process error: {h.get('harness_error')}")
@@ -314,15 +313,18 @@ class Session:
         return tr
 
     def stream(self, indices: list[int], folder, keep_going) -> None:
-        """Judge the replies to the calls that went with `open(inputs)` (tests `indices`; none
-        when the open failed) as each arrives: `keep_going(index, TestResult)` returns False to
-        stop (the rest is not run, or not judged). Returns when the judge ended the batch; the
-        session may have died on the way (`is_open`)."""
-        timeout = self.job.limits.wall_s + REPLY_GRACE_S
+        """Run the calls for tests `indices` in the open session, in one request, and judge each
+        reply as it arrives: `keep_going(index, TestResult)` returns False to stop (the rest is
+        not run, or not judged). Returns when the judge ended the batch; the session may have
+        died on the way (`is_open`)."""
+        job, lim = self.job, self.job.limits
+        timeout = lim.wall_s + REPLY_GRACE_S
+        self.box.send({"op": "calls", "inputs": [job.problem.tests[i].input for i in indices],
+                       "cpu_s": lim.cpu_s, "wall_s": lim.wall_s})
         ended, stopping, k = False, False, 0
         try:
             while True:
-                reply = self.box._receive(timeout)  # the batch's next reply (its request went with open)
+                reply = self.box._receive(timeout)  # the batch's next reply (request sent above)
                 h = reply.header
                 if h.get("end"):
                     ended = True
@@ -408,7 +410,6 @@ def judge_functional(job: Job, folder) -> tuple[list[TestResult], Verdict | None
     session = Session(job)
     results: list[TestResult] = []
     n_tests = len(job.problem.tests)
-    inputs = [t.input for t in job.problem.tests]
     done = False
 
     def keep_going(index: int, tr: TestResult) -> bool:
@@ -419,9 +420,7 @@ def judge_functional(job: Job, folder) -> tuple[list[TestResult], Verdict | None
         return not done
 
     try:
-        first = session.open(inputs)  # the calls of every test go with it (pipelined, see Session)
-        if first is not None:
-            session.stream([], folder, keep_going)  # the judge's `end` of a batch that did not run
+        first = session.open()
         if isinstance(first, str):
             sub = job.sub
             return [], Verdict(sub.problem_id, sub.submission_id, "CE", total=n_tests,
@@ -429,14 +428,15 @@ def judge_functional(job: Job, folder) -> tuple[list[TestResult], Verdict | None
         if first is not None:  # the code cannot even load: every test fails the same way
             n = 1 if job.mode == "first-failure" else n_tests
             return [TestResult(first.status, first.time_s, first.memory_mb, diff=first.diff) for _ in range(n)], None, {}
-        session.stream(list(range(n_tests)), folder, keep_going)
+        session.stream(list(range(n_tests)), folder, keep_going)  # every call pipelined, see Session
         # mode all: the session died on a test (crash, time or memory limit); reopen for the rest
         while not done and len(results) < n_tests:
             _checkpoint(job)
             rest = list(range(len(results), n_tests))
-            failed = session.open([inputs[i] for i in rest])
-            session.stream(rest if failed is None else [], folder, keep_going)
-            if failed is not None:
+            failed = session.open()
+            if failed is None:
+                session.stream(rest, folder, keep_going)
+            else:
                 keep_going(rest[0], failed if isinstance(failed, TestResult) else TestResult("CE", diff=failed[:500]))
     finally:
         clear_job_dir(job)
