@@ -358,3 +358,17 @@ def test_a_crash_mid_batch_in_mode_all(ev):
     (v,) = ev.evaluate_batch([SQUARE], [code], mode="all")
     assert statuses(v) == ["AC", "RE", "RE", "AC", "AC", "AC"]
     assert v.tests[2].diff == "exit code 0"
+
+
+def test_inputs_go_in_chunks_with_the_same_verdicts(ev, monkeypatch):
+    """Big inputs are sent a chunk at a time (here: one test per chunk); verdicts, the stop at
+    the first failure and mode all are the same."""
+    from pipeline.evaluator import judge
+
+    monkeypatch.setattr(judge, "CALLS_CHUNK_BYTES", 1)
+    wrong_at_3 = sub("square", "def sq(x):\n    return x * x if x != 2 else -1\n", "wa3")
+    right = sub("square", "def sq(x):\n    return x * x\n", "ok")
+    v_wa, v_ok = ev.evaluate_batch([SQUARE], [wrong_at_3, right])
+    assert statuses(v_wa) == ["AC", "AC", "WA"] and (v_ok.status, v_ok.passed) == ("AC", 6)
+    (v_all,) = ev.evaluate_batch([SQUARE], [ENDLESS_AT_2], mode="all")
+    assert statuses(v_all) == ["AC", "TLE", "AC", "AC", "AC", "AC"]

@@ -28,6 +28,7 @@ from pipeline.schema import STYLES, Problem, TestResult, Verdict
 LANGUAGES = ("python", "cpp")
 MODES = ("first-failure", "all")
 REPLY_GRACE_S = 15.0  # on top of a run's wall limit before the judge process is declared stuck
+CALLS_CHUNK_BYTES = 1 << 20  # test inputs per pipelined `calls` request (at least one test)
 
 
 class Cancelled(Exception):
@@ -313,10 +314,22 @@ class Session:
         return tr
 
     def stream(self, indices: list[int], folder, keep_going) -> None:
-        """Run the calls for tests `indices` in the open session, in one request, and judge each
-        reply as it arrives: `keep_going(index, TestResult)` returns False to stop (the rest is
-        not run, or not judged). Returns when the judge ended the batch; the session may have
-        died on the way (`is_open`)."""
+        """Run the calls for tests `indices` in the open session and judge each reply as it
+        arrives: `keep_going(index, TestResult)` returns False to stop (the rest is not run, or
+        not judged). One request per CALLS_CHUNK_BYTES of inputs (big inputs must not all sit in
+        the judge's memory at once). Returns when done; the session may have died (`is_open`)."""
+        tests, start = self.job.problem.tests, 0
+        while start < len(indices) and self.is_open:
+            end, size = start + 1, len(tests[indices[start]].input)
+            while end < len(indices) and size + len(tests[indices[end]].input) <= CALLS_CHUNK_BYTES:
+                size += len(tests[indices[end]].input)
+                end += 1
+            if not self._stream_chunk(indices[start:end], folder, keep_going):
+                return
+            start = end
+
+    def _stream_chunk(self, indices: list[int], folder, keep_going) -> bool:
+        """One `calls` request; False when `keep_going` said stop."""
         job, lim = self.job, self.job.limits
         timeout = lim.wall_s + REPLY_GRACE_S
         self.box.send({"op": "calls", "inputs": [job.problem.tests[i].input for i in indices],
@@ -328,7 +341,7 @@ class Session:
                 h = reply.header
                 if h.get("end"):
                     ended = True
-                    return
+                    return not stopping
                 if stopping:
                     continue  # ran before the judge saw `stop`: not judged
                 if k >= len(indices):
