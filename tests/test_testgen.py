@@ -246,3 +246,15 @@ def test_unannotated_parameters_take_their_examples_types():
         signature_of("f", None, code, [[[1], 1, [], 2], [[1], "a", [], 2]])  # examples disagree on s
     with pytest.raises(Unsupported):
         signature_of("f", None, code, [])
+
+
+def test_sizes_fixed_by_a_product_of_scalars_stay_within_the_budget():
+    # last-day-where-you-can-still-cross: drawing row and col near 2*10^4 each once asked for 10^8 rows
+    sp = _space(["row", "col", "cells"], [INT, INT, GRID],
+                "Constraints:\n2 <= row, col <= 2 * 104\n4 <= row * col <= 2 * 104\ncells.length == row * col\n"
+                "1 <= ri <= row\n1 <= ci <= col", [[2, 2, [[1, 1], [2, 1], [1, 2], [2, 2]]]])
+    cands = generate_inputs(sp, "p", 10, seed=0, max_elements=400, max_input_bytes=100_000, existing=set())
+    assert len(cands) >= 5
+    for c in cands:
+        row, col, cells = parse_input(c.input, 3)
+        assert len(cells) == row * col <= 400

@@ -34,6 +34,10 @@ EDGE_PLANS = [
 ]
 
 
+class TooBig(ValueError):
+    """The draw would exceed the element budget: redraw with a smaller one."""
+
+
 @dataclass
 class Candidate:
     input: str
@@ -97,7 +101,10 @@ class Drawer:
     def length(self, key: str, budget: int) -> int:
         root = self.s.groups.find(key)
         if root in self.env:
-            return max(0, int(self.env[root]))
+            n = max(0, int(self.env[root]))
+            if n > budget:  # fixed by values drawn earlier (`cells.length == row * col`)
+                raise TooBig(f"{key} = {n} > {budget}")
+            return n
         lo, hi = self._bounds(key, LEN_FALLBACK)
         lo, hi = max(0, int(lo)), max(0, int(hi))
         hi = max(lo, min(hi, budget))
@@ -123,8 +130,9 @@ class Drawer:
             return self.env[root]
         integral = kind == "int"
         lo, hi = self._bounds(key, INT_FALLBACK, integral)
-        if key[4:] in self.s.size_names:
-            hi = max(lo, min(hi, self.max_elements))
+        if key[4:] in self.s.size_names:  # k scalars that size lists together: each within budget^(1/k)
+            cap = int(self.max_elements ** (1 / len(self.s.size_names)))
+            hi = max(lo, min(hi, max(cap, 1)))
         mode = self.plan.values
         if mode == "extreme":
             mode = self.rng.choice(["min", "max"])
@@ -391,6 +399,9 @@ def generate_inputs(space: Space, problem_id: str, count: int, *, seed: int, max
             rng = random.Random(s + attempt)
             try:
                 values = Drawer(space, rng, plan, budget).draw()
+            except TooBig:
+                budget = max(1, budget // 4)
+                continue
             except (ValueError, OverflowError, MemoryError, RecursionError):
                 values = None
             if values is None:
