@@ -22,7 +22,9 @@ judge. CPU time is counted over the whole namespace (`CpuMeter`), so work left t
 program never waits for still counts.
 
 Protocol over the harness's stdin/stdout: one JSON request per line; one response = a JSON header
-line whose `sizes` list gives the lengths of the binary blobs that follow it. Expected outputs
+line whose `sizes` list gives the lengths of the binary blobs that follow it. A `calls` request
+(the inputs of a session's remaining tests) gets one response per call it ran, then an `end`
+response; a `stop` request ends such a batch early and gets no response of its own. Expected outputs
 never enter the sandbox: the parent process compares. Program output and submission code never
 enter this process's heap either (`harness_pipes.py`): every program is forked from it and would
 find there what earlier submissions printed.
