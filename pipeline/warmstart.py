@@ -318,8 +318,11 @@ def _train(cfg: WarmStartConfig, problems_path: str | Path, out_dir: Path) -> tu
 
 
 def _count_reasons(rejects: list[dict[str, Any]]) -> dict[str, int]:
+    """Reject counts by kind (the reasons carry numbers and ids; the kinds do not)."""
+    kinds = (("benchmark", "benchmark"), ("max_answer_tokens", "answer_too_long"), ("max_length", "too_long"),
+             ("reference solution", "no_reference"), ("max_problems", "over_max_problems"), ("no prompt", "no_prompt"))
     counts: dict[str, int] = {}
     for r in rejects:
-        key = re.sub(r"\d+", "N", r["reason"].split(":")[0]) if "benchmark" not in r["reason"] else "benchmark"
-        counts[key] = counts.get(key, 0) + 1
+        kind = next((k for needle, k in kinds if needle in r["reason"]), "unreadable_input")
+        counts[kind] = counts.get(kind, 0) + 1
     return dict(sorted(counts.items()))
