@@ -56,7 +56,8 @@ class WarmStartConfig:
         "help": "Answers (fenced code + EOS) longer than this are not trained on; null: no limit."})
     max_length: int | None = field(default=2048, metadata={
         "help": "Prompt + answer tokens; longer examples are not trained on (never truncated)."})
-    max_problems: int | None = field(default=None, metadata={"help": "Use at most this many problems (file order)."})
+    max_problems: int | None = field(default=None, metadata={
+        "help": "Train on at most this many problems: those with the shortest answers (ties by id); null: all."})
     strip_docstrings: bool = field(default=True, metadata={"help": "Answer with the reference minus docstrings."})
     language: str = field(default="python", metadata={"help": "Answer language (the fence tag)."})
     thinking: bool = field(default=False, metadata={"help": "Chat-template thinking switch (as rollout)."})
@@ -178,9 +179,6 @@ def build_sft_data(problems: list[Problem], tokenizer: Any, cfg: WarmStartConfig
         if (why := guard.match(p)) is not None:
             reject(p, f"{why}: never trained on")
             continue
-        if cfg.max_problems is not None and len(rows) >= cfg.max_problems:
-            reject(p, f"over max_problems={cfg.max_problems}")
-            continue
         code = pick_reference(p, cfg)
         if code is None:
             reject(p, f"no {cfg.language} reference solution")
@@ -201,7 +199,18 @@ def build_sft_data(problems: list[Problem], tokenizer: Any, cfg: WarmStartConfig
             reject(p, f"{len(prompt_ids) + len(answer_ids)} tokens > max_length={cfg.max_length}")
             continue
         rows.append({"problem_id": p.id, "input_ids": prompt_ids + answer_ids,
-                     "labels": [-100] * len(prompt_ids) + answer_ids})
+                     "labels": [-100] * len(prompt_ids) + answer_ids, "_problem": p, "_answer": len(answer_ids)})
+    if cfg.max_problems is not None and len(rows) > cfg.max_problems:
+        # The shortest answers: a small policy memorises them in the fewest steps, whatever the
+        # upstream stages let through.
+        keep = {r["problem_id"] for r in sorted(rows, key=lambda r: (r["_answer"], r["problem_id"]))[:cfg.max_problems]}
+        for r in rows:
+            if r["problem_id"] not in keep:
+                reject(r["_problem"], f"over max_problems={cfg.max_problems} (its answer of {r['_answer']} tokens "
+                                      "is longer than theirs)")
+        rows = [r for r in rows if r["problem_id"] in keep]
+    for r in rows:
+        del r["_problem"], r["_answer"]
     leaked = {r["problem_id"] for r in rows} & guard.ids
     assert not leaked, f"benchmark problems in the warm-start data: {sorted(leaked)}"
     return SFTData(rows=rows, rejects=rejects, read=len(problems))

@@ -194,3 +194,15 @@ def test_the_default_run_shows_the_method():
     if settings != params["warmstart"]:
         pytest.skip("data/ was built with other warmstart params than params.yaml (run `make repro`)")
     check_default_run(ROOT)
+
+
+def test_max_problems_keeps_the_shortest_answers(seed_problems, tokenizer):
+    guard = BenchmarkGuard.from_files([str(BENCHMARK)])
+    everything = build_sft_data(seed_problems, tokenizer, WarmStartConfig(max_answer_tokens=None), guard)
+    answer_len = {r["problem_id"]: sum(t != -100 for t in r["labels"]) for r in everything.rows}
+    shortest = sorted(answer_len, key=lambda pid: (answer_len[pid], pid))[:3]
+    data = build_sft_data(seed_problems, tokenizer, WarmStartConfig(max_answer_tokens=None, max_problems=3), guard)
+    assert sorted(r["problem_id"] for r in data.rows) == sorted(shortest)
+    over = [r for r in data.rejects if "over max_problems=3" in r["reason"]]
+    assert len(over) == len(everything.rows) - 3
+    assert len(data.rows) + len(data.rejects) == len(seed_problems)
