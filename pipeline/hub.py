@@ -43,7 +43,7 @@ MESSAGE_TYPE = pa.list_(pa.struct([("role", pa.string()), ("content", pa.string(
 SHARD_PATTERN = "data/train-*"
 STAGING_PREFIX = ".data-"  # hidden staging / retired shard folders next to data/
 NOT_PUBLISHED = ("rejects.jsonl",)  # build bookkeeping, not part of the dataset
-DATA_SECTIONS = ("scrape", "dedup", "validate", "rollout", "filter", "build")  # shown in the card
+DATA_SECTIONS = ("scrape", "dedup", "testgen", "validate", "rollout", "filter", "build")  # shown in the card
 DEFAULT_TAGS = ["code", "competitive-programming", "reinforcement-learning", "rlvr", "microcoder"]
 CARD_SUMMARY = (
     "Competitive-programming problems curated for reinforcement learning of coding models "
@@ -256,6 +256,17 @@ def _test_strength(validation: dict[str, Any] | None) -> list[str]:
             f"the caps on the number and size of tests cost {w['lost_to_caps']} of them (validate stage)."]
 
 
+def _generated_strength(testgen: dict[str, Any] | None) -> list[str]:
+    """The testgen stage's mutant figures, as a sentence of the card (none without a run that made mutants)."""
+    m = (testgen or {}).get("mutants") or {}
+    if not m.get("mutants"):
+        return []
+    return [f"Generated tests: the testgen stage added {testgen.get('tests_added', 0)} tests to "
+            f"{testgen.get('problems_augmented', 0)} problems. Of {m['mutants']} simple mutants of the references "
+            f"(flipped comparisons, constants +1, min/max swaps) on {m['problems']} problems, the examples alone "
+            f"kill {m['kill_rate_examples']:.1%} and the examples plus generated tests {m['kill_rate_with_generated']:.1%}."]
+
+
 def _md_table(header: list[str], rows: list[list[Any]]) -> str:
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join("" if v is None else str(v).replace("|", "\\|") for v in r) + " |" for r in rows]
@@ -301,6 +312,7 @@ def render_card(cfg: BuildConfig, stats: dict[str, Any], upstream: dict[str, Any
         "and `prompt`, the chat messages used for training (explicit stdin/stdout or function-completion "
         "instructions). Functional tests hold one JSON value per argument line and the JSON of the return value.",
         "```python\nfrom datasets import load_dataset\nds = load_dataset(\"<this repo or folder>\", split=\"train\")\n```",
+        *_generated_strength(upstream.get("testgen")),
         *_test_strength(upstream.get("validation")),
         "## Statistics",
         "### By source\n" + _md_table(["source", "problems"], [[k, v] for k, v in s["by_source"].items()]),
@@ -357,6 +369,7 @@ def run_build(cfg: BuildConfig, filtered_path: str | Path, out_dir: str | Path, 
     data_dir = Path(data_dir)
     upstream = {
         "dedup": _read_stats(data_dir / "dedup" / "stats.json"),
+        "testgen": _read_stats(data_dir / "testgen" / "stats.json"),
         "validation": _read_stats(data_dir / "validated" / "stats.json"),
         "rollout": _read_stats(data_dir / "rollouts" / "stats.json"),
         "filter": _read_stats(data_dir / "filtered" / "stats.json"),
@@ -365,7 +378,7 @@ def run_build(cfg: BuildConfig, filtered_path: str | Path, out_dir: str | Path, 
     params = {k: settings_record(v) for k, v in all_params.items() if k in DATA_SECTIONS}
     # What each stage ran with, as its stats.json records it (`--set` overrides included), over params.yaml.
     scrape = _read_stats(data_dir / "raw" / "stats.json")
-    for section, st in (("scrape", scrape), ("dedup", upstream["dedup"]), ("validate", upstream["validation"]),
+    for section, st in (("scrape", scrape), ("dedup", upstream["dedup"]), ("testgen", upstream["testgen"]), ("validate", upstream["validation"]),
                         ("rollout", upstream["rollout"]), ("filter", upstream["filter"])):
         if st and isinstance(st.get("config"), dict):
             params[section] = settings_record(st["config"])

@@ -218,3 +218,14 @@ def test_card_shows_each_stages_effective_settings_with_secrets_redacted(filtere
     assert settings["rollout"]["backend_options"] == {"api_key": "<redacted>", "api_key_env": "OPENAI_API_KEY"}
     assert settings["rollout"]["max_tokens"] == 64 and "sk-live-123" not in card
     assert "| samples | 8 |" in card and "this_run" not in card
+
+
+def test_card_shows_the_generated_tests_strength(filtered):
+    tmp, data, params = filtered
+    write_json(data / "testgen" / "stats.json", {
+        "tests_added": 30, "problems_augmented": 3,
+        "mutants": {"mutants": 40, "problems": 3, "kill_rate_examples": 0.5, "kill_rate_with_generated": 0.875}})
+    run_build(BuildConfig(), data / "filtered" / "problems.parquet", data / "curated", data_dir=data, params_path=params)
+    card = (data / "curated" / "README.md").read_text()
+    assert "added 30 tests to 3 problems" in card and "alone kill 50.0%" in card and "generated tests 87.5%" in card
+    assert "### testgen" in card
