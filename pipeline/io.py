@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -75,6 +76,15 @@ def _write_through(path: Path, kind: str, suffix: str) -> Iterator[Path]:
             shutil.copyfileobj(src, dst)
     finally:
         tmp_path.unlink(missing_ok=True)
+
+
+def content_hash(*parts: str) -> str:
+    """A cache key for text parts (NUL-separated, so ("ab", "c") and ("a", "bc") differ)."""
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()[:32]
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:

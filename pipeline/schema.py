@@ -303,40 +303,34 @@ def validate_problem(d: Any) -> list[str]:
                 if checker.get("protocol", "kattis") not in CHECKER_PROTOCOLS:
                     errs.append(f"checker.protocol: must be one of {list(CHECKER_PROTOCOLS)}, got {checker.get('protocol')!r}")
 
-    refs = d.get("reference_solutions")
-    if refs is not None:
-        if not isinstance(refs, list):
-            errs.append(f"reference_solutions: expected a list, got {type(refs).__name__}")
-        else:
-            for i, r in enumerate(refs):
-                if not isinstance(r, dict):
-                    errs.append(f"reference_solutions[{i}]: expected an object, got {type(r).__name__}")
-                    continue
-                if r.get("language") not in LANGUAGES:
-                    errs.append(f"reference_solutions[{i}].language: must be one of {list(LANGUAGES)}, got {r.get('language')!r}")
-                if not isinstance(r.get("code"), str) or not r["code"].strip():
-                    errs.append(f"reference_solutions[{i}].code: empty or not a string")
-    wrong = d.get("wrong_solutions")
-    if wrong is not None:
-        if not isinstance(wrong, list):
-            errs.append(f"wrong_solutions: expected a list, got {type(wrong).__name__}")
-        else:
-            for i, w in enumerate(wrong):
-                if not isinstance(w, dict):
-                    errs.append(f"wrong_solutions[{i}]: expected an object, got {type(w).__name__}")
-                    continue
-                if w.get("language") not in LANGUAGES:
-                    errs.append(f"wrong_solutions[{i}].language: must be one of {list(LANGUAGES)}, got {w.get('language')!r}")
-                if not isinstance(w.get("code"), str) or not w["code"].strip():
-                    errs.append(f"wrong_solutions[{i}].code: empty or not a string")
-                if w.get("label", "wrong_answer") not in WRONG_LABELS:
-                    errs.append(f"wrong_solutions[{i}].label: must be one of {list(WRONG_LABELS)}, got {w.get('label')!r}")
+    errs.extend(_solution_errors("reference_solutions", d.get("reference_solutions")))
+    errs.extend(_solution_errors("wrong_solutions", d.get("wrong_solutions"), WRONG_LABELS))
     tags = d.get("tags")
     if tags is not None and (not isinstance(tags, list) or not all(isinstance(t, str) for t in tags)):
         errs.append("tags: expected a list of strings")
     meta = d.get("meta")
     if meta is not None and not isinstance(meta, (dict, str)):
         errs.append(f"meta: expected an object, got {type(meta).__name__}")
+    return errs
+
+
+def _solution_errors(name: str, items: Any, labels: tuple[str, ...] | None = None) -> list[str]:
+    """Violations of a list of {language, code} solutions (and a `label` in `labels` when given)."""
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        return [f"{name}: expected a list, got {type(items).__name__}"]
+    errs = []
+    for i, r in enumerate(items):
+        if not isinstance(r, dict):
+            errs.append(f"{name}[{i}]: expected an object, got {type(r).__name__}")
+            continue
+        if r.get("language") not in LANGUAGES:
+            errs.append(f"{name}[{i}].language: must be one of {list(LANGUAGES)}, got {r.get('language')!r}")
+        if not isinstance(r.get("code"), str) or not r["code"].strip():
+            errs.append(f"{name}[{i}].code: empty or not a string")
+        if labels is not None and r.get("label", labels[0]) not in labels:
+            errs.append(f"{name}[{i}].label: must be one of {list(labels)}, got {r.get('label')!r}")
     return errs
 
 

@@ -35,7 +35,6 @@ docs/validate.md for the rules and the figures behind them.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import sqlite3
@@ -50,6 +49,7 @@ from typing import Any
 from tqdm import tqdm
 
 from pipeline.config import settings_record
+from pipeline.io import content_hash
 from pipeline.schema import Problem, TestCase
 from pipeline.sources.judging import needs_checker_program
 
@@ -113,14 +113,6 @@ class ValidateConfig:
             raise ValueError("time_multiplier and probe_time_limit_s must be > 0, presume_slow_after >= 0")
 
 
-def _sha(*parts: str) -> str:
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(p.encode("utf-8", "surrogatepass"))
-        h.update(b"\0")
-    return h.hexdigest()[:32]
-
-
 def is_interactive(p: Problem) -> bool:
     """Interactive problems need an interactor, which the evaluator does not run."""
     return bool(p.meta.get("interactive")) or "interactive" in (p.tags or [])
@@ -129,16 +121,16 @@ def is_interactive(p: Problem) -> bool:
 def problem_hash(p: Problem, timeout_scale: float) -> str:
     """What, besides the code and the test, decides a run's verdict (the time limit included)."""
     checker = json.dumps(p.checker.__dict__ if p.checker else None, sort_keys=True)
-    return _sha(p.style, p.entry_point or "", p.starter_code or "", checker, repr(p.time_limit_s),
+    return content_hash(p.style, p.entry_point or "", p.starter_code or "", checker, repr(p.time_limit_s),
                 repr(p.memory_limit_mb), repr(timeout_scale))
 
 
 def test_hash(t: TestCase) -> str:
-    return _sha(t.input, t.output)
+    return content_hash(t.input, t.output)
 
 
 def code_hash(language: str, code: str) -> str:
-    return _sha(language, code)
+    return content_hash(language, code)
 
 
 class ResultCache:
@@ -256,7 +248,7 @@ def make_stream(name: str, problem: Problem, language: str, code: str, tests: li
     """A Stream over `tests` (smallest input first) with what the cache already holds."""
     ph, ch = problem_hash(problem, cfg.timeout_scale), code_hash(language, code)
     order = sorted(tests, key=lambda i: (len(problem.tests[i].input), i))
-    keys = {ti: _sha(ph, ch, test_hash(problem.tests[ti]), str(run)) for ti in order}
+    keys = {ti: content_hash(ph, ch, test_hash(problem.tests[ti]), str(run)) for ti in order}
     kw.setdefault("presume_after", cfg.presume_slow_after)
     s = Stream(name, problem, language, code, order, keys, **kw)
     for ti in order:

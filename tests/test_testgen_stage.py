@@ -87,7 +87,7 @@ def test_generated_tests_carry_reference_outputs_and_provenance(run):
     prov = good.meta["testgen"]["tests"]
     assert len(prov) == 11 and {p["method"] for p in prov} == {"edge", "random"}
     assert prov[0]["generator"].startswith("edge:") and all(isinstance(p["seed"], int) for p in prov)
-    assert [p["input_sha"] for p in prov] == [stage_mod._sha(t.input)[:16] for t in gen]
+    assert [p["input_sha"] for p in prov] == [stage_mod.content_hash(t.input)[:16] for t in gen]
 
 
 def test_inputs_the_references_crash_on_or_disagree_on_are_dropped(run):

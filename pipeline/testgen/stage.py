@@ -14,7 +14,6 @@ and a rerun with the same inputs and params re-executes nothing.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import statistics
@@ -27,6 +26,7 @@ from typing import Any
 from tqdm import tqdm
 
 from pipeline.config import settings_record
+from pipeline.io import content_hash
 from pipeline.schema import Problem, TestCase
 from pipeline.testgen.functional import Candidate, case_seed, example_values, generate_inputs
 from pipeline.testgen.mutants import make_mutants
@@ -68,19 +68,11 @@ class TestgenConfig:
             raise ValueError("target_tests and max_elements must be >= 1, overgenerate >= 1")
 
 
-def _sha(*parts: str) -> str:
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(p.encode("utf-8", "surrogatepass"))
-        h.update(b"\0")
-    return h.hexdigest()[:32]
-
-
 def problem_key(p: Problem, cfg: TestgenConfig, generator: Generator | None) -> str:
     """What decides this problem's generated tests: its content and the generation params."""
     knobs = {k: getattr(cfg, k) for k in ("target_tests", "seed", "max_elements", "max_input_bytes", "max_output_bytes",
                                           "overgenerate", "slow_fraction", "time_budget_s", "mutants", "timeout_scale")}
-    return _sha(VERSION, p.id, p.style, p.statement, p.entry_point or "", p.starter_code or "",
+    return content_hash(VERSION, p.id, p.style, p.statement, p.entry_point or "", p.starter_code or "",
                 json.dumps([[t.input, t.output] for t in p.tests]),
                 json.dumps([[r.language, r.code] for r in p.reference_solutions]),
                 json.dumps(p.checker.__dict__ if p.checker else None, sort_keys=True),
@@ -324,7 +316,7 @@ def _process_batch(batch: list[_Work], cfg: TestgenConfig, ev) -> list[tuple[str
     results = []
     for w in batch:
         got = accepted.get(w.problem.id, [])
-        prov = [{"input_sha": _sha(c.input)[:16], "method": c.method, "generator": c.generator, "seed": c.seed}
+        prov = [{"input_sha": content_hash(c.input)[:16], "method": c.method, "generator": c.generator, "seed": c.seed}
                 for c, _ in got]
         results.append((w.key, {
             "tests": [[c.input, out] for c, out in got], "provenance": prov,
