@@ -1,0 +1,100 @@
+"""dvc.yaml deps cannot drift from the code: every project module a stage imports (transitively,
+function-level imports included) lies under one of that stage's deps, so editing it reruns the
+stage. Run this file directly to print what each stage is missing."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import yaml
+
+from pipeline.cli import COMMANDS
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("pipeline", "training", "stages")
+NOT_DEPS = {"pipeline/cli.py"}  # registers every stage; a stage's behaviour does not depend on it
+
+
+def _module_file(name: str) -> Path | None:
+    base = ROOT.joinpath(*name.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def _imports(path: Path) -> set[str]:
+    """Project modules that `path` imports (`from pkg import mod` counts mod when it is a module)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    if path.name != "__init__.py":
+        package = package.rpartition(".")[0]
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([base] if base else []))
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+    found = set()
+    for name in names:
+        if name.split(".")[0] not in PACKAGES:
+            continue
+        parts = name.split(".")
+        for i in range(1, len(parts) + 1):  # importing a.b.c runs a/__init__ and a/b/__init__ too
+            if _module_file(".".join(parts[:i])) is not None:
+                found.add(".".join(parts[:i]))
+    return found
+
+
+def stage_files(module: str) -> set[str]:
+    """Every project file the stage module imports, transitively, as repo-relative paths."""
+    seen: set[str] = set()
+    todo = [f"stages.{module}"]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        todo.extend(_imports(_module_file(name)))
+    files = {str(_module_file(n).relative_to(ROOT)) for n in seen}
+    return {f for f in files if f not in NOT_DEPS and (ROOT / f).stat().st_size > 0}
+
+
+def missing_deps() -> dict[str, list[str]]:
+    modules = {name: module for name, module, _ in COMMANDS}
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    missing = {}
+    for stage, spec in stages.items():
+        words = spec["cmd"].split()
+        if words[0] != "microcoder" or words[1] not in modules:
+            continue
+        deps = [str(d).rstrip("/") for d in spec.get("deps", [])]
+        uncovered = sorted(f for f in stage_files(modules[words[1]])
+                           if not any(f == d or f.startswith(d + "/") for d in deps))
+        if uncovered:
+            missing[stage] = uncovered
+    return missing
+
+
+def test_every_dvc_stage_depends_on_the_code_it_imports():
+    missing = missing_deps()
+    assert not missing, "dvc.yaml deps miss imported code (add them): " + "; ".join(
+        f"{stage}: {', '.join(files)}" for stage, files in missing.items())
+
+
+def test_the_import_walk_sees_function_level_imports():
+    # stages/validate.py imports pipeline.validate inside its command function only.
+    assert {"stages/validate.py", "pipeline/validate.py", "pipeline/io.py"} <= stage_files("validate")
+
+
+if __name__ == "__main__":
+    for stage, files in missing_deps().items():
+        print(f"{stage}:", *files, sep="\n  - ")
+    sys.exit(0)
