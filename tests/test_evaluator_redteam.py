@@ -231,7 +231,10 @@ SHM_KEPT = """
 """
 LOOK_AROUND = """
     import os
-    seen = sorted(n for n in os.listdir(os.environ["TMPDIR"]) if n != "run")
+    tmp = os.environ["TMPDIR"].rstrip("/") + "/"
+    with open("/proc/self/mountinfo") as f:  # a checkout under /tmp has its interpreter bound there
+        binds = {row.split()[4][len(tmp):].split("/")[0] for row in f if row.split()[4].startswith(tmp)}
+    seen = sorted(n for n in os.listdir(tmp) if n != "run" and n not in binds)
     with open("/proc/sysvipc/shm") as f:
         segments = f.read().splitlines()[1:]
     print("clean" if not seen and not segments else f"dirty {seen} {segments}")

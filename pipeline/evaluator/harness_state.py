@@ -17,6 +17,7 @@ one (a box is never reused dirty).
 
 import itertools
 import os
+import re
 
 IPC_RMID = 0
 _names = itertools.count()
@@ -53,6 +54,26 @@ def _hoist_and_remove(top, name):
         return False
 
 
+def _holding_mounts(path):
+    """Top-level names under `path` that are, or hold, a mount point: the sandbox's own binds (a
+    checkout under /tmp has its interpreter bound at /tmp/...). They are not the program's (the
+    folders the sandbox made for them are root's and read-only to it), and cannot be removed."""
+    try:
+        with open("/proc/self/mountinfo") as f:
+            rows = f.read().splitlines()
+    except OSError:
+        return set()
+    prefix = path.rstrip("/") + "/"
+    keep = set()
+    for row in rows:
+        fields = row.split()
+        if len(fields) > 4:
+            point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])
+            if point.startswith(prefix):
+                keep.add(point[len(prefix):].split("/")[0])
+    return keep
+
+
 def empty_dir(path):
     """Remove everything inside `path` (not `path` itself). True when it is empty (or absent)."""
     try:
@@ -61,9 +82,10 @@ def empty_dir(path):
         return True
     except OSError:
         return False
+    keep = _holding_mounts(path)
     try:
         while True:
-            names = os.listdir(top)
+            names = [n for n in os.listdir(top) if n not in keep]
             if not names:
                 return True
             progress = False
