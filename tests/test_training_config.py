@@ -146,3 +146,17 @@ def test_docs_show_the_configs_the_presets_build(tmp_path):
     for key, *values in rows:
         for name, shown in zip(("grpo", "dapo", "microcoder"), values, strict=True):
             assert shown == repr(getattr(built[name], key)), (key, name)
+
+
+def test_preset_grpo_applies_only_to_its_preset(tmp_path):
+    from training.train import build_grpo_config
+
+    schedule = [[0, 0.6], [2, 1.2]]
+    for name in ("grpo", "dapo", "microcoder"):
+        cfg = project_train_config(preset=name)
+        cfg.preset_grpo = {"microcoder": {"temperature_schedule": schedule}}
+        args = build_grpo_config(cfg, tmp_path)
+        assert args.temperature_schedule == (schedule if name == "microcoder" else None)
+    cfg.preset_grpo = {"grpo-ish": {}}
+    with pytest.raises(ValueError, match=r"unknown presets \['grpo-ish'\]"):
+        build_grpo_config(cfg, tmp_path)

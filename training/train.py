@@ -77,6 +77,10 @@ class TrainConfig:
     grpo: dict[str, Any] = field(default_factory=dict, metadata={
         "help": "MicroCoderGRPOConfig fields (TRL GRPOConfig + MicroCoder knobs) over the preset. An absent key takes "
                 "the paper default (MicroCoderGRPOConfig); a key that contradicts the preset is an error."})
+    preset_grpo: dict[str, dict[str, Any]] = field(default_factory=dict, metadata={
+        "help": "Fields applied only when that preset is chosen, over `grpo`: {preset: {field: value}}. For keys a "
+                "baseline pins (e.g. a temperature_schedule for microcoder only), so one params file builds "
+                "every preset."})
 
 
 @dataclass
@@ -91,7 +95,13 @@ def build_grpo_config(cfg: TrainConfig, output_dir: Path):
     from training.config import preset
 
     # YAML reads an unquoted `no` as False: `save_strategy: no` means the strategy "no".
-    grpo = {k: ("no" if k.endswith("_strategy") and v is False else v) for k, v in (cfg.grpo or {}).items()}
+    from training.config import PRESETS
+
+    unknown = sorted(set(cfg.preset_grpo or {}) - set(PRESETS))
+    if unknown:
+        raise ValueError(f"preset_grpo names unknown presets {unknown}; valid: {sorted(PRESETS)}")
+    chosen = {**(cfg.grpo or {}), **((cfg.preset_grpo or {}).get(cfg.preset) or {})}
+    grpo = {k: ("no" if k.endswith("_strategy") and v is False else v) for k, v in chosen.items()}
     for key in ("output_dir", "seed"):
         if key in grpo:
             raise ValueError(f"set `{key}` at the top of the train params, not under `grpo`")
