@@ -92,15 +92,13 @@ class TrainResult:
 
 def build_grpo_config(cfg: TrainConfig, output_dir: Path):
     """The MicroCoderGRPOConfig of the preset with `cfg.grpo` over it (absent keys: the paper defaults)."""
-    from training.config import preset
-
-    # YAML reads an unquoted `no` as False: `save_strategy: no` means the strategy "no".
-    from training.config import PRESETS
+    from training.config import PRESETS, preset
 
     unknown = sorted(set(cfg.preset_grpo or {}) - set(PRESETS))
     if unknown:
         raise ValueError(f"preset_grpo names unknown presets {unknown}; valid: {sorted(PRESETS)}")
     chosen = {**(cfg.grpo or {}), **((cfg.preset_grpo or {}).get(cfg.preset) or {})}
+    # YAML reads an unquoted `no` as False: `save_strategy: no` means the strategy "no".
     grpo = {k: ("no" if k.endswith("_strategy") and v is False else v) for k, v in chosen.items()}
     for key in ("output_dir", "seed"):
         if key in grpo:
