@@ -22,3 +22,22 @@ def bench_data() -> Path:
     if not BENCH_DATA.exists():
         pytest.skip("../shared/bench-data is not present next to the checkout")
     return BENCH_DATA
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """ONE real local Ray cluster for the whole test session (2 CPUs, small object store, no
+    dashboard), shut down at session end; tests that need Ray take this fixture and call
+    ray.remote / make_evaluator(executor="ray") directly (Ray is already initialised, so the code
+    under test reuses it). Skipped when ray is not installed. Yields the `ray` module."""
+    ray = pytest.importorskip("ray")
+    if ray.is_initialized():  # someone else's fixture or test started one: share it
+        yield ray
+        return
+    # address="local": always a fresh cluster of our own, never one a `ray start` left running
+    ray.init(address="local", num_cpus=2, include_dashboard=False, object_store_memory=80 * 1024**2,
+             logging_level="warning", configure_logging=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
