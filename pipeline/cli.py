@@ -1,7 +1,9 @@
 """`microcoder <command>`: every DVC stage and tool, each runnable alone with explicit paths.
 
 Each command lives in `stages/<name>.py` as a function `main` (a typer command); heavy imports
-stay inside those functions so `microcoder --help` is fast.
+stay inside those functions so `microcoder --help` is fast. A stage module names its config as
+`CONFIG = ("section", "module:Class")` (and `JUDGES = True` when it judges code): `--help` then lists
+every field of that config, imported only when the help is shown.
 """
 
 from __future__ import annotations
@@ -42,12 +44,37 @@ def _root() -> None:
     """MicroCoder: curate hard, fresh coding problems into an RL dataset and train with MicroCoder-GRPO."""
 
 
+def _command_class(config: tuple[str, str] | None, judges: bool) -> type:
+    """A typer command class whose epilog (the config's fields) is built only when help is shown."""
+    from typer.core import TyperCommand
+
+    if config is None:
+        return TyperCommand
+
+    class StageCommand(TyperCommand):
+        @property
+        def epilog(self) -> str:
+            from pipeline.stage import config_help
+
+            section, ref = config
+            module, cls = ref.split(":")
+            text = config_help(getattr(importlib.import_module(module), cls), section, judges)
+            return text
+
+        @epilog.setter
+        def epilog(self, value: str | None) -> None:
+            pass
+
+    return StageCommand
+
+
 def _register() -> None:
     for name, module, help_text in COMMANDS:
         if importlib.util.find_spec(f"stages.{module}") is None:
             continue
         mod = importlib.import_module(f"stages.{module}")
-        app.command(name, help=help_text)(mod.main)
+        cls = _command_class(getattr(mod, "CONFIG", None), getattr(mod, "JUDGES", False))
+        app.command(name, help=help_text, cls=cls)(mod.main)
 
 
 _register()

@@ -13,13 +13,11 @@ _URL_SECRETS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@|(?P<query>
 
 
 def config_from_params(cls: type[T], params: dict[str, Any] | None) -> T:
-    """Build dataclass `cls` from a params mapping; unknown keys are an error that lists valid ones."""
-    params = dict(params or {})
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(params) - set(fields))
-    if unknown:
-        raise ValueError(f"unknown {cls.__name__} params {unknown}; valid: {sorted(fields)}")
-    return cls(**params)
+    """Build dataclass `cls` from a params mapping, typed (nested dataclasses built, types checked);
+    an unknown key is an error that lists the valid ones (`pipeline.stage.build_config`)."""
+    from pipeline.stage import build_config
+
+    return build_config(cls, dict(params or {}), cls.__name__)
 
 
 def describe(cls: type) -> str:

@@ -159,14 +159,11 @@ def check_model_path(path: str, what: str = "model") -> None:
 
 # --- stage commands -------------------------------------------------------------------------------
 def stage_config(cls: type, section: str, params_path: str | Path, overrides: list[str] | None):
-    """The stage's config from params.yaml and `--set`; a bad setting is an InputError."""
-    from pipeline.config import config_from_params
-    from pipeline.params import load_params
+    """The stage's config from params.yaml and `--set`; a bad setting is an InputError
+    (`pipeline.stage.load_config`)."""
+    from pipeline.stage import load_config
 
-    try:
-        return config_from_params(cls, load_params(section, params_path, overrides))
-    except (ValueError, TypeError) as e:
-        raise InputError(f"params `{section}`: {e}") from e
+    return load_config(cls, section, params_path, overrides)
 
 
 @contextlib.contextmanager

@@ -1,0 +1,312 @@
+"""The stage contract: how every `microcoder STAGE` is configured, reports, logs and fails.
+
+A stage is a typer command in `stages/<name>.py` (a thin shell) over a function in `pipeline/` or
+`training/`. Through this module every stage gets:
+
+- one typed config: a dataclass (nested dataclasses for nested sections) filled from its
+  params.yaml section plus `--set key=value` overrides (`load_config`); an unknown key or a value of
+  the wrong type is a one-line error naming the valid keys; `microcoder STAGE --help` lists every
+  field with its default and help (`config_help`);
+- one evaluator config: judging stages read the top-level `evaluator:` section (`--set
+  evaluator.workers=2` overrides it) and build their judge with `pipeline.executor.make_evaluator`;
+- one error path (`run_stage`): bad params, a missing input or an unreadable file end the stage
+  with one line on stderr and exit status 2; `--debug` shows the traceback;
+- logging set up once (`run_stage`), progress bars switched by the `--progress/--no-progress` flag;
+- one stats vocabulary (`StageStats`): `read`, `kept`, `rejected`, `rejected_by_reason` at the top
+  of `stats.json` (figures only; `read == kept + rejected` is checked here), the stage's settings in
+  `settings.json` beside it, so that `dvc metrics show` and `microcoder stats --summary` line the
+  stages up.
+
+docs/DEVELOPING.md shows a whole stage in one short example.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import sys
+import types
+import typing
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pipeline.inputs import InputError
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+EVALUATOR_SECTION = "evaluator"
+EXIT_USAGE = 2  # bad params, missing input, unreadable file: the user's to fix
+
+
+class ConfigError(InputError):
+    """A params section that does not fit its config class (unknown key, wrong type, bad value)."""
+
+
+# --- typed configs ---------------------------------------------------------------------------------
+def build_config(cls: type[T], data: Any, where: str) -> T:
+    """Dataclass `cls` from mapping `data`, nested dataclasses included; `where` names the section
+    (`validate`, `train.grpo`) in errors."""
+    if data is None:
+        data = {}
+    if isinstance(data, cls):
+        return data
+    if not isinstance(data, dict):
+        raise ConfigError(f"params `{where}` must be a mapping, got {type(data).__name__} {data!r}")
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise ConfigError(f"unknown {where} params {unknown}; valid: {sorted(fields)}")
+    hints = typing.get_type_hints(cls)
+    values = {name: _coerce(hints.get(name, Any), value, f"{where}.{name}") for name, value in data.items()}
+    try:
+        return cls(**values)
+    except ConfigError:
+        raise
+    except (TypeError, ValueError) as e:
+        raise ConfigError(f"params `{where}`: {e}") from e
+
+
+def _coerce(tp: Any, value: Any, where: str) -> Any:
+    """`value` checked against annotation `tp` (dataclasses built, ints accepted as floats);
+    annotations this does not understand pass the value through."""
+    origin = typing.get_origin(tp)
+    if tp is Any or isinstance(tp, TypeVar):
+        return value
+    if origin in (typing.Union, types.UnionType):
+        options = typing.get_args(tp)
+        if value is None and type(None) in options:
+            return None
+        errors = []
+        for option in (o for o in options if o is not type(None)):
+            try:
+                return _coerce(option, value, where)
+            except ConfigError as e:
+                errors.append(str(e))
+        raise ConfigError(errors[0] if len(errors) == 1 else f"params `{where}`: {value!r} fits none of {_name(tp)}")
+    if origin is typing.Literal:
+        if value not in typing.get_args(tp):
+            raise ConfigError(f"params `{where}`: {value!r} is not one of {list(typing.get_args(tp))}")
+        return value
+    if dataclasses.is_dataclass(tp):
+        return build_config(tp, value, where)
+    if origin in (list, tuple) or tp in (list, tuple):
+        if not isinstance(value, list | tuple):
+            raise ConfigError(f"params `{where}`: expected a list, got {value!r}")
+        args = typing.get_args(tp)
+        if origin is tuple and args and args[-1] is not Ellipsis:
+            return tuple(value)
+        item = args[0] if args else Any
+        out = [_coerce(item, v, f"{where}.{i}") for i, v in enumerate(value)]
+        return tuple(out) if origin is tuple else out
+    if origin is dict or tp is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(f"params `{where}`: expected a mapping, got {value!r}")
+        args = typing.get_args(tp)
+        item = args[1] if len(args) == 2 else Any
+        return {k: _coerce(item, v, f"{where}.{k}") for k, v in value.items()}
+    if tp is float:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+    elif tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif tp in (str, bool):
+        if isinstance(value, tp):
+            return value
+    else:  # other classes (Path, enums): the config's own __post_init__ judges them
+        return value
+    return _fail(tp, value, where)
+
+
+def _fail(tp: Any, value: Any, where: str) -> Any:
+    raise ConfigError(f"params `{where}`: expected {_name(tp)}, got {value!r}")
+
+
+def _name(tp: Any) -> str:
+    return tp.__name__ if isinstance(tp, type) else str(tp).replace("typing.", "")
+
+
+def split_overrides(overrides: list[str] | None) -> tuple[list[str], list[str]]:
+    """`--set` items for the stage's own section, and those for the `evaluator:` section."""
+    own, evaluator = [], []
+    for item in overrides or []:
+        if item.startswith(EVALUATOR_SECTION + "."):
+            evaluator.append(item[len(EVALUATOR_SECTION) + 1:])
+        else:
+            own.append(item)
+    return own, evaluator
+
+
+def load_config(cls: type[T], section: str, params_path: str | Path | None = None,
+                overrides: list[str] | None = None) -> T:
+    """The stage's config from its params.yaml section and `--set` overrides."""
+    from pipeline.params import load_params
+
+    own, _ = split_overrides(overrides)
+    try:
+        data = load_params(section, params_path, own)
+    except (ValueError, OSError) as e:
+        raise ConfigError(f"params: {e}") from e
+    return build_config(cls, data, section)
+
+
+def load_evaluator_config(params_path: str | Path | None = None, overrides: list[str] | None = None):
+    """The `evaluator:` section (with `--set evaluator.KEY=...` overrides) as an EvaluatorConfig."""
+    from pipeline.evaluator.config import EvaluatorConfig
+
+    _, ev = split_overrides(overrides)
+    from pipeline.params import load_params
+
+    try:
+        data = load_params(EVALUATOR_SECTION, params_path, ev)
+    except (ValueError, OSError) as e:
+        raise ConfigError(f"params: {e}") from e
+    return build_config(EvaluatorConfig, data, EVALUATOR_SECTION)
+
+
+def config_help(cls: type, section: str, judges: bool = False) -> str:
+    """The `--help` epilog: every field (nested ones dotted) with its type, default and help."""
+    lines = [f"Params: the `{section}:` section of params.yaml; override any with --set KEY=VALUE."]
+    lines += _field_lines(cls, "")
+    if judges:
+        lines.append("Judging uses the `evaluator:` section (override with --set evaluator.KEY=VALUE; "
+                     "see `microcoder evaluate --help`).")
+    return "\n".join(lines)
+
+
+def _field_lines(cls: type, prefix: str) -> list[str]:
+    hints = typing.get_type_hints(cls)
+    lines = []
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        tp = hints.get(f.name, Any)
+        if f.default is not dataclasses.MISSING:
+            default = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        else:
+            default = "required"
+        if dataclasses.is_dataclass(default):
+            lines.append(f"  {prefix}{f.name}: {f.metadata.get('help', '')}".rstrip())
+            lines += _field_lines(type(default), f"{prefix}{f.name}.")
+            continue
+        lines.append(f"  {prefix}{f.name} ({_name(tp)}) = {default!r}: {f.metadata.get('help', '')}".rstrip(": "))
+    return lines
+
+
+# --- stats ---------------------------------------------------------------------------------------
+VOCABULARY = ("unit", "read", "kept", "rejected", "rejected_by_reason")
+
+
+def reason_key(reason: str) -> str:
+    """A reject reason's category for `rejected_by_reason`: the text before its first colon (the
+    rest names the record's particulars), at most 80 characters."""
+    head = reason.split(":", 1)[0].strip() or reason.strip()
+    return head[:80]
+
+
+@dataclass
+class StageStats:
+    """A stage's counts in the shared vocabulary, plus its own figures. `unit` says what a record
+    is (problems, samples, ...); every record read is kept or rejected, with a reason."""
+
+    unit: str = "problems"
+    read: int = 0
+    kept: int = 0
+    rejected_by_reason: Counter = field(default_factory=Counter)
+    figures: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def rejected(self) -> int:
+        return sum(self.rejected_by_reason.values())
+
+    def reject(self, reason: str, n: int = 1) -> None:
+        self.rejected_by_reason[reason_key(reason)] += n
+
+    def as_dict(self) -> dict[str, Any]:
+        clash = sorted(set(self.figures) & set(VOCABULARY))
+        if clash:
+            raise ValueError(f"stage figures may not reuse the shared names {clash}")
+        out = {"unit": self.unit, "read": self.read, "kept": self.kept, "rejected": self.rejected,
+               "rejected_by_reason": dict(sorted(self.rejected_by_reason.items())), **self.figures}
+        check_stats(out)
+        return out
+
+
+def check_stats(stats: dict[str, Any], stage: str = "stage") -> None:
+    """The shared vocabulary is present and adds up; a stage that breaks it has a bug."""
+    missing = [k for k in VOCABULARY if k not in stats]
+    if missing:
+        raise ValueError(f"{stage} stats lack {missing}")
+    if stats["read"] != stats["kept"] + stats["rejected"]:
+        raise ValueError(f"{stage} stats do not add up: read {stats['read']} != kept {stats['kept']} "
+                         f"+ rejected {stats['rejected']}")
+    if sum(stats["rejected_by_reason"].values()) != stats["rejected"]:
+        raise ValueError(f"{stage} stats: rejected_by_reason sums to {sum(stats['rejected_by_reason'].values())}, "
+                         f"not rejected {stats['rejected']}")
+
+
+def write_stats(out_dir: str | Path, stats: StageStats | dict[str, Any], settings: Any = None,
+                stage: str = "stage") -> dict[str, Any]:
+    """`stats.json` (figures only, checked) and, given settings, `settings.json` (secrets redacted)."""
+    from pipeline.config import settings_record
+    from pipeline.io import write_json
+
+    data = stats.as_dict() if isinstance(stats, StageStats) else stats
+    check_stats(data, stage)
+    out_dir = Path(out_dir)
+    if settings is not None:
+        write_json(out_dir / "settings.json", settings_record(settings))
+    write_json(out_dir / "stats.json", data)
+    return data
+
+
+# --- running a stage command -----------------------------------------------------------------------
+def setup_logging(debug: bool = False) -> None:
+    """Once per process: INFO (DEBUG with --debug) to stderr, one format for every stage."""
+    root = logging.getLogger()
+    if not getattr(root, "_microcoder", False):
+        logging.basicConfig(level=logging.DEBUG if debug else logging.INFO,
+                            format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr, force=True)
+        root._microcoder = True  # type: ignore[attr-defined]
+    elif debug:
+        root.setLevel(logging.DEBUG)
+
+
+def run_stage(command: str, body: Callable[[], T], debug: bool = False) -> T:
+    """Run a stage command's body under the contract's logging and error path: a user error
+    (bad params, missing or unreadable input: InputError, OSError) is one line on stderr and exit
+    status 2; any other exception is one line naming it and exit status 1; `--debug` re-raises
+    both with the traceback."""
+    import typer
+
+    setup_logging(debug)
+    try:
+        return body()
+    except typer.Exit:
+        raise
+    except (InputError, OSError) as e:
+        if debug:
+            raise
+        typer.echo(f"{command}: error: {_one_line(e)}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    except KeyboardInterrupt:
+        typer.echo(f"{command}: interrupted", err=True)
+        raise typer.Exit(130) from None
+    except Exception as e:  # noqa: BLE001 - the contract's last line: no traceback without --debug
+        if debug:
+            raise
+        typer.echo(f"{command}: failed: {type(e).__name__}: {_one_line(e)} (rerun with --debug for the "
+                   "traceback)", err=True)
+        raise typer.Exit(1) from None
+
+
+def _one_line(e: BaseException) -> str:
+    text = " ".join(str(e).split()) or type(e).__name__
+    if isinstance(e, OSError) and e.filename and str(e.filename) not in text:
+        text = f"{e.filename}: {text}"
+    return text[:2000]
