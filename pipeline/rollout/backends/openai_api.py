@@ -2,7 +2,10 @@
 instances is the scale-out path), async with bounded concurrency, retries with backoff.
 
 Each prompt is one request with `n` choices (`split_n=True`: n requests of one choice, for servers
-without `n`). Requests go round-robin over the base URLs; a retry moves to the next URL.
+without `n`). A server that answers with fewer choices than asked ignores `n` (`transformers serve`
+does): the backend says so once in the log and sends one request per sample from then on, the same
+requests and seeds as `split_n=True`. Requests go round-robin over the base URLs; a retry moves to
+the next URL. Every failure ends in one `OpenAIError` with a one-line message.
 Per-choice token counts: a local tokenizer when given (exact); otherwise `usage.completion_tokens`
 when there is one choice, `max_tokens` for a choice cut at the limit, and the rest of the usage
 shared among the other choices by character length (an estimate: the API reports only the total).
@@ -11,18 +14,29 @@ shared among the other choices by character length (an estimate: the API reports
 from __future__ import annotations
 
 import asyncio
+import itertools
+import logging
 import os
 import random
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 from pipeline.rollout.backends import ENGINE_FAILURES, Sample, SamplingParams, prompt_seed, repeat_greedy
 
+log = logging.getLogger(__name__)
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
 
 class OpenAIError(RuntimeError):
-    pass
+    """A request failed for good; the message is one line (the stage contract prints it as is)."""
+
+    def __init__(self, message: str):
+        super().__init__(" ".join(str(message).split()))
+
+
+class FewerChoices(OpenAIError):
+    """The server answered with fewer choices than `n` (it ignores `n`): not retried, split instead."""
 
 
 class OpenAIBackend:
@@ -50,7 +64,7 @@ class OpenAIBackend:
         self.max_retries = max_retries
         self.timeout_s = timeout_s
         self.backoff_s = backoff_s
-        self.split_n = split_n
+        self.split_n = split_n  # also set on its own when a server turns out to ignore `n`
         self.template_kwargs = template_kwargs
         self.progress = progress
         self._tokenizer = None
@@ -71,6 +85,8 @@ class OpenAIBackend:
 
     def parse_response(self, data: dict[str, Any], n: int, max_tokens: int) -> list[Sample]:
         choices = data.get("choices")
+        if isinstance(choices, list) and 0 < len(choices) < n:
+            raise FewerChoices(f"expected {n} choices, got {len(choices)}")
         if not isinstance(choices, list) or len(choices) != n:
             got = len(choices) if isinstance(choices, list) else "no"
             raise OpenAIError(f"expected {n} choices, got {got}")
@@ -121,6 +137,8 @@ class OpenAIBackend:
                 if resp.status_code == 200:
                     try:
                         return self.parse_response(resp.json(), n, max_tokens)
+                    except FewerChoices:  # the server ignores `n`: asking again gives the same
+                        raise
                     except (ValueError, OpenAIError) as e:  # malformed answer: try again
                         last = f"{url}: bad response: {e}"
                 else:
@@ -131,27 +149,56 @@ class OpenAIBackend:
                 await asyncio.sleep(min(self.backoff_s * 2 ** attempt, 30.0) * (0.5 + random.random() / 2))
         raise OpenAIError(f"request failed after {self.max_retries + 1} attempts; last error: {last}")
 
-    async def _run(self, jobs: list[tuple[dict[str, Any], int]], max_tokens: int) -> list[list[Sample]]:
+    async def _samples(self, client, sem: asyncio.Semaphore, tickets: Iterator[int], messages: list[dict[str, str]],
+                       count: int, sampling: SamplingParams) -> list[Sample]:
+        """`count` samples of one prompt: one request of `count` choices, or `count` requests of one
+        (seeds seed, seed + 1, ...) when split, asked for or found necessary."""
+        seed = prompt_seed(sampling.seed, messages)
+
+        async def post(offset: int, k: int) -> list[Sample]:
+            async with sem:
+                body = self.request_body(messages, k, sampling, seed + offset)
+                # Each request starts at the next URL (round-robin over the fleet).
+                return await self._post(client, next(tickets), body, k, sampling.max_tokens)
+
+        if count > 1 and not self.split_n:
+            try:
+                return await post(0, count)
+            except FewerChoices as e:
+                self._server_ignores_n(e)
+        parts = await asyncio.gather(*(post(j, 1) for j in range(count)))
+        return [s for part in parts for s in part]
+
+    def _server_ignores_n(self, e: FewerChoices) -> None:
+        if not self.split_n:  # said once: concurrent requests may all find out
+            self.split_n = True
+            log.warning("openai backend: the server answered %s: it ignores `n`; sending one request per "
+                        "sample from now on (set backend_options.split_n=true to skip this probe)", e)
+
+    async def _run(self, prompts: list[list[dict[str, str]]], count: int, sampling: SamplingParams) -> list[list[Sample]]:
         import httpx
         from tqdm.auto import tqdm
 
         sem = asyncio.Semaphore(self.concurrency)
-        results: list[list[Sample] | None] = [None] * len(jobs)
-        bar = tqdm(total=len(jobs), desc="generate (openai)", unit="request", disable=not self.progress)
+        results: list[list[Sample] | None] = [None] * len(prompts)
+        bar = tqdm(total=len(prompts), desc="generate (openai)", unit="prompt", disable=not self.progress)
         limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
+        tickets = itertools.count()
 
-        async def one(client, i: int, body: dict[str, Any], n: int) -> None:
-            async with sem:
-                results[i] = await self._post(client, i, body, n, max_tokens)
+        async def one(client, i: int) -> None:
+            results[i] = await self._samples(client, sem, tickets, prompts[i], count, sampling)
             bar.update(1)
 
         try:
             async with httpx.AsyncClient(timeout=self.timeout_s, limits=limits) as client:
                 async with asyncio.TaskGroup() as tg:
-                    for i, (body, n) in enumerate(jobs):
-                        tg.create_task(one(client, i, body, n))
+                    for i in range(len(prompts)):
+                        tg.create_task(one(client, i))
         except* OpenAIError as group:
             raise group.exceptions[0] from None
+        except* Exception as group:  # anything else (a bug, a broken client) is still one line
+            first = group.exceptions[0]
+            raise OpenAIError(f"openai backend failed: {type(first).__name__}: {first}") from first
         finally:
             bar.close()
         return results  # type: ignore[return-value]
@@ -161,20 +208,8 @@ class OpenAIBackend:
             raise ValueError(f"n must be >= 1, got {n}")
         # Greedy: vLLM servers refuse n > 1 ("n must be 1 when using greedy sampling"); one request
         # of one choice, repeated.
-        per_request = sampling.per_request(n)
-        jobs: list[tuple[dict[str, Any], int]] = []
-        for m in prompts:
-            seed = prompt_seed(sampling.seed, m)
-            if self.split_n:
-                jobs.extend((self.request_body(m, 1, sampling, seed + j), 1) for j in range(per_request))
-            else:
-                jobs.append((self.request_body(m, per_request, sampling, seed), per_request))
-        flat = _run_sync(self._run(jobs, sampling.max_tokens))
-        if self.split_n:
-            flat = [[s for part in flat[i * per_request:(i + 1) * per_request] for s in part]
-                    for i in range(len(prompts))]
-        return [repeat_greedy(g, n) for g in flat] if sampling.greedy else flat
-
+        out = _run_sync(self._run(prompts, sampling.per_request(n), sampling))
+        return [repeat_greedy(g, n) for g in out] if sampling.greedy else out
 
     def close(self) -> None:
         """Nothing to free: every call opens and closes its own HTTP client."""
