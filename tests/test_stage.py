@@ -1,0 +1,145 @@
+"""The stage contract's core (pipeline/stage.py): typed configs, stats vocabulary, error path."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Literal
+
+import pytest
+import typer
+
+from pipeline.inputs import InputError
+from pipeline.stage import (
+    ConfigError,
+    StageStats,
+    build_config,
+    check_stats,
+    config_help,
+    load_config,
+    load_evaluator_config,
+    reason_key,
+    run_stage,
+    split_overrides,
+    write_stats,
+)
+
+
+@dataclass
+class Inner:
+    k: int = field(default=4, metadata={"help": "samples per problem"})
+    rate: float = 0.5
+
+
+@dataclass
+class Outer:
+    name: str = "x"
+    inner: Inner = field(default_factory=Inner, metadata={"help": "the inner section"})
+    by_name: dict[str, Inner] = field(default_factory=dict)
+    sizes: list[int] = field(default_factory=list)
+    limit: int | None = None
+    mode: Literal["a", "b"] = "a"
+
+    def __post_init__(self) -> None:
+        if self.name == "bad":
+            raise ValueError("name may not be bad")
+
+
+def test_nested_sections_become_dataclasses_and_values_are_type_checked():
+    cfg = build_config(Outer, {"inner": {"k": 8, "rate": 1}, "by_name": {"a": {"k": 2}}, "sizes": [1, 2],
+                               "limit": None, "mode": "b"}, "sec")
+    assert cfg.inner == Inner(k=8, rate=1.0) and isinstance(cfg.inner.rate, float)
+    assert cfg.by_name == {"a": Inner(k=2)} and cfg.sizes == [1, 2] and cfg.mode == "b"
+    assert build_config(Outer, None, "sec") == Outer()
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    ({"bogus": 1}, r"unknown sec params \['bogus'\]; valid: \['by_name', 'inner', 'limit', 'mode', 'name', 'sizes'\]"),
+    ({"inner": {"kk": 1}}, r"unknown sec.inner params \['kk'\]; valid: \['k', 'rate'\]"),
+    ({"inner": {"k": "8"}}, r"`sec.inner.k`: expected int, got '8'"),
+    ({"inner": {"k": True}}, r"`sec.inner.k`: expected int, got True"),
+    ({"sizes": [1, "x"]}, r"`sec.sizes.1`: expected int"),
+    ({"sizes": 3}, r"`sec.sizes`: expected a list"),
+    ({"limit": 1.5}, r"`sec.limit`: expected int"),
+    ({"mode": "c"}, r"`sec.mode`: 'c' is not one of \['a', 'b'\]"),
+    ({"inner": 3}, r"`sec.inner` must be a mapping"),
+    ({"name": "bad"}, r"params `sec`: name may not be bad"),
+])
+def test_a_bad_setting_is_one_config_error_naming_where(data, message):
+    with pytest.raises(ConfigError, match=message):
+        build_config(Outer, data, "sec")
+
+
+def test_overrides_reach_the_stage_section_or_the_evaluator_section(tmp_path):
+    params = tmp_path / "params.yaml"
+    params.write_text("sec:\n  inner:\n    k: 3\nevaluator:\n  workers: 2\n")
+    sets = ["inner.rate=0.25", "evaluator.timeout_scale=3", "name=y"]
+    assert split_overrides(sets) == (["inner.rate=0.25", "name=y"], ["timeout_scale=3"])
+    cfg = load_config(Outer, "sec", params, sets)
+    assert (cfg.inner.k, cfg.inner.rate, cfg.name) == (3, 0.25, "y")
+    ev = load_evaluator_config(params, sets)
+    assert (ev.workers, ev.timeout_scale) == (2, 3.0)
+    with pytest.raises(ConfigError, match=r"unknown evaluator params \['nope'\]"):
+        load_evaluator_config(params, ["evaluator.nope=1"])
+    with pytest.raises(ConfigError, match="--set expects key=value"):
+        load_config(Outer, "sec", params, ["novalue"])
+    params.write_text("- a list\n")
+    with pytest.raises(ConfigError, match="expected a mapping at the top level"):
+        load_config(Outer, "sec", params)
+
+
+def test_help_lists_every_field_nested_ones_dotted():
+    text = config_help(Outer, "sec", judges=True)
+    assert "`sec:` section" in text
+    assert "  inner.k (int) = 4: samples per problem" in text
+    assert "  limit (int | None) = None" in text
+    assert "evaluator.KEY=VALUE" in text
+
+
+def test_stats_vocabulary_adds_up_and_settings_live_apart(tmp_path):
+    s = StageStats(read=5, kept=3, figures={"tests": 12})
+    s.reject("invalid record: tests[0] has no output")
+    s.reject("invalid record: no tests")
+    assert reason_key("invalid record: tests[0] has no output") == "invalid record"
+    data = write_stats(tmp_path, s, settings={"api_key": "s3cret", "k": 4}, stage="t")
+    assert data == {"unit": "problems", "read": 5, "kept": 3, "rejected": 2,
+                    "rejected_by_reason": {"invalid record": 2}, "tests": 12}
+    assert json.loads((tmp_path / "stats.json").read_text()) == data
+    assert json.loads((tmp_path / "settings.json").read_text()) == {"api_key": "<redacted>", "k": 4}
+    s.read = 6  # one record neither kept nor rejected: a bug the contract catches
+    with pytest.raises(ValueError, match="do not add up: read 6 != kept 3 \\+ rejected 2"):
+        s.as_dict()
+    with pytest.raises(ValueError, match="may not reuse the shared names"):
+        StageStats(figures={"read": 1}).as_dict()
+    with pytest.raises(ValueError, match=r"lack \['unit'"):
+        check_stats({"read": 0, "kept": 0})
+
+
+def test_run_stage_is_one_line_and_exit_2_for_user_errors(capsys):
+    def missing():
+        raise InputError("problems data/x.parquet does not exist")
+
+    with pytest.raises(typer.Exit) as e:
+        run_stage("demo", missing)
+    assert e.value.exit_code == 2
+    assert capsys.readouterr().err == "demo: error: problems data/x.parquet does not exist\n"
+
+    def unreadable():
+        open("/nonexistent/dir/file")  # noqa: SIM115 - the OSError is the point
+
+    with pytest.raises(typer.Exit) as e:
+        run_stage("demo", unreadable)
+    assert e.value.exit_code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("demo: error: ") and "/nonexistent/dir/file" in err and err.count("\n") == 1
+
+    def bug():
+        raise RuntimeError("boom\nsecond line")
+
+    with pytest.raises(typer.Exit) as e:
+        run_stage("demo", bug)
+    assert e.value.exit_code == 1
+    assert capsys.readouterr().err == "demo: failed: RuntimeError: boom second line (rerun with --debug for the traceback)\n"
+    with pytest.raises(RuntimeError, match="boom"):
+        run_stage("demo", bug, debug=True)
+    assert run_stage("demo", lambda: 7) == 7
