@@ -9,6 +9,8 @@ interface (`evaluate`, `evaluate_batch`, `close`, context manager).
 from __future__ import annotations
 
 import logging
+import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,24 +31,60 @@ class ExecutionFields:
         check_executor(self.executor, self.ray_address)
 
 
+# `auto`, ray://host[:port] (Ray Client) or host:port (a node of the cluster, GCS port)
+_ADDRESS = re.compile(r"^(auto|ray://[^\s:/]+(:\d+)?|[^\s:/]+:\d+)$")
+
+
 def check_executor(executor: str, ray_address: str | None = None) -> None:
     if executor not in EXECUTORS:
         raise ValueError(f"executor must be one of {list(EXECUTORS)}, got {executor!r}")
-    if ray_address is not None and not isinstance(ray_address, str):
-        raise ValueError(f"ray_address must be null, `auto` or ray://host:port, got {ray_address!r}")
+    if ray_address is not None and not (isinstance(ray_address, str) and _ADDRESS.match(ray_address)):
+        raise ValueError(f"ray_address must be null (start a local Ray cluster), `auto`, ray://host:port or "
+                         f"host:port, got {ray_address!r}")
+
+
+def ray_init(address: str | None = None):
+    """The `ray` module, connected: an already initialised Ray is reused as it is (a test session's
+    cluster, a driver that called ray.init itself); otherwise `address` None starts a local cluster
+    with this machine's cores and `auto` / ray://host:port / host:port joins a running one."""
+    check_executor("ray", address)
+    try:
+        import ray
+    except ImportError as e:
+        raise RuntimeError(f"executor=ray needs the ray package (pip install 'ray[data]==2.60.0'): {e}") from None
+    if ray.is_initialized():
+        return ray
+    try:
+        if address is None:  # "local": a cluster of our own even where `ray start` left one running
+            ray.init(address="local", num_cpus=os.cpu_count() or 1, include_dashboard=False,
+                     logging_level="warning")
+        else:
+            ray.init(address=address, logging_level="warning")
+    except Exception as e:  # noqa: BLE001 - ConnectionError, ValueError, RuntimeError: all one line
+        where = "start a local Ray cluster" if address is None else f"join the Ray cluster at {address!r}"
+        raise RuntimeError(f"executor=ray: could not {where}: {str(e).strip().splitlines()[0][:300]}") from None
+    return ray
 
 
 def make_evaluator(config: Any = None, *, executor: str = "local", ray_address: str | None = None,
                    wait: bool = True, **overrides: Any):
     """The evaluator for a stage: `config` is the params' `evaluator:` section (an EvaluatorConfig,
     a mapping or None for defaults); `overrides` (workers, timeout_scale, ...) that are not None replace
-    its fields; `wait=False` returns while the judges start (see `Evaluator`)."""
+    its fields; `wait=False` returns while the judges start (see `Evaluator`).
+
+    executor=ray: a `RayEvaluator` (same interface) whose judges are Ray actors; `workers` is then
+    the number of judges over the whole cluster (default: every CPU the actors may use). The actors'
+    shape is a deployment matter, not a param (it changes no output): MICROCODER_RAY_JUDGE_CPUS
+    (judges per actor, default 4) and MICROCODER_RAY_JUDGE_RESOURCE (a custom resource only CPU
+    nodes advertise, so GPU nodes never run submitted code), or the `ray_actor_cpus` /
+    `ray_resource` overrides here."""
     import dataclasses
 
     from pipeline.evaluator import Evaluator
     from pipeline.evaluator.config import EvaluatorConfig
 
     check_executor(executor, ray_address)
+    ray_options = {k: overrides.pop(k) for k in ("ray_actor_cpus", "ray_resource") if k in overrides}
     if config is None:
         config = EvaluatorConfig()
     elif isinstance(config, dict):
@@ -54,6 +92,10 @@ def make_evaluator(config: Any = None, *, executor: str = "local", ray_address: 
     if overrides:
         config = dataclasses.replace(config, **{k: v for k, v in overrides.items() if v is not None})
     if executor == "ray":
-        raise NotImplementedError("executor=ray judging is not built yet")
+        from pipeline.evaluator.ray_pool import RayEvaluator
+
+        return RayEvaluator(config, address=ray_address, wait=wait,
+                            cpus_per_actor=ray_options.get("ray_actor_cpus"),
+                            resource=ray_options.get("ray_resource"))
     log.info("executor: local (%s judges)", config.workers or "all cores")
     return Evaluator.from_config(config, wait=wait)
