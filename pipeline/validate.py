@@ -21,16 +21,19 @@ Steps (one function each, in `validate_problems` order):
    solutions first, then public tests, then the largest private inputs) and `max_total_bytes`.
 7. `judge_problem`: the `validation` column (counts, per-reference too-slow counts, the time-limit
    rule and figures, the dropped tests with their reasons, the wrong solutions caught and what the
-   caps cost) and the reject reason, if any; `summarise` adds it all up for stats.json.
+   caps cost) and the reject reason, if any; `decide` does it for every problem and `summarise`
+   adds it all up for stats.json (steps 2-5 are `run_programs`, through one cache and one judge).
 
 A reference far over the limit on the smaller tests is not run on the larger ones: tests run in
 increasing input size, and after `presume_slow_after` consecutive too-slow results (one, under a
 probe limit: over it is far over any limit that could be derived) the rest are *presumed* too slow
 (reported as such, never cached).
 
-Runs go through the sandboxed evaluator; results are cached per (problem and limit, code, test)
-hash, so a rerun after a kill or a params change re-executes only what changed. See
-docs/validate.md for the rules and the figures behind them.
+Runs go through the judge of the params' `evaluator:` section (`make_evaluator`: local sandboxed
+pool or Ray, `executor`); results are cached per (problem and limit, evaluator settings, code,
+test) hash, so a rerun after a kill or a params change re-executes only what changed.
+`run_validate` is the stage: read (tolerantly), validate, write problems, rejects, report and
+stats. See docs/validate.md for the rules and the figures behind them.
 """
 
 from __future__ import annotations
@@ -44,14 +47,17 @@ from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
-from pipeline.config import settings_record
+from pipeline.evaluator.config import EvaluatorConfig
+from pipeline.executor import ExecutionFields
 from pipeline.io import content_hash
 from pipeline.schema import Problem, TestCase
 from pipeline.sources.judging import needs_checker_program
+from pipeline.stage import StageStats
 
 STAGE = "validate"
 _OUTPUT_KEEP = 400  # characters of actual / expected output kept in the report
@@ -61,7 +67,7 @@ NOT_RUN = ("CE", "SE")  # no verdict on the test: the code did not build, or our
 
 
 @dataclass
-class ValidateConfig:
+class ValidateConfig(ExecutionFields):
     policy: str = field(default="all", metadata={"help": "all: every reference that finished a test must accept it; majority: more than half."})
     max_tests: int = field(default=32, metadata={"help": "Keep at most this many valid tests (a cover of the caught wrong solutions, then public, then the largest private inputs)."})
     max_test_bytes: int = field(default=1_000_000, metadata={"help": "Drop a test whose input + output exceeds this many bytes."})
@@ -95,11 +101,10 @@ class ValidateConfig:
         "help": "Reject a problem whose kept tests catch less than this share of its known-wrong solutions "
                 "that ran (0: never; problems without wrong solutions are not judged by this)."})
     check_determinism: bool = field(default=False, metadata={"help": "Run references twice; drop tests whose outputs differ."})
-    workers: int | None = field(default=None, metadata={"help": "Evaluator worker processes (default: all cores)."})
-    timeout_scale: float = field(default=1.0, metadata={"help": "Multiply every problem's time limit (slow machines, Python references)."})
     cache_path: str = field(default=".cache/microcoder/validate.sqlite", metadata={"help": "Result cache (not a DVC output)."})
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         choices = {"policy": ("all", "majority"), "unverified": ("keep", "reject"), "unverified_slow": ("keep", "drop"),
                    "multiple_answers": ("keep", "reject"), "derive_time_limit": ("unstated", "all", "never")}
         for name, allowed in choices.items():
@@ -118,11 +123,23 @@ def is_interactive(p: Problem) -> bool:
     return bool(p.meta.get("interactive")) or "interactive" in (p.tags or [])
 
 
-def problem_hash(p: Problem, timeout_scale: float) -> str:
-    """What, besides the code and the test, decides a run's verdict (the time limit included)."""
+# Evaluator settings that change how fast the work goes, never a verdict: not in the cache key.
+SPEED_ONLY = ("workers", "input_cache_problems")
+
+
+def evaluator_key(ev: EvaluatorConfig) -> str:
+    """The evaluator settings a verdict depends on (timeout_scale, limits, sandbox, compiler and its
+    flags, ...), as one hash: changing any of them re-runs what they judge."""
+    settings = {k: v for k, v in sorted(vars(ev).items()) if k not in SPEED_ONLY}
+    return content_hash(json.dumps(settings, sort_keys=True, default=str))
+
+
+def problem_hash(p: Problem, evaluator: str) -> str:
+    """What, besides the code and the test, decides a run's verdict: the problem as judged (its
+    time limit included) and the evaluator's settings (`evaluator_key`)."""
     checker = json.dumps(p.checker.__dict__ if p.checker else None, sort_keys=True)
     return content_hash(p.style, p.entry_point or "", p.starter_code or "", checker, repr(p.time_limit_s),
-                repr(p.memory_limit_mb), repr(timeout_scale))
+                repr(p.memory_limit_mb), evaluator)
 
 
 def test_hash(t: TestCase) -> str:
@@ -137,8 +154,6 @@ class ResultCache:
     """(problem hash, code hash, test hash, run) -> {status, time_s, output} in SQLite."""
 
     def __init__(self, path):
-        from pathlib import Path
-
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(str(path), check_same_thread=False)  # written from the run threads
@@ -243,34 +258,35 @@ def busy_machine(r: dict[str, Any]) -> bool:
     return r["status"] == "TLE" and str(r.get("diff") or "").startswith("wall-clock limit exceeded")
 
 
-def make_stream(name: str, problem: Problem, language: str, code: str, tests: list[int], run: int,
-                cfg: ValidateConfig, cache: ResultCache, **kw) -> Stream:
-    """A Stream over `tests` (smallest input first) with what the cache already holds."""
-    ph, ch = problem_hash(problem, cfg.timeout_scale), code_hash(language, code)
-    order = sorted(tests, key=lambda i: (len(problem.tests[i].input), i))
-    keys = {ti: content_hash(ph, ch, test_hash(problem.tests[ti]), str(run)) for ti in order}
-    kw.setdefault("presume_after", cfg.presume_slow_after)
-    s = Stream(name, problem, language, code, order, keys, **kw)
-    for ti in order:
-        hit = cache.get(keys[ti])
-        if hit is not None:
-            s.results[ti] = hit
-    return s
-
-
 class Runner:
-    """Drives Streams through one Evaluator, started on first need (a fully cached rerun starts
-    none). Each stream runs one chunk at a time; 2 x workers streams are in flight so the
-    evaluator's workers stay busy between a stream's chunks."""
+    """Drives Streams through one judge (`make_evaluator` of the evaluator settings and the
+    config's executor), started on first need (a fully cached rerun starts none). Each stream runs
+    one chunk at a time; 2 x workers streams are in flight so the judges stay busy between a
+    stream's chunks."""
 
-    def __init__(self, cfg: ValidateConfig, cache: ResultCache, progress: bool):
-        self.cfg, self.cache, self.progress = cfg, cache, progress
+    def __init__(self, cfg: ValidateConfig, evaluator: EvaluatorConfig, cache: ResultCache, progress: bool):
+        self.cfg, self.evaluator, self.cache, self.progress = cfg, evaluator, cache, progress
+        self.key = evaluator_key(evaluator)
         self.ev = None
         self._ids = itertools.count()
         self._lock = threading.Lock()
         self.executed = 0
         self.presumed = 0
         self.cached = 0
+
+    def stream(self, name: str, problem: Problem, language: str, code: str, tests: list[int], run: int,
+               **kw) -> Stream:
+        """A Stream over `tests` (smallest input first) with what the cache already holds."""
+        ph, ch = problem_hash(problem, self.key), code_hash(language, code)
+        order = sorted(tests, key=lambda i: (len(problem.tests[i].input), i))
+        keys = {ti: content_hash(ph, ch, test_hash(problem.tests[ti]), str(run)) for ti in order}
+        kw.setdefault("presume_after", self.cfg.presume_slow_after)
+        s = Stream(name, problem, language, code, order, keys, **kw)
+        for ti in order:
+            hit = self.cache.get(keys[ti])
+            if hit is not None:
+                s.results[ti] = hit
+        return s
 
     def run(self, streams: list[Stream], desc: str) -> None:
         for s in streams:
@@ -290,9 +306,9 @@ class Runner:
 
     def _start(self) -> None:
         if self.ev is None:
-            from pipeline.evaluator import Evaluator
+            from pipeline.executor import make_evaluator
 
-            self.ev = Evaluator(workers=self.cfg.workers, timeout_scale=self.cfg.timeout_scale)
+            self.ev = make_evaluator(self.evaluator, executor=self.cfg.executor, ray_address=self.cfg.ray_address)
 
     def _drive(self, s: Stream, bar) -> None:
         from pipeline.evaluator import Submission
@@ -363,6 +379,7 @@ class Case:
     ref_status: dict[int, str] = field(default_factory=dict)  # ok | CE | SE
     limit: dict[str, Any] = field(default_factory=dict)  # the time-limit record
     final_limit_s: float = 0.0
+    judged_limit_s: float = 0.0  # final_limit_s x the evaluator's timeout_scale: what runs are read at
     classes: list[str] = field(default_factory=list)
     slow: list[bool] = field(default_factory=list)
     candidates: list[int] = field(default_factory=list)
@@ -371,7 +388,7 @@ class Case:
     wrong_status: dict[int, str] = field(default_factory=dict)
 
 
-def run_references(cases: list[Case], cfg: ValidateConfig, runner: Runner, cache: ResultCache) -> None:
+def run_references(cases: list[Case], cfg: ValidateConfig, runner: Runner) -> None:
     streams: dict[tuple[int, int, int], Stream] = {}
     for ci, c in enumerate(cases):
         probe = replace(c.p, time_limit_s=run_limit(c.p, cfg))
@@ -379,9 +396,8 @@ def run_references(cases: list[Case], cfg: ValidateConfig, runner: Runner, cache
         presume = min(cfg.presume_slow_after, 1) if derives_limit(c.p, cfg) else cfg.presume_slow_after
         for ri, ref in enumerate(c.p.reference_solutions):
             for run in range(2 if cfg.check_determinism else 1):
-                streams[(ci, ri, run)] = make_stream(f"p{ci}r{ri}x{run}", probe, ref.language, ref.code,
-                                                     list(range(len(c.p.tests))), run, cfg, cache,
-                                                     presume_after=presume)
+                streams[(ci, ri, run)] = runner.stream(f"p{ci}r{ri}x{run}", probe, ref.language, ref.code,
+                                                       list(range(len(c.p.tests))), run, presume_after=presume)
     runner.run(list(streams.values()), "validate: reference runs")
     for (ci, ri, run), s in streams.items():
         cases[ci].ref_runs[(ri, run)] = s.results
@@ -400,7 +416,7 @@ def program_status(results: dict[int, dict[str, Any]]) -> str:
 
 
 # --- step 3: the time limit --------------------------------------------------------------------------
-def derive_time_limit(slowest_s: float, cfg: ValidateConfig) -> dict[str, float]:
+def derive_time_limit(slowest_s: float, cfg: ValidateConfig, timeout_scale: float = 1.0) -> dict[str, float]:
     """The Kattis problemtools rule (problemtools/verifyproblem.py, `Submissions.check`; defaults in
     problemtools/metadata.py: legacy `time_multiplier` 5.0, `time_safety_margin` 2.0; 2023-07
     `time_multipliers.ac_to_time_limit` 2.0, `time_limit_to_tle` 1.5):
@@ -410,16 +426,17 @@ def derive_time_limit(slowest_s: float, cfg: ValidateConfig) -> dict[str, float]
         timelim_margin = max(timelim + 1, int(0.5 + exact_timelim * safety_margin))
 
     with max_runtime the slowest accepted run. Our measured times are this machine's, and
-    `timeout_scale` says how much slower it is than the judge the limits are for, so the runtime
-    is divided by it (the evaluator multiplies the stored limit by it again)."""
-    exact = slowest_s / cfg.timeout_scale * cfg.time_multiplier
+    `timeout_scale` (the evaluator's) says how much slower it is than the judge the limits are for,
+    so the runtime is divided by it (the evaluator multiplies the stored limit by it again)."""
+    exact = slowest_s / timeout_scale * cfg.time_multiplier
     limit = max(cfg.min_time_limit_s, float(int(0.5 + exact)))
     margin = max(limit + 1, float(int(0.5 + exact * cfg.time_safety_margin)))
     return {"exact_s": round(exact, 4), "derived_s": min(limit, 600.0), "tle_margin_s": min(margin, 600.0)}
 
 
-def settle_time_limit(c: Case, cfg: ValidateConfig) -> None:
-    """The final time limit and its record (`validation.time_limit`)."""
+def settle_time_limit(c: Case, cfg: ValidateConfig, timeout_scale: float = 1.0) -> None:
+    """The final time limit and its record (`validation.time_limit`); `judged_limit_s` is the CPU
+    limit the evaluator applies to it (x the evaluator's timeout_scale)."""
     p = c.p
     stated = limit_is_stated(p)
     accepted = [r["time_s"] or 0.0 for ri, st in c.ref_status.items() if st == "ok"
@@ -431,7 +448,7 @@ def settle_time_limit(c: Case, cfg: ValidateConfig) -> None:
            "derived_s": 0.0, "tle_margin_s": 0.0, "final_s": float(p.time_limit_s),
            "memory_stated": p.meta.get("memory_limit_stated") is not False}
     if derives_limit(p, cfg) and accepted:
-        d = derive_time_limit(slowest, cfg)
+        d = derive_time_limit(slowest, cfg, timeout_scale)
         final = max(d["derived_s"], p.time_limit_s) if stated else d["derived_s"]
         rec.update(derived_s=d["derived_s"], tle_margin_s=d["tle_margin_s"], final_s=final,
                    rule=(f"problemtools: max({cfg.min_time_limit_s:g}, round({cfg.time_multiplier:g} x slowest accepted "
@@ -440,6 +457,7 @@ def settle_time_limit(c: Case, cfg: ValidateConfig) -> None:
         rec["rule"] += " (no reference run was accepted, so none could be derived)"
     c.limit = rec
     c.final_limit_s = rec["final_s"]
+    c.judged_limit_s = rec["final_s"] * timeout_scale
 
 
 def at_limit(r: dict[str, Any], limit_s: float) -> str:
@@ -467,7 +485,7 @@ def ok_refs(c: Case) -> list[int]:
 
 
 def vote_tests(c: Case, cfg: ValidateConfig) -> None:
-    eff = c.final_limit_s * cfg.timeout_scale
+    eff = c.judged_limit_s
     refs = ok_refs(c)
     for ti in range(len(c.p.tests)):
         runs = {ri: c.ref_runs[(ri, 0)][ti] for ri in refs}
@@ -494,9 +512,9 @@ def test_bytes(t: TestCase) -> int:
     return len(t.input.encode()) + len(t.output.encode())
 
 
-def too_slow_counts(c: Case, cfg: ValidateConfig) -> list[int]:
+def too_slow_counts(c: Case) -> list[int]:
     """Per reference: on how many tests it ran out of time or memory at the final limit."""
-    eff = c.final_limit_s * cfg.timeout_scale
+    eff = c.judged_limit_s
     return [sum(at_limit(r, eff) in TOO_SLOW for r in c.ref_runs[(ri, 0)].values()) if c.ref_status[ri] == "ok" else 0
             for ri in range(len(c.p.reference_solutions))]
 
@@ -507,7 +525,7 @@ def cap_needed(c: Case, cfg: ValidateConfig) -> bool:
             or sum(test_bytes(c.p.tests[i]) for i in c.candidates) > cfg.max_total_bytes)
 
 
-def run_wrong_solutions(cases: list[Case], cfg: ValidateConfig, runner: Runner, cache: ResultCache,
+def run_wrong_solutions(cases: list[Case], cfg: ValidateConfig, runner: Runner,
                         rejected: Callable[[Case], str | None]) -> None:
     """Wrong solutions on the candidates at the final limit. Where the caps keep every candidate, a
     wrong solution stops at its first failure (one catch is all there is to know); where they
@@ -520,7 +538,7 @@ def run_wrong_solutions(cases: list[Case], cfg: ValidateConfig, runner: Runner, 
         full = cap_needed(c, cfg)
         for wi, w in enumerate(c.p.wrong_solutions):
             kw = {"mode": "all", "chunk": 4} if full else {"stop_at_failure": True}
-            streams[(ci, wi)] = make_stream(f"p{ci}w{wi}", final, w.language, w.code, c.candidates, 0, cfg, cache, **kw)
+            streams[(ci, wi)] = runner.stream(f"p{ci}w{wi}", final, w.language, w.code, c.candidates, 0, **kw)
     runner.run(list(streams.values()), "validate: wrong-solution runs")
     for (ci, wi), s in streams.items():
         cases[ci].wrong_runs[wi] = s.results
@@ -586,14 +604,6 @@ def cap_tests(tests: list[TestCase], indices: list[int], cfg: ValidateConfig) ->
 
 
 # --- step 7: the verdict on one problem ------------------------------------------------------------
-@dataclass
-class ValidateResult:
-    kept: list[Problem]
-    rejects: list[tuple[Problem, str]]
-    report: list[dict[str, Any]]
-    stats: dict[str, Any]
-
-
 def early_reject(c: Case, cfg: ValidateConfig) -> str | None:
     """A reason that holds whatever the caps and wrong solutions do."""
     n_refs = len(c.p.reference_solutions)
@@ -644,7 +654,7 @@ def judge_problem(c: Case, cfg: ValidateConfig) -> tuple[Problem, str | None, di
         "references_total": n_refs,
         "references_ok": len(refs),
         "references_failed_to_run": n_refs - len(refs),
-        "references_too_slow": too_slow_counts(c, cfg),  # per reference: tests it did not finish in time/memory
+        "references_too_slow": too_slow_counts(c),  # per reference: tests it did not finish in time/memory
         "time_limit": c.limit,
         "wrong_total": len(p.wrong_solutions),
         "wrong_ran": len(ran),
@@ -666,9 +676,21 @@ def judge_problem(c: Case, cfg: ValidateConfig) -> tuple[Problem, str | None, di
     return out, reason, validation, choice.kept
 
 
-def report_rows(c: Case, cfg: ValidateConfig, kept: set[int]) -> list[dict[str, Any]]:
+def report_schema():
+    """report.parquet's columns (typed, so that a report without rows still has them)."""
+    import pyarrow as pa
+
+    text, flag = pa.string(), pa.bool_()
+    return pa.schema([("problem_id", text), ("test_index", pa.int64()), ("test_hash", text), ("test_kind", text),
+                      ("role", text), ("reference_index", pa.int64()), ("language", text), ("label", text),
+                      ("reference_status", text), ("status", text), ("run_status", text), ("presumed", flag),
+                      ("time_s", pa.float64()), ("test_class", text), ("slow", flag), ("kept", flag),
+                      ("expected", text), ("actual", text), ("message", text)])
+
+
+def report_rows(c: Case, kept: set[int]) -> list[dict[str, Any]]:
     """One row per (test, program) that ran or was presumed: references first, then wrong solutions."""
-    p, eff = c.p, c.final_limit_s * cfg.timeout_scale
+    p, eff = c.p, c.judged_limit_s
     rows = []
     programs = [("reference", ri, ref.language, None, c.ref_status.get(ri, "missing"), c.ref_runs.get((ri, 0), {}))
                 for ri, ref in enumerate(p.reference_solutions)]
@@ -692,91 +714,161 @@ def report_rows(c: Case, cfg: ValidateConfig, kept: set[int]) -> list[dict[str, 
     return rows
 
 
-# --- the stage ----------------------------------------------------------------------------------------
-def validate_problems(problems: list[Problem], cfg: ValidateConfig, *, progress: bool = True) -> ValidateResult:
+# --- the steps in order ---------------------------------------------------------------------------
+@dataclass
+class ValidateResult:
+    kept: list[Problem]
+    rejects: list[tuple[Problem, str]]  # (the problem as judged, the reason)
+    report: list[dict[str, Any]]  # report.parquet rows
+    stats: StageStats  # unit problems; figures: tests, references, time limits, wrong solutions, this run
+
+
+def validate_problems(problems: list[Problem], cfg: ValidateConfig, *, evaluator: EvaluatorConfig | None = None,
+                      progress: bool = True) -> ValidateResult:
+    """Steps 1-7 on `problems`, judged with `evaluator` (the params' `evaluator:` section; None:
+    its defaults) on `cfg.executor`."""
     start = time.monotonic()
+    evaluator = evaluator or EvaluatorConfig()
     runnable, aside = set_aside(problems, cfg)
     cases = [Case(p) for p in runnable]
+    this_run = run_programs(cases, cfg, evaluator, progress)
+    result = decide(cases, aside, cfg)
+    result.stats.figures["this_run"] = {"wall_s": round(time.monotonic() - start, 2), **this_run}
+    return result
+
+
+def run_programs(cases: list[Case], cfg: ValidateConfig, evaluator: EvaluatorConfig, progress: bool) -> dict[str, int]:
+    """Steps 2-5 (references, time limits, votes, wrong solutions) through one cache and one judge;
+    returns the run counts (`this_run`)."""
     cache = ResultCache(cfg.cache_path)
-    runner = Runner(cfg, cache, progress)
+    runner = Runner(cfg, evaluator, cache, progress)
     try:
-        run_references(cases, cfg, runner, cache)
+        run_references(cases, cfg, runner)
         for c in cases:
-            settle_time_limit(c, cfg)
+            settle_time_limit(c, cfg, evaluator.timeout_scale)
             vote_tests(c, cfg)
-
-        def hopeless(c: Case) -> str | None:
-            return early_reject(c, cfg) or ("too few tests" if len(c.candidates) < cfg.min_tests else None)
-
-        run_wrong_solutions(cases, cfg, runner, cache, hopeless)
+        run_wrong_solutions(cases, cfg, runner, lambda c: hopeless(c, cfg))
     finally:
         runner.close()
         cache.close()
+    return {"runs_executed": runner.executed, "runs_cached": runner.cached, "runs_presumed_too_slow": runner.presumed}
 
-    kept: list[Problem] = []
-    rejects: list[tuple[Problem, str]] = []
-    report: list[dict[str, Any]] = []
+
+def hopeless(c: Case, cfg: ValidateConfig) -> str | None:
+    """Rejected whatever the wrong solutions show: they are not run."""
+    return early_reject(c, cfg) or ("too few tests" if len(c.candidates) < cfg.min_tests else None)
+
+
+# rejected_by_reason keys: a reason's category, without the problem's particulars
+REASON_KEYS = (("interactive problem", "interactive problem"),
+               ("any of several answers", "multiple answers without a checker program"),
+               ("no reference solution compiled", "no reference solution compiled and ran"),
+               ("no reference solution to verify", "no reference solution to verify the tests"),
+               ("only ", "too few valid tests after validation and caps"),
+               ("weak tests", "weak tests"))
+
+
+def reason_category(reason: str) -> str:
+    return next((key for prefix, key in REASON_KEYS if reason.startswith(prefix)), reason)
+
+
+def decide(cases: list[Case], aside: list[tuple[Problem, str, str]], cfg: ValidateConfig) -> ValidateResult:
+    """Step 7 on every problem run, plus those set aside: kept problems, rejects, report rows, stats."""
+    result = ValidateResult([], [], [], StageStats(unit="problems"))
     validations: list[tuple[dict[str, Any], bool]] = []
-    reasons: Counter[str] = Counter()
     for c in cases:
         out, reason, validation, kept_idx = judge_problem(c, cfg)
-        report += report_rows(c, cfg, set(kept_idx))
+        result.report += report_rows(c, set(kept_idx))
         validations.append((validation, reason is None))
         if reason:
-            rejects.append((out, reason))
-            reasons[reason.split(" (")[0].split(":")[0]] += 1
+            result.rejects.append((out, reason))
         else:
-            kept.append(out)
-    for p, reason, key in aside:
-        rejects.append((p, reason))
-        reasons[{"interactive": "interactive problem",
-                 "multiple_answers": "multiple answers without a checker program"}[key]] += 1
-    stats = summarise(problems, kept, rejects, validations, aside, reasons, cfg)
-    stats["this_run"] = {"wall_s": round(time.monotonic() - start, 2), "runs_executed": runner.executed,
-                         "runs_cached": runner.cached, "runs_presumed_too_slow": runner.presumed}
-    return ValidateResult(kept, rejects, report, stats)
+            result.kept.append(out)
+    result.rejects += [(p, reason) for p, reason, _key in aside]
+    stats = result.stats
+    stats.read, stats.kept = len(cases) + len(aside), len(result.kept)
+    for _p, reason in result.rejects:
+        stats.reject(reason_category(reason))
+    stats.figures = summarise(validations, aside)
+    stats.figures["unverified_kept"] = sum(p.extra["validation"]["status"] == "unverified" for p in result.kept)
+    return result
 
 
-def summarise(problems, kept, rejects, validations, aside, reasons, cfg: ValidateConfig) -> dict[str, Any]:
-    totals: Counter[str] = Counter()
-    limits: Counter[str] = Counter()
-    wrong: Counter[str] = Counter()
-    for v, is_kept in validations:
-        for k, n in v.items():
-            if k.startswith(("tests_", "references_")) and isinstance(n, int):
-                totals[k] += n
-        totals["references_too_slow_runs"] += sum(v["references_too_slow"])
-        totals["references_too_slow_somewhere"] += sum(n > 0 for n in v["references_too_slow"])
-        totals[v["status"]] += 1
+# Per-problem figures that summarise adds up (validation record keys).
+_COUNTS = ("tests_in", "tests_valid", "tests_broken", "tests_ambiguous", "tests_nondeterministic", "tests_unverified",
+           "tests_unverified_slow", "tests_oversize", "tests_capped", "tests_kept", "tests_slow", "references_total",
+           "references_ok", "references_failed_to_run")
+_WRONG = ("wrong_total", "wrong_ran", "wrong_caught_by_candidates", "wrong_caught", "wrong_lost_to_caps")
+
+
+def summarise(validations: list[tuple[dict[str, Any], bool]], aside: list[tuple[Problem, str, str]]) -> dict[str, Any]:
+    """stats.json's figures: the problems' validation records added up (one row per problem)."""
+    import polars as pl
+
+    def row(v: dict[str, Any], kept: bool) -> dict[str, Any]:
         lim = v["time_limit"]
-        limits["stated" if lim["stated"] else ("derived" if lim["derived_s"] else "not_stated_kept_default")] += 1
-        limits["raised_above_stated"] += bool(lim["stated"] and lim["final_s"] > lim["source_s"])
-        if is_kept:
-            totals["output_tests"] += v["tests_kept"]
-            if v["wrong_total"]:
-                wrong["problems_with_wrong_solutions"] += 1
-                for k in ("wrong_total", "wrong_ran", "wrong_caught_by_candidates", "wrong_caught", "wrong_lost_to_caps"):
-                    wrong[k.removeprefix("wrong_")] += v[k]
-    for p, _reason, key in aside:
-        totals["tests_in"] += len(p.tests)
-        totals[f"tests_{key}"] += len(p.tests)
-    wrong_stats = {k: wrong[k] for k in ("problems_with_wrong_solutions", "total", "ran", "caught_by_candidates",
-                                         "caught", "lost_to_caps")}
-    wrong_stats["share_caught"] = round(wrong["caught"] / wrong["ran"], 4) if wrong["ran"] else None
+        return {**{k: v[k] for k in _COUNTS + _WRONG}, "kept": kept,
+                "references_too_slow_runs": sum(v["references_too_slow"]),
+                "references_too_slow_somewhere": sum(n > 0 for n in v["references_too_slow"]),
+                "limit": "stated" if lim["stated"] else ("derived" if lim["derived_s"] else "not_stated_kept_default"),
+                "raised_above_stated": bool(lim["stated"] and lim["final_s"] > lim["source_s"])}
+
+    schema = {**dict.fromkeys(_COUNTS + _WRONG + ("references_too_slow_runs", "references_too_slow_somewhere"), pl.Int64),
+              "kept": pl.Boolean, "limit": pl.String, "raised_above_stated": pl.Boolean}
+    df = pl.DataFrame([row(v, kept) for v, kept in validations], schema=schema)
+    totals = df.select(pl.col(pl.Int64).sum()).row(0, named=True)
+    for key in ("interactive", "multiple_answers"):  # problems rejected unrun: their tests count in
+        n = sum(len(p.tests) for p, _reason, k in aside if k == key)
+        totals["tests_in"] += n
+        totals[f"tests_{key}"] = n
+    limits = dict(df.group_by("limit").len().iter_rows())
+    limits["raised_above_stated"] = int(df["raised_above_stated"].sum())
+    # Known-wrong solutions of the kept problems: how many the kept tests catch (of those that ran).
+    kept_wrong = df.filter(pl.col("kept") & (pl.col("wrong_total") > 0))
+    wrong = {"problems_with_wrong_solutions": len(kept_wrong),
+             **{k.removeprefix("wrong_"): int(kept_wrong[k].sum()) for k in _WRONG}}
+    wrong["share_caught"] = round(wrong["caught"] / wrong["ran"], 4) if wrong["ran"] else None
     return {
-        "problems_in": len(problems),
-        "problems_kept": len(kept),
-        "problems_rejected": len(rejects),
-        "problems_unverified_kept": sum(1 for p in kept if p.extra["validation"]["status"] == "unverified"),
-        "rejected_by_reason": dict(reasons),
         # Over all problems: tests_in = valid + broken + ambiguous + nondeterministic + unverified + unverified_slow
         # (+ interactive / multiple_answers: tests of problems rejected unrun), and
         # valid + unverified (+ unverified_slow when kept) = kept + oversize + capped. output_tests: tests in kept problems.
-        "tests": {k: v for k, v in sorted(totals.items()) if k.startswith("tests_")},
-        "output_tests": totals["output_tests"],
-        "references": {k: v for k, v in sorted(totals.items()) if k.startswith("references_")},
+        "tests": {k: int(n) for k, n in sorted(totals.items()) if k.startswith("tests_")},
+        "output_tests": int(df.filter(pl.col("kept"))["tests_kept"].sum()),
+        "references": {k: int(n) for k, n in sorted(totals.items()) if k.startswith("references_")},
         "time_limits": dict(sorted(limits.items())),
-        # Known-wrong solutions of the kept problems: how many the kept tests catch (of those that ran).
-        "wrong_solutions": wrong_stats,
-        "config": settings_record(cfg),  # the effective settings (`--set` included), for the dataset card
+        "wrong_solutions": wrong,
     }
+
+
+# --- the stage ----------------------------------------------------------------------------------------
+def run_validate(cfg: ValidateConfig, problems_path: str | Path, out_dir: str | Path, *,
+                 evaluator: EvaluatorConfig | None = None, progress: bool = True) -> dict[str, Any]:
+    """The stage: read `problems_path` (a record that is not a usable problem becomes a reject),
+    validate, write problems.parquet, rejects.jsonl, report.parquet, stats.json and settings.json to
+    `out_dir`; returns the stats as written."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pipeline import io
+    from pipeline.config import settings_record
+    from pipeline.inputs import load_problems
+    from pipeline.stage import write_stats
+
+    evaluator = evaluator or EvaluatorConfig()
+    out_dir = Path(out_dir)
+    loaded = load_problems(problems_path, "validate input problems")
+    result = validate_problems(loaded.problems, cfg, evaluator=evaluator, progress=progress)
+    result.stats.read += len(loaded.rejects)
+    for r in loaded.rejects:
+        result.stats.reject(r.reason)
+    io.write_problems(out_dir / "problems.parquet", result.kept)
+    with io.RejectsWriter(out_dir / "rejects.jsonl", STAGE) as rejects:
+        for r in loaded.rejects:
+            rejects.add(r.id, r.reason, r.record)
+        for p, reason in result.rejects:
+            rejects.add(p.id, reason, p)
+    with io.atomic_path(out_dir / "report.parquet", ".parquet") as tmp:
+        pq.write_table(pa.Table.from_pylist(result.report, schema=report_schema()), tmp, compression="zstd")
+    # The judge's settings beside the stage's: they decide the verdicts as much as the stage's own.
+    settings = {**settings_record(cfg), "evaluator": settings_record(evaluator)}
+    return write_stats(out_dir, result.stats, settings=settings, stage=STAGE)

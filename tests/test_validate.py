@@ -5,10 +5,13 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline.evaluator.config import EvaluatorConfig
 from pipeline.schema import Checker, Problem, ReferenceSolution, TestCase
 from pipeline.validate import ValidateConfig, cap_tests, classify_test, validate_problems
 
 SUM = "a, b = map(int, input().split())\nprint(a + b)\n"
+
+EV = EvaluatorConfig(workers=2)  # the params' evaluator section, as the stage reads it
 
 
 def stdio_problem(pid: str, tests, refs, **kw) -> Problem:
@@ -55,12 +58,12 @@ def test_invalid_policy_is_a_clear_error():
 
 @pytest.fixture
 def cfg(tmp_path):
-    return ValidateConfig(min_tests=3, workers=2, cache_path=str(tmp_path / "cache.sqlite"))
+    return ValidateConfig(min_tests=3, cache_path=str(tmp_path / "cache.sqlite"))
 
 
 def test_wrong_expected_output_is_dropped_and_reported(cfg):
     p = stdio_problem("t/sum", sum_tests(6, wrong=3), [ReferenceSolution("python", SUM)])
-    res = validate_problems([p], cfg, progress=False)
+    res = validate_problems([p], cfg, evaluator=EV, progress=False)
     assert [q.id for q in res.kept] == ["t/sum"]
     v = res.kept[0].extra["validation"]
     assert (v["tests_in"], v["tests_valid"], v["tests_broken"], v["tests_kept"]) == (6, 5, 1, 5)
@@ -72,10 +75,10 @@ def test_wrong_expected_output_is_dropped_and_reported(cfg):
 def test_disagreeing_references_make_tests_ambiguous(cfg):
     wrong_ref = "a, b = map(int, input().split())\nprint(a + b if a < 3 else 0)\n"
     p = stdio_problem("t/amb", sum_tests(6), [ReferenceSolution("python", SUM), ReferenceSolution("python", wrong_ref)])
-    res = validate_problems([p], cfg, progress=False)
+    res = validate_problems([p], cfg, evaluator=EV, progress=False)
     v = res.kept[0].extra["validation"]
     assert v["tests_ambiguous"] == 3 and v["tests_valid"] == 3
-    maj = validate_problems([p], ValidateConfig(policy="majority", min_tests=3, cache_path=cfg.cache_path), progress=False)
+    maj = validate_problems([p], ValidateConfig(policy="majority", min_tests=3, cache_path=cfg.cache_path), evaluator=EV, progress=False)
     assert maj.kept[0].extra["validation"]["tests_ambiguous"] == 3  # 1 of 2 is not a majority
 
 
@@ -83,13 +86,13 @@ def test_problem_below_min_tests_is_rejected_and_unverified_is_kept(cfg):
     few = stdio_problem("t/few", sum_tests(3, wrong=0), [ReferenceSolution("python", SUM)])
     noref = stdio_problem("t/noref", sum_tests(4), [])
     cerr = stdio_problem("t/ce", sum_tests(4), [ReferenceSolution("cpp", "int main( {")])
-    res = validate_problems([few, noref, cerr], cfg, progress=False)
+    res = validate_problems([few, noref, cerr], cfg, evaluator=EV, progress=False)
     assert [p.id for p in res.kept] == ["t/noref"]
     assert res.kept[0].extra["validation"]["status"] == "unverified"
     reasons = {p.id: r for p, r in res.rejects}
     assert reasons["t/few"].startswith("only 2 valid tests")
     assert "CE" in reasons["t/ce"]
-    rej = validate_problems([noref], ValidateConfig(unverified="reject", cache_path=cfg.cache_path), progress=False)
+    rej = validate_problems([noref], ValidateConfig(unverified="reject", cache_path=cfg.cache_path), evaluator=EV, progress=False)
     assert rej.rejects[0][1].startswith("no reference solution")
 
 
@@ -100,34 +103,34 @@ def test_float_checker_and_functional(cfg):
     fn = Problem(id="t/fn", source="t", statement="add", style="functional", entry_point="add",
                  tests=[TestCase(f"{i}\n{i}", json.dumps(2 * i)) for i in range(4)],
                  reference_solutions=[ReferenceSolution("python", "def add(a, b):\n    return a + b\n")])
-    res = validate_problems([flt, fn], cfg, progress=False)
+    res = validate_problems([flt, fn], cfg, evaluator=EV, progress=False)
     assert sorted(p.id for p in res.kept) == ["t/fn", "t/half"], res.rejects
 
 
 def test_cache_makes_rerun_skip_execution(cfg, monkeypatch):
     p = stdio_problem("t/sum", sum_tests(5), [ReferenceSolution("python", SUM)])
-    first = validate_problems([p], cfg, progress=False)
+    first = validate_problems([p], cfg, evaluator=EV, progress=False)
     import pipeline.evaluator as ev
 
     def boom(*a, **k):
         raise AssertionError("the evaluator must not run on a fully cached problem")
 
     monkeypatch.setattr(ev, "Evaluator", boom)
-    again = validate_problems([p], cfg, progress=False)
+    again = validate_problems([p], cfg, evaluator=EV, progress=False)
     # stats.json now records the run itself (this_run: wall time, runs executed / cached): the rest is equal
     assert again.kept == first.kept
-    assert {k: v for k, v in again.stats.items() if k != "this_run"} == {k: v for k, v in first.stats.items() if k != "this_run"}
-    assert again.stats["this_run"]["runs_executed"] == 0 and again.stats["this_run"]["runs_cached"] == 5
+    assert {k: v for k, v in again.stats.as_dict().items() if k != "this_run"} == {k: v for k, v in first.stats.as_dict().items() if k != "this_run"}
+    assert again.stats.as_dict()["this_run"]["runs_executed"] == 0 and again.stats.as_dict()["this_run"]["runs_cached"] == 5
 
 
 def test_stats_account_for_every_test(cfg):
     probs = [stdio_problem(f"t/{i}", sum_tests(6, wrong=i), [ReferenceSolution("python", SUM)]) for i in range(3)]
     probs.append(stdio_problem("t/none", sum_tests(4), []))
-    s = validate_problems(probs, cfg, progress=False).stats
+    s = validate_problems(probs, cfg, evaluator=EV, progress=False).stats.as_dict()
     t = s["tests"]
     assert t["tests_in"] == t["tests_valid"] + t["tests_broken"] + t["tests_ambiguous"] + t["tests_nondeterministic"] + t["tests_unverified"]
     assert t["tests_valid"] + t["tests_unverified"] == t["tests_kept"] + t["tests_oversize"] + t["tests_capped"]
-    assert s["problems_in"] == s["problems_kept"] + s["problems_rejected"]
+    assert s["read"] == s["kept"] + s["rejected"]
 
 
 def test_stage_command_writes_all_outputs(tmp_path, cfg):
@@ -160,7 +163,7 @@ def test_seed_corpus_validates_as_planted(tmp_path):
     seed = Path(__file__).resolve().parents[1] / "data" / "seed" / "problems.jsonl"
 
     problems = [Problem.from_dict(r) for _, r, _ in read_jsonl(seed) if r and not validate_problem(r)]
-    res = validate_problems(problems, ValidateConfig(cache_path=str(tmp_path / "c.sqlite")), progress=False)
+    res = validate_problems(problems, ValidateConfig(cache_path=str(tmp_path / "c.sqlite")), evaluator=EV, progress=False)
     planted = {p.id: p.meta["test_index"] for p in problems if p.meta.get("planted") == "wrong_output"}
     broken = {(r["problem_id"], r["test_index"]) for r in res.report if r["test_class"] == "broken"}
     assert broken == set(planted.items())
@@ -176,9 +179,9 @@ def test_seed_corpus_validates_as_planted(tmp_path):
 
 def test_interactive_problems_are_rejected_without_running(cfg):
     p = stdio_problem("t/inter", sum_tests(6), [ReferenceSolution("python", SUM)], tags=["interactive"])
-    res = validate_problems([p], cfg, progress=False)
+    res = validate_problems([p], cfg, evaluator=EV, progress=False)
     assert res.kept == [] and res.rejects[0][1].startswith("interactive problem")
-    assert res.stats["problems_in"] == 1 and res.stats["problems_rejected"] == 1
+    assert res.stats.as_dict()["read"] == 1 and res.stats.as_dict()["rejected"] == 1
 
 
 ANY_PAIR = "Print a + b. If there are multiple answers, print any of them."
@@ -190,13 +193,13 @@ def test_multiple_answer_problems_without_a_checker_program_are_rejected_unrun(c
                             checker=Checker(kind="program", language="python", protocol="testlib", program=(
                                 "import sys\ninp, out, ans = sys.argv[1:4]\n"
                                 "sys.exit(0 if open(out).read().split() == open(ans).read().split() else 1)\n")))
-    res = validate_problems([bare, checked], cfg, progress=False)
+    res = validate_problems([bare, checked], cfg, evaluator=EV, progress=False)
     assert [p.id for p in res.kept] == ["t/any-checked"]
     assert res.kept[0].extra["validation"]["tests_valid"] == 6
     (rejected, reason), = res.rejects
     assert rejected.id == "t/any" and "no checker program" in reason and "multiple_answers: reject" in reason
-    s = res.stats
-    assert s["problems_in"] == 2 and s["rejected_by_reason"] == {"multiple answers without a checker program": 1}
+    s = res.stats.as_dict()
+    assert s["read"] == 2 and s["rejected_by_reason"] == {"multiple answers without a checker program": 1}
     assert s["tests"]["tests_in"] == 12 and s["tests"]["tests_multiple_answers"] == 6
     import pipeline.evaluator as ev
 
@@ -205,9 +208,9 @@ def test_multiple_answer_problems_without_a_checker_program_are_rejected_unrun(c
 
     with monkeypatch.context() as m:
         m.setattr(ev, "Evaluator", boom)
-        assert validate_problems([bare], cfg, progress=False).kept == []
+        assert validate_problems([bare], cfg, evaluator=EV, progress=False).kept == []
     # kept as before when asked to
-    keep = ValidateConfig(min_tests=3, workers=2, cache_path=cfg.cache_path, multiple_answers="keep")
-    assert [p.id for p in validate_problems([bare], keep, progress=False).kept] == ["t/any"]
+    keep = ValidateConfig(min_tests=3, cache_path=cfg.cache_path, multiple_answers="keep")
+    assert [p.id for p in validate_problems([bare], keep, evaluator=EV, progress=False).kept] == ["t/any"]
     with pytest.raises(ValueError, match="multiple_answers"):
         ValidateConfig(multiple_answers="sometimes")

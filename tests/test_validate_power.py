@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from pipeline.evaluator.config import EvaluatorConfig
 from pipeline.schema import Problem, ReferenceSolution, TestCase, WrongSolution
 from pipeline.validate import (
     ValidateConfig,
@@ -28,6 +29,8 @@ NOT_WRONG = "a, b = map(int, input().split())\nprint(b + a)\n"
 # Correct, ~0.1-0.5 s of CPU per test: over a 0.05 s default, far under the probe.
 BUSY_SUM = "a, b = map(int, input().split())\nx = 0\nfor i in range(3_000_000):\n    x += i\nprint(a + b)\n"
 
+EV = EvaluatorConfig(workers=2)  # the params' evaluator section, as the stage reads it
+
 
 def case(a: int, b: int, kind: str = "private") -> TestCase:
     return TestCase(f"{a} {b}\n", f"{a + b}\n", kind)
@@ -41,7 +44,7 @@ def problem(pid: str, tests, refs, wrong=(), **kw) -> Problem:
 
 @pytest.fixture
 def cfg(tmp_path):
-    return ValidateConfig(min_tests=2, workers=2, cache_path=str(tmp_path / "cache.sqlite"))
+    return ValidateConfig(min_tests=2, cache_path=str(tmp_path / "cache.sqlite"))
 
 
 def rows(res, pid, role="reference", index=None):
@@ -54,7 +57,7 @@ def test_slow_correct_reference_keeps_the_large_tests(cfg):
     small = [case(1, 2, "public"), case(3, 4), case(5, 6)]
     large = [case(10**4 + i, i) for i in range(4)]  # the slow reference never finishes these
     p = problem("t/slow", small + large, [SUM, SLOW_SUM], time_limit_s=0.5)
-    res = validate_problems([p], cfg, progress=False)
+    res = validate_problems([p], cfg, evaluator=EV, progress=False)
     (out,) = res.kept
     v = out.extra["validation"]
     # the fast reference alone votes on the large tests: all 7 valid (the old rule made 4 ambiguous)
@@ -64,31 +67,31 @@ def test_slow_correct_reference_keeps_the_large_tests(cfg):
     assert {r["test_index"]: r["status"] for r in slow_rows if r["test_index"] >= 3} == dict.fromkeys(range(3, 7), "TLE")
     # tests run smallest first: after 2 TLEs in a row the two larger ones are presumed, never run
     assert sum(r["presumed"] for r in slow_rows) == 2
-    assert res.stats["this_run"]["runs_presumed_too_slow"] == 2
-    assert res.stats["references"]["references_too_slow_runs"] == 4
+    assert res.stats.as_dict()["this_run"]["runs_presumed_too_slow"] == 2
+    assert res.stats.as_dict()["references"]["references_too_slow_runs"] == 4
 
 
 def test_a_test_no_reference_finishes_is_unverified_slow_and_kept_or_dropped(cfg):
     tests = [case(1, 2, "public"), case(3, 4), case(5, 6), case(10**4, 1)]
     p = problem("t/allslow", tests, [SLOW_SUM], time_limit_s=0.5)
-    keep = validate_problems([p], cfg, progress=False)
+    keep = validate_problems([p], cfg, evaluator=EV, progress=False)
     v = keep.kept[0].extra["validation"]
     assert (v["tests_valid"], v["tests_unverified_slow"], v["tests_broken"], v["tests_kept"]) == (3, 1, 0, 4)
-    t = keep.stats["tests"]
+    t = keep.stats.as_dict()["tests"]
     assert t["tests_in"] == t["tests_valid"] + t["tests_broken"] + t["tests_ambiguous"] + t["tests_nondeterministic"] \
         + t["tests_unverified"] + t["tests_unverified_slow"]
     assert t["tests_valid"] + t["tests_unverified"] + t["tests_unverified_slow"] == \
         t["tests_kept"] + t["tests_oversize"] + t["tests_capped"]
-    drop = ValidateConfig(min_tests=2, workers=2, cache_path=cfg.cache_path, unverified_slow="drop")
-    dropped = validate_problems([p], drop, progress=False)
+    drop = ValidateConfig(min_tests=2, cache_path=cfg.cache_path, unverified_slow="drop")
+    dropped = validate_problems([p], drop, evaluator=EV, progress=False)
     v = dropped.kept[0].extra["validation"]
     assert v["tests_kept"] == 3
     assert v["tests_dropped"] == [{"index": 3, "reason": "unverified_slow",
                                    "why": "too slow for every reference (unverified_slow: drop)"}]
-    assert dropped.stats["this_run"]["runs_executed"] == 0  # same limit: every run came from the cache
+    assert dropped.stats.as_dict()["this_run"]["runs_executed"] == 0  # same limit: every run came from the cache
     # results are keyed by the limit too: another limit runs again (the small tests, and the large one)
-    other = validate_problems([problem("t/allslow", tests, [SLOW_SUM], time_limit_s=0.6)], drop, progress=False)
-    assert other.stats["this_run"]["runs_executed"] == 4
+    other = validate_problems([problem("t/allslow", tests, [SLOW_SUM], time_limit_s=0.6)], drop, evaluator=EV, progress=False)
+    assert other.stats.as_dict()["this_run"]["runs_executed"] == 4
     with pytest.raises(ValueError, match="unverified_slow"):
         ValidateConfig(unverified_slow="maybe")
 
@@ -104,7 +107,7 @@ def test_derive_time_limit_follows_problemtools():
     new = ValidateConfig(time_multiplier=2.0, time_safety_margin=1.5)
     assert derive_time_limit(1.3, new) == {"exact_s": 2.6, "derived_s": 3.0, "tle_margin_s": 4.0}
     # a machine timeout_scale x slower than the judge: its times are scaled back before the rule
-    assert derive_time_limit(0.62, ValidateConfig(timeout_scale=2.0))["derived_s"] == 2.0
+    assert derive_time_limit(0.62, ValidateConfig(), timeout_scale=2.0)["derived_s"] == 2.0
 
 
 def test_problem_without_a_stated_limit_gets_one_from_its_references(cfg):
@@ -112,7 +115,7 @@ def test_problem_without_a_stated_limit_gets_one_from_its_references(cfg):
     # the source's default (0.05 s) is far too tight for this reference, but it was not stated
     unstated = problem("t/nolimit", tests, [BUSY_SUM], time_limit_s=0.05, meta={"time_limit_stated": False})
     stated = problem("t/stated", tests, [BUSY_SUM], time_limit_s=0.05)
-    res = validate_problems([unstated, stated], cfg, progress=False)
+    res = validate_problems([unstated, stated], cfg, evaluator=EV, progress=False)
     kept = {p.id: p for p in res.kept}
     # a stated limit stays, however tight: the reference finishes nothing -> unverified_slow (kept)
     v = kept["t/stated"].extra["validation"]
@@ -130,8 +133,8 @@ def test_problem_without_a_stated_limit_gets_one_from_its_references(cfg):
 def test_a_derived_limit_never_falls_below_a_stated_one(cfg):
     tests = [case(i, 1) for i in range(3)]
     p = problem("t/stated3", tests, [SUM], time_limit_s=3.0)
-    every = ValidateConfig(min_tests=2, workers=2, cache_path=cfg.cache_path, derive_time_limit="all")
-    (out,) = validate_problems([p], every, progress=False).kept
+    every = ValidateConfig(min_tests=2, cache_path=cfg.cache_path, derive_time_limit="all")
+    (out,) = validate_problems([p], every, evaluator=EV, progress=False).kept
     lim = out.extra["validation"]["time_limit"]
     assert lim["derived_s"] == 1.0 and lim["final_s"] == 3.0 and out.time_limit_s == 3.0
     assert "never below the stated limit" in lim["rule"]
@@ -146,8 +149,8 @@ def cover_problem() -> Problem:
 
 def test_cap_keeps_a_cover_of_the_caught_wrong_solutions(cfg):
     p = cover_problem()
-    capped = ValidateConfig(min_tests=2, workers=2, cache_path=cfg.cache_path, max_tests=3)
-    res = validate_problems([p], capped, progress=False)
+    capped = ValidateConfig(min_tests=2, cache_path=cfg.cache_path, max_tests=3)
+    res = validate_problems([p], capped, evaluator=EV, progress=False)
     (out,) = res.kept
     v = out.extra["validation"]
     # the largest input (10**9) catches WRONG_LARGE, only the small edge case a == 0 catches WRONG_ZERO;
@@ -158,17 +161,17 @@ def test_cap_keeps_a_cover_of_the_caught_wrong_solutions(cfg):
     assert [d["reason"] for d in v["tests_dropped"]] == ["count_cap"] * 4
     # the choice needed every catch: the wrong solutions ran on every candidate
     assert len(rows(res, "t/cover", "wrong", 0)) == 7
-    w = res.stats["wrong_solutions"]
+    w = res.stats.as_dict()["wrong_solutions"]
     assert (w["total"], w["ran"], w["caught"], w["share_caught"]) == (3, 3, 2, round(2 / 3, 4))
     # a cap too small for the cover: what it cost is reported
-    one = ValidateConfig(min_tests=1, workers=2, cache_path=cfg.cache_path, max_tests=1)
-    v1 = validate_problems([p], one, progress=False).kept[0].extra["validation"]
+    one = ValidateConfig(min_tests=1, cache_path=cfg.cache_path, max_tests=1)
+    v1 = validate_problems([p], one, evaluator=EV, progress=False).kept[0].extra["validation"]
     assert (v1["wrong_caught"], v1["wrong_lost_to_caps"]) == (1, 1)
 
 
 def test_without_a_cap_wrong_solutions_stop_at_their_first_catch(cfg):
     p = cover_problem()
-    res = validate_problems([p], cfg, progress=False)
+    res = validate_problems([p], cfg, evaluator=EV, progress=False)
     v = res.kept[0].extra["validation"]
     assert (v["tests_kept"], v["wrong_caught"], v["wrong_lost_to_caps"]) == (7, 2, 0)
     # smallest input first: WRONG_ZERO is caught by "0 5" (the 2nd smallest) and stops there
@@ -178,14 +181,14 @@ def test_without_a_cap_wrong_solutions_stop_at_their_first_catch(cfg):
 
 def test_weak_tests_are_rejected_by_min_wrong_caught(cfg):
     p = cover_problem()
-    strict = ValidateConfig(min_tests=2, workers=2, cache_path=cfg.cache_path, min_wrong_caught=0.75)
-    res = validate_problems([p], strict, progress=False)
+    strict = ValidateConfig(min_tests=2, cache_path=cfg.cache_path, min_wrong_caught=0.75)
+    res = validate_problems([p], strict, evaluator=EV, progress=False)
     assert res.kept == []
     (_, reason), = res.rejects
     assert reason.startswith("weak tests: the kept tests catch 2 of 3 known-wrong solutions")
-    assert res.stats["rejected_by_reason"] == {"weak tests": 1}
-    lenient = ValidateConfig(min_tests=2, workers=2, cache_path=cfg.cache_path, min_wrong_caught=0.6)
-    assert len(validate_problems([p], lenient, progress=False).kept) == 1
+    assert res.stats.as_dict()["rejected_by_reason"] == {"weak tests": 1}
+    lenient = ValidateConfig(min_tests=2, cache_path=cfg.cache_path, min_wrong_caught=0.6)
+    assert len(validate_problems([p], lenient, evaluator=EV, progress=False).kept) == 1
     with pytest.raises(ValueError, match="min_wrong_caught"):
         ValidateConfig(min_wrong_caught=1.5)
 
@@ -210,8 +213,8 @@ def test_stage_writes_the_new_columns_and_the_card_states_the_figure(tmp_path, c
     from typer.testing import CliRunner
 
     from pipeline import io
+    from pipeline.card import _test_strength
     from pipeline.cli import app
-    from pipeline.hub import _test_strength
 
     src, out = tmp_path / "in.parquet", tmp_path / "out"
     io.write_problems(src, [cover_problem(), problem("t/nolimit", [case(i, 1) for i in range(3)], [SUM],
@@ -239,8 +242,8 @@ def test_under_a_probe_limit_one_timeout_is_enough(cfg):
     over any limit that could be derived, so one TLE presumes the larger tests too slow."""
     tests = [case(1, 2, "public"), case(3, 4)] + [case(10**4 + i, i) for i in range(4)]
     p = problem("t/probe", tests, [SUM, SLOW_SUM], meta={"time_limit_stated": False})
-    probe = ValidateConfig(min_tests=2, workers=2, cache_path=cfg.cache_path, probe_time_limit_s=0.5)
-    res = validate_problems([p], probe, progress=False)
+    probe = ValidateConfig(min_tests=2, cache_path=cfg.cache_path, probe_time_limit_s=0.5)
+    res = validate_problems([p], probe, evaluator=EV, progress=False)
     v = res.kept[0].extra["validation"]
     assert (v["tests_valid"], v["references_too_slow"], v["time_limit"]["run_s"], v["time_limit"]["final_s"]) == \
         (6, [0, 4], 0.5, 1.0)
