@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pipeline import validate as new  # noqa: E402
+from pipeline.evaluator.config import EvaluatorConfig  # noqa: E402
 from pipeline.schema import Problem, ReferenceSolution, TestCase, WrongSolution  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "bench-data"
@@ -155,9 +156,16 @@ def codeforces_problems() -> list[Problem]:
 def run(mod, problems: list[Problem], workers: int, **settings) -> tuple[float, object]:
     cache = Path(tempfile.mkdtemp(prefix="validate-bench-")) / "cache.sqlite"
     known = {f.name for f in dataclasses.fields(mod.ValidateConfig)}  # the old stage lacks the new settings
-    cfg = mod.ValidateConfig(workers=workers, cache_path=str(cache), **{k: v for k, v in settings.items() if k in known})
+    settings = {k: v for k, v in settings.items() if k in known}
+    if "workers" in known:  # the old stage: workers was its own setting
+        cfg = mod.ValidateConfig(workers=workers, cache_path=str(cache), **settings)
+        t0 = time.monotonic()
+        res = mod.validate_problems(problems, cfg, progress=False)
+        return time.monotonic() - t0, res
+    cfg = mod.ValidateConfig(cache_path=str(cache), **settings)  # now: the evaluator section's
     t0 = time.monotonic()
-    res = mod.validate_problems(problems, cfg, progress=False)
+    res = mod.validate_problems(problems, cfg, evaluator=EvaluatorConfig(workers=workers), progress=False)
+    res.stats = res.stats.as_dict()  # the old stage's stats were a dict
     return time.monotonic() - t0, res
 
 

@@ -152,6 +152,84 @@ def test_stage_command_writes_all_outputs(tmp_path, cfg):
     assert (out / "rejects.jsonl").read_text() == ""
 
 
+def _cli(*args: str):
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    return CliRunner().invoke(app, ["validate", *args, "--no-progress"])
+
+
+def test_stage_reads_tolerantly_and_writes_the_shared_vocabulary(tmp_path, cfg):
+    """A record that is not a usable problem is a reject with its reason (counted), not a crash;
+    stats.json holds the shared vocabulary and figures only, settings.json the settings."""
+    from pipeline import io
+
+    src, out = tmp_path / "in.jsonl", tmp_path / "out"
+    good = stdio_problem("t/sum", sum_tests(4), [ReferenceSolution("python", SUM)]).to_dict()
+    io.write_jsonl(src, [good, {"id": "t/bad", "style": "stdio"}, good])
+    with src.open("a") as f:
+        f.write("not json\n")
+    res = _cli("--problems", str(src), "--out-dir", str(out), "--params", str(tmp_path / "none.yaml"),
+               "--set", f"cache_path={cfg.cache_path}", "--set", "min_tests=3", "--set", "evaluator.workers=2")
+    assert res.exit_code == 0, res.output
+    assert "validate: read 4, kept 1 (0 unverified), rejected 3" in res.output
+    stats = json.loads((out / "stats.json").read_text())
+    assert (stats["unit"], stats["read"], stats["kept"], stats["rejected"]) == ("problems", 4, 1, 3)
+    assert stats["rejected_by_reason"] == {"duplicate id": 1, "invalid record": 1, "unreadable record": 1}
+    assert "config" not in stats and "settings" not in stats and stats["tests"]["tests_valid"] == 4
+    settings = json.loads((out / "settings.json").read_text())
+    assert settings["min_tests"] == 3 and settings["executor"] == "local" and settings["evaluator"]["workers"] == 2
+    rejects = [json.loads(line) for line in (out / "rejects.jsonl").read_text().splitlines()]
+    assert [(r["id"], r["reason"].split(":")[0]) for r in rejects] == [
+        ("t/bad", "invalid record"), ("t/sum", "duplicate id"), (None, "unreadable record")]
+
+
+def test_stage_user_errors_are_one_line_exit_2(tmp_path):
+    src = tmp_path / "in.jsonl"
+    src.write_text("")
+    for args, needle in (
+        (["--problems", str(tmp_path / "missing.parquet")], "does not exist"),
+        (["--problems", str(src), "--set", "bogus_key=1"], "bogus_key"),
+        (["--problems", str(src), "--set", "workers=2"], "unknown validate params ['workers']"),
+        (["--problems", str(src), "--set", "evaluator.nope=1"], "nope"),
+        (["--problems", str(src), "--set", "executor=spark"], "executor"),
+    ):
+        res = _cli(*args, "--out-dir", str(tmp_path / "out"), "--params", str(tmp_path / "none.yaml"))
+        assert res.exit_code == 2, (args, res.output)
+        assert needle in res.output and "Traceback" not in res.output, res.output
+        assert len(res.output.strip().splitlines()) == 1, res.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_help_lists_the_config_fields():
+    res = _cli("--help")
+    assert res.exit_code == 0
+    for name in ("policy", "min_tests", "max_tests", "executor", "ray_address", "evaluator"):
+        assert name in res.output
+    assert "workers" not in res.output.split("Params:")[1].split("Judging")[0]
+
+
+# Correct, ~0.1-0.5 s of CPU per test: far over a 0.05 s limit, far under it x 100.
+BUSY_SUM = "a, b = map(int, input().split())\nx = 0\nfor i in range(3_000_000):\n    x += i\nprint(a + b)\n"
+
+
+def test_the_evaluator_section_judges_and_keys_the_cache(tmp_path):
+    """The evaluator's timeout_scale decides verdicts (a 0.05 s limit x 100 lets a busy reference
+    finish): its settings are in the cache key, its worker count is not."""
+    p = stdio_problem("t/busy", sum_tests(3), [ReferenceSolution("python", BUSY_SUM)], time_limit_s=0.05)
+    cfg = ValidateConfig(min_tests=3, cache_path=str(tmp_path / "c.sqlite"))
+    tight = validate_problems([p], cfg, evaluator=EV, progress=False)
+    assert tight.kept[0].extra["validation"]["tests_unverified_slow"] == 3
+    loose = validate_problems([p], cfg, evaluator=EvaluatorConfig(workers=2, timeout_scale=100.0), progress=False)
+    v = loose.kept[0].extra["validation"]
+    assert (v["tests_valid"], loose.stats.as_dict()["this_run"]["runs_executed"]) == (3, 3)
+    again = validate_problems([p], cfg, evaluator=EvaluatorConfig(workers=1, timeout_scale=100.0), progress=False)
+    assert again.stats.as_dict()["this_run"]["runs_executed"] == 0  # workers changes no verdict
+    flags = EvaluatorConfig(workers=2, timeout_scale=100.0, wall_factor=3.0)
+    assert validate_problems([p], cfg, evaluator=flags, progress=False).stats.as_dict()["this_run"]["runs_executed"] == 3
+
+
 def test_seed_corpus_validates_as_planted(tmp_path):
     """The seed's planted wrong outputs are the only broken tests; float and checker problems pass;
     the any-answer problem without a checker is rejected."""
