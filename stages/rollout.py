@@ -1,4 +1,4 @@
-"""`microcoder rollout`: k samples per problem from the policy, each judged by the evaluator."""
+"""`microcoder rollout`: k samples per problem from the policy, each judged by the evaluator (docs/rollout.md)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ from typing import Annotated
 
 import typer
 
-from stages.common import ParamsOpt, SetOpt
+from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
+
+CONFIG = ("rollout", "pipeline.rollout.runner:RolloutConfig")
+JUDGES = True
 
 
 def main(
@@ -15,22 +18,23 @@ def main(
     out_dir: Annotated[Path, typer.Option(help="Output directory for the rollout shards.")] = Path("data/rollouts"),
     params: ParamsOpt = Path("params.yaml"),
     set_: SetOpt = None,
-    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    progress: ProgressOpt = True,
+    debug: DebugOpt = False,
 ) -> None:
     """Shards are per problem group; a rerun skips finished problems (a killed run resumes).
     Input records that cannot be rolled out go to rejects.jsonl with the reason."""
-    import logging
+    from pipeline.stage import run_stage
 
-    from pipeline.inputs import stage_config, stage_errors
-    from pipeline.rollout.runner import RolloutConfig, run_rollout
+    def body() -> None:
+        from pipeline.rollout.runner import RolloutConfig, run_rollout
+        from pipeline.stage import load_config, load_evaluator_config
 
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    with stage_errors("rollout"):
-        cfg = stage_config(RolloutConfig, "rollout", params, set_)
-        s = run_rollout(cfg, problems, out_dir, progress=progress)
-    r = s["this_run"]
-    speed = f"; {r['tokens_per_s']} tokens/s, {r['samples_per_s']} samples/s" if r["tokens_per_s"] else ""
-    typer.echo(f"rollout: {s['problems_rolled_out']}/{s['problems_in']} problems rolled out "
-               f"({r['problems_resumed']} resumed, {r['problems_generated']} generated now, "
-               f"{s['problems_rejected']} rejected), {s['samples']} samples, status {s['status']}, "
-               f"sample pass rate {s['sample_pass_rate']}{speed}")
+        cfg = load_config(RolloutConfig, "rollout", params, set_)
+        s = run_rollout(cfg, problems, out_dir, evaluator=load_evaluator_config(params, set_), progress=progress)
+        r = s["this_run"]
+        speed = f"; {r['tokens_per_s']} tokens/s, {r['samples_per_s']} samples/s" if r["tokens_per_s"] else ""
+        typer.echo(f"rollout: read {s['read']} problems, kept {s['kept']} (rolled out: {r['problems_resumed']} "
+                   f"resumed, {r['problems_generated']} generated now), rejected {s['rejected']}; {s['samples']} "
+                   f"samples, status {s['status']}, sample pass rate {s['sample_pass_rate']}{speed}")
+
+    run_stage("rollout", body, debug)

@@ -46,3 +46,22 @@ def test_band():
     assert band.predicted(0.9) == (False, PREDICTED_TOO_EASY)
     with pytest.raises(ValueError):
         Band(0.8, 0.5)
+
+
+def test_per_problem_pass_at_k_in_first_seen_order():
+    import polars as pl
+
+    from pipeline.difficulty.passrate import per_problem
+
+    samples = pl.DataFrame({"problem_id": ["b", "a", "b", "b", "a"], "platform": ["x", "y", "x", "x", "y"],
+                            "judged": [True, True, False, True, True], "correct": [True, False, True, False, False]})
+    t = per_problem(samples, [1, 2], keys=["problem_id", "platform"])
+    assert t["problem_id"].to_list() == ["b", "a"] and t["platform"].to_list() == ["x", "y"]
+    assert t["n"].to_list() == [2, 2] and t["c"].to_list() == [1, 0] and t["unjudged"].to_list() == [1, 0]
+    assert t["pass@1"].to_list() == [pytest.approx(0.5), 0.0]
+    assert t["pass@2"].to_list() == [1.0, 0.0]
+    assert per_problem(samples.head(1), [2])["pass@2"].to_list() == [None]  # fewer judged samples than k
+
+
+def test_aggregate_of_no_rollouts_is_empty():
+    assert aggregate(pa.table({"problem_id": pa.array([], pa.string()), "status": pa.array([], pa.string())}), 4) == {}

@@ -45,7 +45,7 @@ def run(tmp_path, probs, backend, **params):
     path = tmp_path / "validated.parquet"
     write_problems(path, probs)
     cfg = config_from_params(RolloutConfig, {"k": 2, "shard_size": 1, **params})
-    return run_rollout(cfg, path, tmp_path / "rollouts", backend=backend, evaluator=NoEvaluator(), progress=False)
+    return run_rollout(cfg, path, tmp_path / "rollouts", backend=backend, judge=NoEvaluator(), progress=False)
 
 
 def test_rows_shards_and_stats(tmp_path):
@@ -61,7 +61,7 @@ def test_rows_shards_and_stats(tmp_path):
                    "reason": None}
     assert all(len(h) == 16 for h in hashes.values())
     assert stats["samples"] == 6 and stats["status"] == {"no_code": 6} and stats["truncated"] == 6
-    assert stats["problems_rolled_out"] == 3 and stats["this_run"]["problems_generated"] == 3
+    assert stats["kept"] == 3 and stats["this_run"]["problems_generated"] == 3
     assert json.loads((out / "stats.json").read_text())["tokens_total"] == 24
     fingerprint = json.loads((out / "shards" / "manifest.json").read_text())["fingerprint"]
     assert fingerprint["generation"]["k"] == 2 and len(fingerprint["judge"]["evaluator"]) == 16
@@ -77,7 +77,7 @@ def test_resume_after_a_kill_generates_only_missing_problems(tmp_path):
     backend = CountingBackend()
     stats = run(tmp_path, probs, backend)
     assert backend.asked == ["Print the number 2", "Print the number 3"]
-    assert stats["this_run"]["problems_resumed"] == 2 and stats["problems_rolled_out"] == 4
+    assert stats["this_run"]["problems_resumed"] == 2 and stats["kept"] == 4
     t = read_rollouts(out)
     assert sorted(zip(t["problem_id"].to_pylist(), t["sample_index"].to_pylist(), strict=True)) == [
         (f"p{i}", j) for i in range(4) for j in range(2)]
@@ -93,7 +93,7 @@ def test_changed_settings_or_inputs(tmp_path):
     # Problem p2 left the input: its rows go; nothing new is generated.
     backend = CountingBackend()
     stats = run(tmp_path, probs[:2], backend)
-    assert backend.asked == [] and stats["problems_rolled_out"] == 2 and read_rollouts(tmp_path / "rollouts").num_rows == 4
+    assert backend.asked == [] and stats["kept"] == 2 and read_rollouts(tmp_path / "rollouts").num_rows == 4
     # New sampling settings invalidate every earlier sample.
     backend = CountingBackend()
     run(tmp_path, probs[:2], backend, temperature=1.2)
@@ -131,18 +131,18 @@ def test_changed_judging_rejudges_stored_samples_without_generating(tmp_path, mo
     write_problems(path, problems(3))
     cfg = RolloutConfig(k=2, shard_size=2)
     old = FixedVerdictEvaluator("WA")
-    run_rollout(cfg, path, tmp_path / "out", backend=CodeBackend(), evaluator=old, progress=False)
+    run_rollout(cfg, path, tmp_path / "out", backend=CodeBackend(), judge=old, progress=False)
     assert old.judged == 6 and set(read_rollouts(tmp_path / "out")["status"].to_pylist()) == {"WA"}
     monkeypatch.setattr(runner, "evaluator_digest", lambda: "a-newer-evaluator")
     backend, new = CodeBackend(), FixedVerdictEvaluator("AC")
-    stats = run_rollout(cfg, path, tmp_path / "out", backend=backend, evaluator=new, progress=False)
+    stats = run_rollout(cfg, path, tmp_path / "out", backend=backend, judge=new, progress=False)
     assert backend.calls == 0 and new.judged == 6 and stats["this_run"]["samples_rejudged"] == 6
     t = read_rollouts(tmp_path / "out")
     assert set(t["status"].to_pylist()) == {"AC"} and t.num_rows == 6
     assert t["completion"].to_pylist()[0] == "```python\nprint(0)\n```"
     # Judged with the current evaluator now: a rerun does nothing.
     again = FixedVerdictEvaluator("RE")
-    run_rollout(cfg, path, tmp_path / "out", backend=backend, evaluator=again, progress=False)
+    run_rollout(cfg, path, tmp_path / "out", backend=backend, judge=again, progress=False)
     assert again.judged == 0
 
 
@@ -192,7 +192,7 @@ def test_bad_records_are_rejected_with_reasons_and_stats_add_up(tmp_path):
     assert "tests: empty" in rejects["no-tests"] and "not JSON" in rejects["bad-test"]
     assert "style" in rejects["odd-style"] and "entry_point" in rejects["no-entry"]
     assert rejects["p0"].startswith("duplicate id")
-    assert stats["problems_in"] == 7 == stats["problems_rolled_out"] + stats["problems_rejected"]
+    assert stats["read"] == 7 == stats["kept"] + stats["rejected"] and stats["unit"] == "problems"
     t = read_rollouts(tmp_path / "rollouts")
     assert sorted(set(t["problem_id"].to_pylist())) == ["p0", "p1"]
     assert "A second p0" not in " ".join(t["completion"].to_pylist())
@@ -212,7 +212,7 @@ def test_missing_input_and_missing_model_are_clear_errors(tmp_path):
 
 def test_empty_input_gives_empty_outputs(tmp_path):
     stats = run(tmp_path, [], CountingBackend())
-    assert stats["problems_in"] == 0 and stats["samples"] == 0
+    assert stats["read"] == 0 and stats["samples"] == 0
     assert (tmp_path / "rollouts" / "rejects.jsonl").read_text() == ""
 
 
@@ -222,7 +222,7 @@ def test_unpromptable_problems_are_rejected_not_dropped(tmp_path):
     stats = run(tmp_path, probs, CountingBackend(), language="cpp")
     (reject,) = [r for _, r, _ in read_jsonl(tmp_path / "rollouts" / "rejects.jsonl")]
     assert reject["id"] == "f" and "Python only" in reject["reason"] and reject["stage"] == "rollout"
-    assert stats["problems_rejected"] == 1 and stats["problems_rolled_out"] == 2
+    assert stats["rejected"] == 1 and stats["kept"] == 2
 
 
 def test_config_validation():
@@ -273,7 +273,7 @@ def test_samples_are_judged_by_the_evaluator(tmp_path):
     ev = Evaluator(workers=2)
     try:
         stats = run_rollout(RolloutConfig(k=4, shard_size=1), path, tmp_path / "out",
-                            backend=ScriptedBackend(answers), evaluator=ev, progress=False)
+                            backend=ScriptedBackend(answers), judge=ev, progress=False)
     finally:
         ev.close()
     rows = {(r["problem_id"], r["sample_index"]): r for r in read_rollouts(tmp_path / "out").to_pylist()}
@@ -291,7 +291,7 @@ def test_tiny_model_end_to_end(tmp_path, tiny_model_dir):
     write_problems(path, problems(2))
     cfg = config_from_params(RolloutConfig, {"model": str(tiny_model_dir), "k": 2, "max_tokens": 16})
     stats = run_rollout(cfg, path, tmp_path / "out", progress=False)
-    assert stats["samples"] == 4 and stats["problems_rolled_out"] == 2
+    assert stats["samples"] == 4 and stats["kept"] == 2
     assert stats["this_run"]["tokens_generated"] > 0 and stats["this_run"]["tokens_per_s"] > 0
 
 
@@ -309,10 +309,10 @@ def test_prompts_over_the_token_budget_are_rejected_with_the_reason(tmp_path, ti
     assert reject["id"] == "long" and reject["reason"].startswith("prompt over the token budget: ")
     assert "at most 336 (max_model_len 400 - max_tokens 64)" in reject["reason"]
     assert backend.asked == ["Print the number 0", "Print the number 1"]  # never sent
-    assert stats["problems_rejected"] == 1 and stats["problems_rolled_out"] == 2 and stats["problems_in"] == 3
+    assert stats["rejected"] == 1 and stats["kept"] == 2 and stats["read"] == 3
     # An explicit budget; without max_model_len the model's context length (4096) bounds the default.
     stats = run(tmp_path, problems(2), CountingBackend(), model=str(tiny_model_dir), max_prompt_tokens=20)
-    assert stats["problems_rejected"] == 2 and stats["problems_rolled_out"] == 0
+    assert stats["rejected"] == 2 and stats["kept"] == 0
 
 
 def test_engine_failures_are_never_stored_as_answers(tmp_path):
@@ -351,10 +351,63 @@ def test_vllm_rollout_rejects_a_long_prompt_instead_of_losing_its_shard(tmp_path
     cfg = config_from_params(RolloutConfig, {"backend": "vllm", "model": str(tiny_model_dir), "k": 3, "max_tokens": 16,
                                              "temperature": 0, "shard_size": 8,
                                              "backend_options": {"max_model_len": 600}})
-    stats = run_rollout(cfg, path, tmp_path / "out", evaluator=StubVerdicts(), progress=False)
-    assert stats["problems_rolled_out"] == 2 and stats["problems_rejected"] == 1 and stats["samples"] == 6
+    stats = run_rollout(cfg, path, tmp_path / "out", judge=StubVerdicts(), progress=False)
+    assert stats["kept"] == 2 and stats["rejected"] == 1 and stats["samples"] == 6
     (gen,) = stand_in_vllm.CALLS["generate"]
     assert len(gen["prompts"]) == 2 and all(p["n"] == 1 for p in gen["params"])  # greedy: one sample, reused
     assert stand_in_vllm.CALLS["shutdown"] == 1  # the backend was closed
     rows = read_rollouts(tmp_path / "out").to_pylist()
     assert len({r["completion"] for r in rows if r["problem_id"] == "p0"}) == 1
+
+
+# --- the stage contract: evaluator section, stats vocabulary, CLI errors -------------------------
+def test_a_changed_evaluator_section_rejudges_and_stats_use_the_shared_vocabulary(tmp_path):
+    from pipeline.evaluator.config import EvaluatorConfig
+
+    path = tmp_path / "validated.parquet"
+    write_problems(path, problems(2))
+    cfg = RolloutConfig(k=2, shard_size=2)
+    first = FixedVerdictEvaluator("WA")
+    stats = run_rollout(cfg, path, tmp_path / "out", evaluator=EvaluatorConfig(workers=2), backend=CodeBackend(),
+                        judge=first, progress=False)
+    on_disk = json.loads((tmp_path / "out" / "stats.json").read_text())
+    assert on_disk == stats and on_disk["unit"] == "problems" and on_disk["read"] == 2 == on_disk["kept"]
+    assert on_disk["rejected"] == 0 and on_disk["rejected_by_reason"] == {} and "config" not in on_disk
+    assert json.loads((tmp_path / "out" / "settings.json").read_text())["k"] == 2
+    # More judges change no verdict: nothing is judged again.
+    same = FixedVerdictEvaluator("AC")
+    run_rollout(cfg, path, tmp_path / "out", evaluator=EvaluatorConfig(workers=8), backend=CodeBackend(),
+                judge=same, progress=False)
+    assert same.judged == 0
+    # A longer time limit can: the stored completions are judged again, none generated.
+    backend, longer = CodeBackend(), FixedVerdictEvaluator("AC")
+    stats = run_rollout(cfg, path, tmp_path / "out", evaluator=EvaluatorConfig(timeout_scale=2.0), backend=backend,
+                        judge=longer, progress=False)
+    assert backend.calls == 0 and longer.judged == 4 and stats["status"] == {"AC": 4}
+
+
+def test_reject_reasons_are_counted_by_kind(tmp_path):
+    bad = [Problem(id="no-tests", source="seed", statement="S.", style="stdio", tests=[]),
+           Problem(id="p0", source="seed", statement="A second p0.", style="stdio", tests=[TestCase("1", "1")])]
+    stats = run(tmp_path, problems(1) + bad, CountingBackend())
+    assert stats["rejected_by_reason"] == {"duplicate id": 1, "invalid record": 1}
+
+
+def test_cli_errors_are_one_line_exit_2_and_help_lists_the_fields(tmp_path):
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    runner = CliRunner()
+    result = runner.invoke(app, ["rollout", "--problems", str(tmp_path / "absent.parquet"), "--out-dir",
+                                 str(tmp_path / "out"), "--params", str(tmp_path / "none.yaml")])
+    assert result.exit_code == 2 and "rollout: error:" in result.output and "Traceback" not in result.output
+    assert "absent.parquet" in result.output
+    result = runner.invoke(app, ["rollout", "--params", str(tmp_path / "none.yaml"), "--set", "workers=4"])
+    assert result.exit_code == 2 and "unknown rollout params ['workers']" in result.output
+    result = runner.invoke(app, ["rollout", "--params", str(tmp_path / "none.yaml"), "--set", "evaluator.bogus=1"])
+    assert result.exit_code == 2 and "bogus" in result.output
+    result = runner.invoke(app, ["rollout", "--help"], terminal_width=200)
+    assert result.exit_code == 0
+    for name in ("k (int)", "backend_options", "executor", "ray_address", "evaluator"):
+        assert name in result.output, name

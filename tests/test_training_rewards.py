@@ -124,9 +124,27 @@ def test_real_evaluator_with_a_hung_sample():
     # A time limit far beyond the batch deadline: only the deadline can stop the hung sample.
     slow = Problem(id="slow", source="t", statement="Echo.", style="stdio", tests=[TestCase("5\n", "5\n")],
                    time_limit_s=60.0)
-    with EvaluatorReward([*PROBLEMS, slow], deadline_s=2.0, workers=2) as reward:
+    from pipeline.evaluator.config import EvaluatorConfig
+    from pipeline.executor import make_evaluator
+
+    with EvaluatorReward([*PROBLEMS, slow], deadline_s=2.0,
+                         make_judge=lambda: make_evaluator(EvaluatorConfig(workers=2))) as reward:
         rewards = reward(prompts=[None] * 3, completions=[answer("print(input())"), answer("print(6)"), answer(hang)],
                          problem_id=["p0", "p1", "slow"])
     assert reward.last_statuses == ["pass", "fail", "deadline"]
     assert rewards == [1.0, 0.0, None]
     assert reward.last_verdicts[2].status == "TLE" and reward.last_verdicts[2].reason == "batch deadline"
+
+
+def test_the_reward_and_rollout_read_one_scoring_path():
+    # The same completions scored once: the reward's statuses and rollout's verdict statuses agree.
+    from pipeline.scoring import Scorer
+
+    texts = ["```python\nx # AC\n```", "```python\nx # WA\n```", "no code", "```python\nx # TLE-deadline\n```",
+             "```python\nx # SE\n```"]
+    scored = Scorer(PROBLEMS, judge=ScriptedJudge()).score(texts, ["p0"] * 5)
+    assert [s.status for s in scored] == ["AC", "WA", "no_code", "TLE", "SE"]
+    assert [s.outcome for s in scored] == ["pass", "fail", "no_code", "deadline", "error"]
+    reward = EvaluatorReward(PROBLEMS, judge=ScriptedJudge())
+    reward(prompts=[None] * 5, completions=texts, problem_id=["p0"] * 5)
+    assert reward.last_statuses == [s.outcome for s in scored]

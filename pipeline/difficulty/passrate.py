@@ -1,13 +1,16 @@
-"""Pass rate per problem from scored rollouts, and the unbiased pass@k estimator.
+"""The one pass@k (the unbiased estimator) and the per-problem aggregation of scored samples.
 
-System errors (`SE`: the grader failed, not the model) are not samples of the model's skill: they
-are counted apart and left out of n.
+Samples the judge did not decide (rollout's `SE`: the grader failed, not the model; eval-model's
+`error`/`deadline`) are not samples of the model's skill: they are counted apart and left out of n.
+Used by the filter stage (rollout pass rates), rollout's stats and eval-model's pass@k tables.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+import polars as pl
 import pyarrow as pa
 
 
@@ -28,6 +31,23 @@ def pass_at_k(n: int, c: int, k: int) -> float | None:
     return 1.0 - prod
 
 
+def per_problem(samples: pl.DataFrame, ks: Sequence[int] = (), keys: Sequence[str] = ("problem_id",)) -> pl.DataFrame:
+    """One row per problem (first-seen order) from sample rows with boolean `judged` and `correct`
+    columns: `n` (judged samples), `c` (correct judged ones), `unjudged`, and `pass@k` for each k
+    (null when fewer than k samples were judged). `keys`: the problem's columns to group by (the id
+    first, then attributes such as platform that travel with it)."""
+    out = samples.group_by(list(keys), maintain_order=True).agg(
+        n=pl.col("judged").sum().cast(pl.Int64),
+        c=(pl.col("correct") & pl.col("judged")).sum().cast(pl.Int64),
+        unjudged=(~pl.col("judged")).sum().cast(pl.Int64),
+    )
+    n, c = out["n"].to_list(), out["c"].to_list()
+    return out.with_columns(
+        pl.Series(f"pass@{k}", [pass_at_k(a, b, k) for a, b in zip(n, c, strict=True)], dtype=pl.Float64)
+        for k in ks
+    )
+
+
 @dataclass
 class PassStats:
     problem_id: str
@@ -40,17 +60,10 @@ class PassStats:
 
 def aggregate(rollouts: pa.Table, k: int) -> dict[str, PassStats]:
     """Per-problem pass statistics from rollout rows (`problem_id`, `status`)."""
-    counts: dict[str, list[int]] = {}
-    ids = rollouts.column("problem_id").to_pylist()
-    statuses = rollouts.column("status").to_pylist()
-    for pid, status in zip(ids, statuses, strict=True):
-        n, c, se = counts.setdefault(pid, [0, 0, 0])
-        if status == "SE":
-            counts[pid][2] = se + 1
-        else:
-            counts[pid][0] = n + 1
-            counts[pid][1] = c + (status == "AC")
+    status = pl.DataFrame(rollouts.select(["problem_id", "status"]))
+    table = per_problem(status.with_columns(judged=pl.col("status") != "SE", correct=pl.col("status") == "AC"), [k])
     return {
-        pid: PassStats(pid, n, c, se, c / n if n else None, pass_at_k(n, c, k) if n else None)
-        for pid, (n, c, se) in counts.items()
+        row["problem_id"]: PassStats(row["problem_id"], row["n"], row["c"], row["unjudged"],
+                                     row["c"] / row["n"] if row["n"] else None, row[f"pass@{k}"])
+        for row in table.iter_rows(named=True)
     }

@@ -3,8 +3,12 @@
 Output (`data/rollouts/`): `shards/part-NNNNN.parquet`, one row per sample (ROLLOUT_SCHEMA), each
 shard holding whole problems and written atomically, next to `shards/manifest.json` (the settings
 that shape the samples); `rejects.jsonl` (input records that cannot be rolled out: invalid, a
-duplicate id, or not promptable, each with the reason); `stats.json`, where
-`problems_in = problems_rolled_out + problems_rejected`.
+duplicate id, not promptable or over the prompt budget, each with the reason); `stats.json` in the
+stage contract's vocabulary, counted in problems (`read = kept + rejected`; kept = problems rolled
+out), with the samples, statuses and tokens as figures; `settings.json` (the config).
+
+Samples are scored by the one scoring path (`pipeline.scoring`): a row's `status` is the
+evaluator's verdict status, or `no_code`. The judge comes from the params' `evaluator:` section.
 
 `shards/` is the unit DVC keeps between runs (`persist: true`). A rerun skips finished problems, so
 a killed run resumes where it stopped. Every row carries the hash of the prompt it was sampled
@@ -15,21 +19,22 @@ changed evaluator) keeps its samples and is judged again.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import json
 import logging
 import time
-from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.config import settings_record
+from pipeline.executor import ExecutionFields
 from pipeline.inputs import InputError, check_model_path, load_problems
 from pipeline.io import RejectsWriter, atomic_path, write_json
 from pipeline.rollout.backends import (
@@ -41,9 +46,9 @@ from pipeline.rollout.backends import (
     get_backend,
 )
 from pipeline.rollout.budget import budget_rejects, resolve_budget
-from pipeline.rollout.extract import extract_code
 from pipeline.rollout.prompts import build_messages
 from pipeline.schema import Problem
+from pipeline.scoring import Scorer
 
 log = logging.getLogger(__name__)
 
@@ -61,16 +66,17 @@ ROLLOUT_SCHEMA = pa.schema([
     ("prompt_hash", pa.string()),  # the prompt the sample was generated from
     ("judge_hash", pa.string()),  # the tests, checker and limits it was judged against
 ])
-NO_CODE = "no_code"
 SHARDS = "shards"
 SHARD_GLOB = "part-*.parquet"
 MANIFEST_FORMAT = 2  # shards carry prompt_hash / judge_hash
 JUDGE_FIELDS = ("style", "entry_point", "starter_code", "tests", "checker", "time_limit_s", "memory_limit_mb",
                 "tags", "meta")  # what the evaluator reads of a problem
+# Evaluator settings that cannot change a verdict (how many judges, caches, kept output bytes).
+JUDGE_NEUTRAL = ("workers", "input_cache_problems", "keep_output_bytes")
 
 
 @dataclass
-class RolloutConfig:
+class RolloutConfig(ExecutionFields):
     backend: str = field(default="hf", metadata={"help": "Generation backend: hf | vllm | openai."})
     model: str = field(default="models/tiny", metadata={"help": "Policy model: local path or Hub id (served name for openai)."})
     k: int = field(default=4, metadata={"help": "Samples per problem."})
@@ -86,13 +92,15 @@ class RolloutConfig:
     language: str = field(default="python", metadata={"help": "Solution language asked for: python | cpp."})
     system_prompt: str | None = field(default=None, metadata={"help": "System prompt; null = the built-in one, '' = none."})
     shard_size: int = field(default=64, metadata={"help": "Problems per output shard (the unit of resume)."})
-    workers: int | None = field(default=None, metadata={"help": "Evaluator worker processes (null = evaluator default)."})
-    timeout_scale: float = field(default=1.0, metadata={"help": "Multiplier on each problem's time limit when judging."})
+    # A mapping on purpose: each backend's constructor owns (and checks) its own keyword arguments,
+    # which differ per backend; one typed section would have to repeat all three signatures.
     backend_options: dict[str, Any] = field(default_factory=dict, metadata={
-        "help": "Extra backend arguments (hf: batch_size, dtype, device; vllm: tensor_parallel_size, "
-                "data_parallel_size, gpu_memory_utilization, max_model_len; openai: base_urls, concurrency, ...)."})
+        "help": "Extra backend arguments, checked by the chosen backend (hf: batch_size, dtype, device; vllm: "
+                "tensor_parallel_size, data_parallel_size, gpu_memory_utilization, max_model_len; openai: "
+                "base_urls, concurrency, tokenizer, ...)."})
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.backend not in BACKENDS:
             raise ValueError(f"rollout.backend must be one of {list(BACKENDS)}, got {self.backend!r}")
         if self.k < 1 or self.shard_size < 1:
@@ -108,13 +116,18 @@ class RolloutConfig:
     def sampling(self) -> SamplingParams:
         return SamplingParams(temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens, seed=self.seed)
 
-    def fingerprint(self) -> dict[str, Any]:
+    def fingerprint(self, evaluator: Any = None) -> dict[str, Any]:
         """What shaped the stored rows: `generation` (a change discards the samples) and `judge`
-        (a change re-judges the stored completions, no new generation)."""
+        (the evaluator's code and verdict-changing settings from the params' `evaluator:` section:
+        a change re-judges the stored completions, no new generation)."""
+        from pipeline.evaluator.config import EvaluatorConfig
+
         gen = ("backend", "model", "k", "temperature", "top_p", "max_tokens", "seed", "thinking", "language",
                "system_prompt")
+        settings = dataclasses.asdict(evaluator if evaluator is not None else EvaluatorConfig())
+        judging = {k: v for k, v in sorted(settings.items()) if k not in JUDGE_NEUTRAL}
         return {"generation": {key: getattr(self, key) for key in gen},
-                "judge": {"timeout_scale": self.timeout_scale, "evaluator": evaluator_digest()}}
+                "judge": {"evaluator": evaluator_digest(), "settings": judging}}
 
 
 def prompt_hash(messages: list[dict[str, str]]) -> str:
@@ -128,7 +141,8 @@ def judge_hash(problem: Problem) -> str:
 
 
 def evaluator_digest() -> str:
-    """A hash of the evaluator's source files: changed judging code means stale statuses."""
+    """A hash of the judging code (the evaluator's source files, the scoring path and code
+    extraction): changed judging code means stale statuses."""
     spec = importlib.util.find_spec("pipeline.evaluator")
     if spec is None or not spec.submodule_search_locations:
         return "missing"
@@ -136,6 +150,9 @@ def evaluator_digest() -> str:
     for folder in spec.submodule_search_locations:
         for f in sorted(Path(folder).rglob("*.py")):
             h.update(f.relative_to(folder).as_posix().encode() + b"\x00" + f.read_bytes())
+    here = Path(__file__).resolve()
+    for f in (here.parents[1] / "scoring.py", here.parent / "extract.py"):
+        h.update(f.name.encode() + b"\x00" + f.read_bytes())
     return h.hexdigest()[:16]
 
 
@@ -160,7 +177,8 @@ def _discard(shards: list[Path], why: str) -> None:
         p.unlink()
 
 
-def prepare_resume(out_dir: Path, cfg: RolloutConfig, wanted: dict[str, tuple[str, str]]) -> tuple[set[str], set[str]]:
+def prepare_resume(out_dir: Path, cfg: RolloutConfig, wanted: dict[str, tuple[str, str]],
+                   evaluator: Any = None) -> tuple[set[str], set[str]]:
     """Check the manifest and the stored rows against `wanted` ({problem id: (prompt hash, judge
     hash)}); drop every row that cannot be kept. Returns the ids of problems already complete,
     and the subset of them whose stored verdicts must be judged again."""
@@ -178,7 +196,7 @@ def prepare_resume(out_dir: Path, cfg: RolloutConfig, wanted: dict[str, tuple[st
     if stored.get("format") != MANIFEST_FORMAT:
         _discard(shards, f"shards in an older format ({stored.get('format')})")
         return set(), set()
-    old, new = stored.get("fingerprint") or {}, cfg.fingerprint()
+    old, new = stored.get("fingerprint") or {}, cfg.fingerprint(evaluator)
     changed = _changed(old.get("generation"), new["generation"])
     if changed:
         _discard(shards, f"rollout settings changed ({', '.join(changed)})")
@@ -219,7 +237,7 @@ def prepare_resume(out_dir: Path, cfg: RolloutConfig, wanted: dict[str, tuple[st
     return done, rejudge
 
 
-def rejudge_shards(out_dir: Path, problems: dict[str, Problem], ids: set[str], language: str, evaluator,
+def rejudge_shards(out_dir: Path, problems: dict[str, Problem], ids: set[str], scorer: Scorer,
                    progress: bool) -> int:
     """Judge the stored completions of problems `ids` again (same samples, new verdicts); returns
     the samples judged."""
@@ -237,7 +255,7 @@ def rejudge_shards(out_dir: Path, problems: dict[str, Problem], ids: set[str], l
                 groups[r["problem_id"]].append(r)
         samples = [[Sample(r["completion"], r["tokens"], r["finish_reason"], r["truncated"]) for r in groups[pid]]
                    for pid in order]
-        new = score_samples([problems[pid] for pid in order], samples, language, evaluator,
+        new = score_samples([problems[pid] for pid in order], samples, scorer,
                             [groups[pid][0]["prompt_hash"] for pid in order])
         fresh = {(r["problem_id"], r["sample_index"]): r for r in new}
         write_shard(path, [fresh.get((r["problem_id"], r["sample_index"]), r) for r in rows])
@@ -246,52 +264,26 @@ def rejudge_shards(out_dir: Path, problems: dict[str, Problem], ids: set[str], l
 
 
 # --- scoring ----------------------------------------------------------------------------------
-def score_samples(problems: list[Problem], samples: list[list[Sample]], language: str, evaluator,
+def score_samples(problems: list[Problem], samples: list[list[Sample]], scorer: Scorer,
                   prompt_hashes: list[str | None] | None = None) -> list[dict[str, Any]]:
-    """One row per sample: extract code, judge it (first-failure), keep what ROLLOUT_SCHEMA holds."""
-    rows: list[dict[str, Any]] = []
-    subs: list[tuple[str, str, str]] = []  # (problem id, submission id, code)
-    sub_rows: list[int] = []
+    """One ROLLOUT_SCHEMA row per sample, scored by the one scoring path (first-failure judging)."""
     hashes = prompt_hashes if prompt_hashes is not None else [None] * len(problems)
-    for problem, group, ph in zip(problems, samples, hashes, strict=True):
-        jh = judge_hash(problem)
-        for j, s in enumerate(group):
-            code = extract_code(s.text, language)
-            rows.append({
-                "problem_id": problem.id, "sample_index": j, "completion": s.text, "tokens": s.token_count,
-                "finish_reason": s.finish_reason, "truncated": s.truncated, "status": NO_CODE,
-                "passed": 0, "total": len(problem.tests), "reason": None, "prompt_hash": ph, "judge_hash": jh,
-            })
-            if code is not None:
-                subs.append((problem.id, f"{problem.id}#{j}", code))
-                sub_rows.append(len(rows) - 1)
-    if subs:
-        from pipeline.evaluator import Submission
-
-        submissions = [Submission(pid, sid, language, code) for pid, sid, code in subs]
-        verdicts = evaluator.evaluate_batch(problems, submissions, mode="first-failure")
-        for i, v in zip(sub_rows, verdicts, strict=True):
-            rows[i].update(status=v.status, passed=v.passed, total=v.total, reason=v.reason)
+    flat = [(problem, j, s) for problem, group in zip(problems, samples, strict=True) for j, s in enumerate(group)]
+    scored = scorer.score([s.text for _, _, s in flat], [p.id for p, _, _ in flat],
+                          [f"{p.id}#{j}" for p, j, _ in flat])
+    judge_hashes = {p.id: judge_hash(p) for p in problems}
+    prompt_of = {p.id: ph for p, ph in zip(problems, hashes, strict=True)}
+    rows = []
+    for (problem, j, s), result in zip(flat, scored, strict=True):
+        v = result.verdict
+        rows.append({
+            "problem_id": problem.id, "sample_index": j, "completion": s.text, "tokens": s.token_count,
+            "finish_reason": s.finish_reason, "truncated": s.truncated, "status": result.status,
+            "passed": v.passed if v is not None else 0, "total": v.total if v is not None else len(problem.tests),
+            "reason": v.reason if v is not None else None, "prompt_hash": prompt_of[problem.id],
+            "judge_hash": judge_hashes[problem.id],
+        })
     return rows
-
-
-class _LazyEvaluator:
-    """The evaluator's sandboxed pool, started only when a sample has code to judge."""
-
-    def __init__(self, workers: int | None, timeout_scale: float):
-        self.workers, self.timeout_scale = workers, timeout_scale
-        self._ev = None
-
-    def evaluate_batch(self, problems, submissions, **kwargs):
-        if self._ev is None:
-            from pipeline.evaluator import Evaluator
-
-            self._ev = Evaluator(workers=self.workers, timeout_scale=self.timeout_scale)
-        return self._ev.evaluate_batch(problems, submissions, **kwargs)
-
-    def close(self) -> None:
-        if self._ev is not None:
-            self._ev.close()
 
 
 def write_shard(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -301,15 +293,20 @@ def write_shard(path: Path, rows: list[dict[str, Any]]) -> None:
 
 
 # --- the stage ----------------------------------------------------------------------------------
-def run_rollout(cfg: RolloutConfig, problems_path: str | Path, out_dir: str | Path, *, backend=None,
-                evaluator=None, progress: bool = True) -> dict[str, Any]:
-    """Roll out every problem of `problems_path` into `out_dir`; returns (and writes) the stats."""
+def run_rollout(cfg: RolloutConfig, problems_path: str | Path, out_dir: str | Path, *, evaluator: Any = None,
+                backend=None, judge=None, progress: bool = True) -> dict[str, Any]:
+    """Roll out every problem of `problems_path` into `out_dir`; returns (and writes) the stats.
+    `evaluator`: the params' `evaluator:` section (EvaluatorConfig; None: defaults); `backend` and
+    `judge` replace the generation backend and the evaluator (tests)."""
+    from pipeline.stage import StageStats, write_stats
+
     out_dir = Path(out_dir)
     loaded = load_problems(problems_path, "rollout input")
     if backend is None and cfg.backend != "openai":
         check_model_path(cfg.model, "rollout model")
     out_dir.mkdir(parents=True, exist_ok=True)
 
+    stats = StageStats(unit="problems", read=loaded.read)
     accepted: list[tuple[Problem, list[dict[str, str]]]] = []
     with RejectsWriter(out_dir / "rejects.jsonl", "rollout") as rejects:
         for r in loaded.rejects:
@@ -326,42 +323,44 @@ def run_rollout(cfg: RolloutConfig, problems_path: str | Path, out_dir: str | Pa
             if p.id in over:
                 rejects.add(p.id, over[p.id], p)
         accepted = [(p, m) for p, m in accepted if p.id not in over]
-        n_rejects = len(rejects)
-    if n_rejects:
-        log.warning("%d of %d input records cannot be rolled out: see %s", n_rejects, loaded.read,
+        for row in rejects.rows:
+            stats.reject(row["reason"])
+    if stats.rejected:
+        log.warning("%d of %d input records cannot be rolled out: see %s", stats.rejected, loaded.read,
                     out_dir / "rejects.jsonl")
     wanted = {p.id: (prompt_hash(m), judge_hash(p)) for p, m in accepted}
-    done, rejudge = prepare_resume(out_dir, cfg, wanted)
+    done, rejudge = prepare_resume(out_dir, cfg, wanted, evaluator)
     pending = [(p, m) for p, m in accepted if p.id not in done]
 
     gen_s = eval_s = 0.0
     generated_tokens = generated_samples = rejudged = 0
-    own_evaluator = evaluator is None
-    if own_evaluator:
-        evaluator = _LazyEvaluator(cfg.workers, cfg.timeout_scale)
-    try:
+
+    def make_judge():
+        from pipeline.executor import make_evaluator
+
+        return make_evaluator(evaluator, executor=cfg.executor, ray_address=cfg.ray_address)
+
+    # The judges start only when a sample has code to judge.
+    with Scorer({p.id: p for p, _ in accepted}, language=cfg.language, judge=judge, make_judge=make_judge) as scorer:
         if rejudge:
-            rejudged = rejudge_shards(out_dir, {p.id: p for p, _ in accepted}, rejudge, cfg.language, evaluator,
-                                      progress)
-        write_json(out_dir / SHARDS / "manifest.json", {"format": MANIFEST_FORMAT, "fingerprint": cfg.fingerprint()})
+            rejudged = rejudge_shards(out_dir, {p.id: p for p, _ in accepted}, rejudge, scorer, progress)
+        write_json(out_dir / SHARDS / "manifest.json",
+                   {"format": MANIFEST_FORMAT, "fingerprint": cfg.fingerprint(evaluator)})
         if pending:
             gen_s, eval_s, generated_samples, generated_tokens = _generate(
-                cfg, pending, len(done), out_dir, backend, evaluator, progress)
-    finally:
-        if own_evaluator:
-            evaluator.close()
+                cfg, pending, len(done), out_dir, backend, scorer, progress)
 
-    stats = rollout_stats(out_dir, cfg, problems_in=loaded.read, rejected=n_rejects)
-    _check_accounting(stats, set(wanted), out_dir, cfg.k)
-    stats["this_run"] = {
+    _check_accounting(set(wanted), out_dir, cfg.k)
+    stats.kept = len(wanted)
+    stats.figures = rollout_figures(out_dir)
+    stats.figures["this_run"] = {
         "problems_resumed": len(done), "problems_generated": len(pending), "samples_generated": generated_samples,
         "samples_rejudged": rejudged, "tokens_generated": generated_tokens, "generate_s": round(gen_s, 3),
         "judge_s": round(eval_s, 3),
         "tokens_per_s": round(generated_tokens / gen_s, 1) if gen_s else None,
         "samples_per_s": round(generated_samples / gen_s, 2) if gen_s else None,
     }
-    write_json(out_dir / "stats.json", stats)
-    return stats
+    return write_stats(out_dir, stats, settings=cfg, stage="rollout")
 
 
 def _over_budget(cfg: RolloutConfig, accepted: list[tuple[Problem, list[dict[str, str]]]]) -> dict[str, str]:
@@ -374,7 +373,7 @@ def _over_budget(cfg: RolloutConfig, accepted: list[tuple[Problem, list[dict[str
                           what="rollout")
 
 
-def _check_accounting(stats: dict[str, Any], accepted: set[str], out_dir: Path, k: int) -> None:
+def _check_accounting(accepted: set[str], out_dir: Path, k: int) -> None:
     """Every accepted problem has exactly k samples in the shards, nothing else is there."""
     t = read_rollouts(out_dir, ["problem_id", "sample_index"])
     keys = list(zip(t.column("problem_id").to_pylist(), t.column("sample_index").to_pylist(), strict=True))
@@ -382,12 +381,9 @@ def _check_accounting(stats: dict[str, Any], accepted: set[str], out_dir: Path, 
     if ids != accepted or len(keys) != len(set(keys)) or len(keys) != k * len(accepted):
         raise RuntimeError(f"rollout shards in {out_dir} do not account for the input: {len(ids - accepted)} unknown "
                            f"and {len(accepted - ids)} missing problems, {len(keys) - len(set(keys))} duplicate rows")
-    if stats["problems_in"] != stats["problems_rolled_out"] + stats["problems_rejected"]:
-        raise RuntimeError(f"rollout stats do not add up: {stats['problems_in']} in != "
-                           f"{stats['problems_rolled_out']} rolled out + {stats['problems_rejected']} rejected")
 
 
-def _generate(cfg: RolloutConfig, pending, n_done: int, out_dir: Path, backend, evaluator, progress: bool):
+def _generate(cfg: RolloutConfig, pending, n_done: int, out_dir: Path, backend, scorer: Scorer, progress: bool):
     """Generate and judge `pending` problems shard by shard; returns timings and counts."""
     from tqdm.auto import tqdm
 
@@ -402,12 +398,12 @@ def _generate(cfg: RolloutConfig, pending, n_done: int, out_dir: Path, backend, 
 
     def finish(batch: list[Problem], samples: list[list[Sample]], hashes: list[str], index: int) -> float:
         t0 = time.perf_counter()
-        rows = score_samples(batch, samples, cfg.language, evaluator, hashes)
+        rows = score_samples(batch, samples, scorer, hashes)
         write_shard(out_dir / SHARDS / f"part-{index:05d}.parquet", rows)
         bar.update(len(batch))
         return time.perf_counter() - t0
 
-    # Judge shard i on a thread (the evaluator's own processes do the work) while the backend
+    # Judge shard i on a thread (the judge's own processes do the work) while the backend
     # generates shard i + 1.
     try:
         with ThreadPoolExecutor(max_workers=1) as pool:
@@ -455,25 +451,20 @@ def read_rollouts(out_dir: str | Path, columns: list[str] | None = None) -> pa.T
     return pa.concat_tables(tables)
 
 
-def rollout_stats(out_dir: Path, cfg: RolloutConfig, *, problems_in: int, rejected: int) -> dict[str, Any]:
-    """Counts over every shard in `out_dir` (this run's and resumed ones alike)."""
-    rows = read_rollouts(out_dir, ["problem_id", "status", "tokens", "truncated"]).to_pylist()
-    status = Counter(r["status"] for r in rows)
-    per_problem: dict[str, list[bool]] = {}
-    for r in rows:
-        per_problem.setdefault(r["problem_id"], []).append(r["status"] == "AC")
-    tokens = [r["tokens"] for r in rows]
+def rollout_figures(out_dir: Path) -> dict[str, Any]:
+    """The samples' figures over every shard in `out_dir` (this run's and resumed ones alike)."""
+    t = pl.DataFrame(read_rollouts(out_dir, ["problem_id", "status", "tokens", "truncated"]))
+    n = t.height
+    status = t.group_by("status").len().sort("status")
+    solved = t.group_by("problem_id").agg(pl.col("status").eq("AC").any().alias("solved"))["solved"].sum()
+    ac = t["status"].eq("AC").sum()
     return {
-        "config": settings_record(cfg),
-        "problems_in": problems_in,
-        "problems_rolled_out": len(per_problem),
-        "problems_rejected": rejected,
-        "samples": len(rows),
-        "status": dict(sorted(status.items())),
-        "truncated": sum(r["truncated"] for r in rows),
-        "tokens_total": sum(tokens),
-        "tokens_mean": round(sum(tokens) / len(tokens), 2) if tokens else None,
-        "sample_pass_rate": round(status.get("AC", 0) / len(rows), 4) if rows else None,
-        "problems_solved_any": sum(any(v) for v in per_problem.values()),
+        "samples": n,
+        "status": dict(zip(status["status"].to_list(), status["len"].to_list(), strict=True)),
+        "truncated": int(t["truncated"].sum()),
+        "tokens_total": int(t["tokens"].sum()),
+        "tokens_mean": round(t["tokens"].mean(), 2) if n else None,
+        "sample_pass_rate": round(ac / n, 4) if n else None,
+        "problems_solved_any": int(solved),
         "shards": len(shard_paths(out_dir)),
     }
