@@ -5,6 +5,9 @@
 - `openai`: any OpenAI-compatible chat-completions endpoint, one or several base URLs (a fleet of
   `vllm serve` instances is the scale-out path).
 
+`executor="ray"` runs `hf` or `vllm` as replicas on a Ray cluster (`ray_replicas`), with the same
+interface; `openai` already spreads over its servers and runs as it is.
+
 `prompts` are chat messages (`pipeline.rollout.prompts.build_messages`); each backend renders or
 sends them with the same thinking switch. The result has one list of `n` samples per prompt.
 """
@@ -13,10 +16,12 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import logging
 import math
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+log = logging.getLogger(__name__)
 BACKENDS = ("hf", "vllm", "openai")
 # vLLM 0.31 refuses temperatures above 2 (SamplingParams._verify_args); every backend keeps the same
 # range so that a setting never works on CPU and fails on the GPU machine.
@@ -118,8 +123,26 @@ def with_open_think(prompt: str, text: str) -> str:
     return text
 
 
-def get_backend(name: str, **options: Any) -> Backend:
-    """A backend by name; `options` are the backend's constructor arguments (see each class)."""
+RAY_OPTIONS = ("replicas", "replica_cpus", "replica_gpus", "replica_retries", "chunk_prompts", "runtime_env")
+
+
+def get_backend(name: str, *, executor: str = "local", ray_address: str | None = None, **options: Any) -> Backend:
+    """A backend by name; `options` are the backend's constructor arguments (see each class).
+    executor="ray": `hf`/`vllm` replicas as Ray actors (`RayReplicasBackend`, whose own options are
+    RAY_OPTIONS); `ray_address` as in `pipeline.executor`."""
+    from pipeline.executor import check_executor
+
+    check_executor(executor, ray_address)
+    ray_options = {key: options.pop(key) for key in RAY_OPTIONS if key in options}
+    if executor == "ray" and name in ("hf", "vllm"):
+        from pipeline.rollout.backends.ray_replicas import RayReplicasBackend
+
+        return RayReplicasBackend(name, ray_address=ray_address, **ray_options, **options)
+    if ray_options:
+        raise ValueError(f"{sorted(ray_options)} apply to executor=ray with backend hf or vllm only")
+    if executor == "ray":
+        log.info("executor: ray has nothing to spread for backend %s: requests go from this process to "
+                 "every base_url (the servers are the replicas)", name)
     if name == "hf":
         from pipeline.rollout.backends.hf import HFBackend
 

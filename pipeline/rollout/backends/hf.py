@@ -1,7 +1,9 @@
 """transformers `generate` backend: batched, left-padded, sampled, seeded. The CPU default.
 
 Seeds are per batch (one `generate` call samples a whole batch), so a prompt's samples depend on
-the prompts batched with it; the same prompts in the same order give the same samples.
+the prompts batched with it; the same prompts in the same order give the same samples. The batches
+are `batch_plan`'s, which the Ray replicas (`ray_replicas`) follow too: one batch per task, so a
+rollout spread over replicas draws what the local backend draws.
 """
 
 from __future__ import annotations
@@ -10,6 +12,13 @@ from typing import Any
 
 from pipeline.rollout.backends import Sample, SamplingParams, prompt_seed, repeat_greedy, with_open_think
 from pipeline.rollout.prompts import render_prompt
+
+
+def batch_plan(texts: list[str], batch_size: int) -> list[list[int]]:
+    """Indices of the rendered `texts` per `generate` call: similar lengths together (less padding).
+    A batch's seed comes from its own texts, so the same plan samples the same wherever it runs."""
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
 
 
 class HFBackend:
@@ -32,6 +41,7 @@ class HFBackend:
         self.progress = progress
         self._model = model_object
         self._tokenizer = tokenizer
+        self._render_tokenizer = None  # render() without loading the model
         self._owned = model_object is None  # close() frees only what this backend loaded
 
     def _load(self) -> None:
@@ -50,6 +60,16 @@ class HFBackend:
         model, tokenizer = load_model_and_tokenizer(self.model_path, dtype=dtype)
         self._model = model.to(device).eval()
         self._tokenizer = tokenizer
+
+    def render(self, prompts: list[list[dict[str, str]]]) -> list[str]:
+        """The chat-rendered prompts; loads only the tokenizer when the model is not loaded (the Ray
+        driver plans the batches with it)."""
+        tok = self._tokenizer or self._render_tokenizer
+        if tok is None:
+            from transformers import AutoTokenizer
+
+            tok = self._render_tokenizer = AutoTokenizer.from_pretrained(self.model_path)
+        return [render_prompt(m, tok, thinking=self.thinking) for m in prompts]
 
     def close(self) -> None:
         """Free the model this backend loaded (and the GPU memory it held)."""
@@ -92,12 +112,10 @@ class HFBackend:
             max_new_tokens=sampling.max_tokens, num_return_sequences=1 if greedy else n,
             eos_token_id=sorted(eos), pad_token_id=tok.pad_token_id,
         )
-        # Similar lengths together (less padding); results go back in prompt order.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        # Results go back in prompt order.
         results: list[list[Sample]] = [[] for _ in texts]
         bar = tqdm(total=len(texts), desc="generate (hf)", unit="prompt", disable=not self.progress)
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start:start + self.batch_size]
+        for idx in batch_plan(texts, self.batch_size):
             seed_msgs = [{"role": "batch", "content": texts[i]} for i in idx]
             torch.manual_seed(prompt_seed(sampling.seed, seed_msgs))
             enc = tok([texts[i] for i in idx], return_tensors="pt", padding=True, add_special_tokens=False)

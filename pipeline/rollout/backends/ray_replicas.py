@@ -1,0 +1,182 @@
+"""Generation spread over model replicas running as Ray actors (`executor: ray`).
+
+Each replica is an actor holding one ordinary backend (`hf` on CPU or a GPU, `vllm` with
+`tensor_parallel_size` GPUs); the driver cuts the prompts into chunks, hands a chunk to whichever
+replica is free and puts the samples back in prompt order. A replica that dies (node lost, OOM,
+killed) is replaced by a fresh actor and its chunk is sent again, up to `replica_retries` times per
+chunk; a chunk that raises inside a healthy replica is a real error and ends the call.
+
+Which chunks (the seeds rule, see `prompt_seed`):
+- `hf` seeds each `generate` batch from the batch's own texts: the chunks are exactly the local
+  backend's batches (`hf.batch_plan`), one batch per task, so the replicas draw the same samples as
+  `executor: local` with the same `batch_size` (same model, dtype and CPU kernels).
+- `vllm` seeds each prompt: any split draws the same; the chunks are `chunk_prompts` prompts
+  (default: an even share per replica, vLLM batches inside a chunk itself).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import deque
+from typing import Any
+
+from pipeline.rollout.backends import Sample, SamplingParams
+
+log = logging.getLogger(__name__)
+
+
+class Replica:
+    """A Ray actor's body: one backend, built in the actor's process (the model loads on first use)."""
+
+    def __init__(self, name: str, options: dict[str, Any]):
+        from pipeline.rollout.backends import get_backend
+
+        self.backend = get_backend(name, **options)
+
+    def generate(self, prompts: list[list[dict[str, str]]], n: int, sampling: SamplingParams) -> list[list[Sample]]:
+        return self.backend.generate(prompts, n, sampling)
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def close(self) -> None:
+        self.backend.close()
+
+
+class RayReplicasBackend:
+    """name: the backend inside each replica (hf | vllm); options: its constructor arguments;
+    replicas: actors; replica_cpus / replica_gpus: each actor's Ray resources (default 1 CPU, and
+    `tensor_parallel_size` GPUs for vllm, none for hf); replica_retries: fresh actors tried per chunk
+    after its replica died; chunk_prompts: prompts per task for vllm; runtime_env: Ray's per-actor
+    environment (env_vars such as HF_TOKEN or VLLM_BATCH_INVARIANT); ray_address: see
+    `pipeline.executor.ray_init`."""
+
+    def __init__(self, name: str, *, ray_address: str | None = None, replicas: int = 2,
+                 replica_cpus: float = 1, replica_gpus: float | None = None, replica_retries: int = 3,
+                 chunk_prompts: int | None = None, runtime_env: dict[str, Any] | None = None, **options: Any):
+        if name not in ("hf", "vllm"):
+            raise ValueError(f"executor=ray runs hf or vllm replicas, not {name!r}")
+        if replicas < 1 or replica_retries < 0 or (chunk_prompts is not None and chunk_prompts < 1):
+            raise ValueError("replicas and chunk_prompts must be >= 1 and replica_retries >= 0")
+        if name == "vllm" and options.get("data_parallel_size", 1) != 1:
+            raise ValueError("executor=ray: the replicas are the data parallelism; leave data_parallel_size at 1")
+        self.name = name
+        self.options = options
+        self.replicas = replicas
+        self.replica_retries = replica_retries
+        self.chunk_prompts = chunk_prompts
+        gpus = replica_gpus if replica_gpus is not None else (
+            options.get("tensor_parallel_size", 1) if name == "vllm" else 0)
+        self._actor_options: dict[str, Any] = {"num_cpus": replica_cpus, "num_gpus": gpus, "max_restarts": 0}
+        if runtime_env:
+            self._actor_options["runtime_env"] = runtime_env
+        self.ray_address = ray_address
+        self.restarts = 0  # replicas replaced after dying, over this backend's life
+        self.progress = None  # optional callback(prompts_done) after each chunk (progress, tests)
+        self._actors: list[Any] = []
+        self._planner = None  # hf: renders the prompts (tokenizer only) to plan the batches
+
+    # --- replicas -----------------------------------------------------------------------------
+    def _start(self):
+        from pipeline.executor import ray_init
+
+        ray = ray_init(self.ray_address)
+        if not self._actors:
+            self._cls = ray.remote(Replica).options(**self._actor_options)
+            self._actors = [self._cls.remote(self.name, self._inner()) for _ in range(self.replicas)]
+            log.info("executor: ray (%d %s replicas, %s CPU / %s GPU each)", self.replicas, self.name,
+                     self._actor_options["num_cpus"], self._actor_options["num_gpus"])
+        return ray
+
+    def _replace(self, ray, slot: int, error: Exception) -> None:
+        ray.kill(self._actors[slot], no_restart=True)  # a hung or half-dead actor frees its resources
+        self.restarts += 1
+        log.warning("rollout replica %d died (%s); starting a fresh one", slot, _one_line(error))
+        self._actors[slot] = self._cls.remote(self.name, self._inner())
+
+    def _inner(self) -> dict[str, Any]:
+        return {**self.options, "progress": False}  # no progress bars from inside the actors
+
+    def pids(self) -> list[int]:
+        """The replicas' process ids (logs, tests)."""
+        ray = self._start()
+        return ray.get([a.pid.remote() for a in self._actors])
+
+    # --- work -----------------------------------------------------------------------------------
+    def _chunks(self, prompts: list[list[dict[str, str]]]) -> list[list[int]]:
+        if self.name == "hf":
+            from pipeline.rollout.backends.hf import HFBackend, batch_plan
+
+            if self._planner is None:
+                self._planner = HFBackend(self.options["model"], thinking=self.options.get("thinking", False))
+            return batch_plan(self._planner.render(prompts), self.options.get("batch_size", 8))
+        size = self.chunk_prompts or -(-len(prompts) // self.replicas)
+        return [list(range(start, min(start + size, len(prompts)))) for start in range(0, len(prompts), size)]
+
+    def generate(self, prompts: list[list[dict[str, str]]], n: int, sampling: SamplingParams) -> list[list[Sample]]:
+        if n < 1:
+            raise ValueError(f"n must be >= 1, got {n}")
+        if not prompts:
+            return []
+        ray = self._start()
+        from ray.exceptions import RayActorError, RayTaskError
+
+        chunks = self._chunks(prompts)
+        results: list[list[Sample] | None] = [None] * len(prompts)
+        todo = deque(range(len(chunks)))
+        tries = [0] * len(chunks)
+        idle = deque(range(len(self._actors)))
+        running: dict[Any, tuple[int, int]] = {}  # object ref -> (replica slot, chunk)
+        done = 0
+        while todo or running:
+            while todo and idle:  # one chunk per replica at a time: the free one takes the next
+                slot, c = idle.popleft(), todo.popleft()
+                ref = self._actors[slot].generate.remote([prompts[i] for i in chunks[c]], n, sampling)
+                running[ref] = (slot, c)
+            ready, _ = ray.wait(list(running), num_returns=1)
+            slot, c = running.pop(ready[0])
+            try:
+                samples = ray.get(ready[0])
+            except RayActorError as e:  # the replica died (or is unreachable): its chunk goes again
+                tries[c] += 1
+                if tries[c] > self.replica_retries:
+                    raise RuntimeError(f"rollout replicas died {tries[c]} times on the same {len(chunks[c])} "
+                                       f"prompts (replica_retries={self.replica_retries}); last: "
+                                       f"{_one_line(e)}") from None
+                self._replace(ray, slot, e)
+                todo.appendleft(c)
+            except RayTaskError as e:  # the backend raised inside a live replica: a real error
+                cause = e.cause if e.cause is not None else e
+                raise RuntimeError(f"rollout replica {slot} failed: {type(cause).__name__}: "
+                                   f"{_one_line(cause)}") from None
+            else:
+                if len(samples) != len(chunks[c]):
+                    raise RuntimeError(f"replica {slot} returned {len(samples)} results for {len(chunks[c])} prompts")
+                for i, group in zip(chunks[c], samples, strict=True):
+                    results[i] = group
+                done += len(chunks[c])
+                if self.progress is not None:
+                    self.progress(done)
+            idle.append(slot)
+        return results  # type: ignore[return-value]
+
+    def close(self) -> None:
+        """Stop the replicas (their engines free the GPU with the process); Ray itself stays up."""
+        if not self._actors:
+            return
+        import ray
+
+        actors, self._actors = self._actors, []
+        if ray.is_initialized():
+            try:  # a clean engine shutdown first (vLLM frees its GPU memory), then the actor goes
+                ray.get([a.close.remote() for a in actors], timeout=60)
+            except Exception as e:  # noqa: BLE001 - a dead replica has nothing left to close
+                log.debug("closing rollout replicas: %s", _one_line(e))
+            for a in actors:
+                ray.kill(a, no_restart=True)
+
+
+def _one_line(e: BaseException) -> str:
+    text = " ".join(str(e).split())
+    return text[:300] or type(e).__name__
