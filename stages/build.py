@@ -1,4 +1,4 @@
-"""`microcoder build`: curated Hub-layout shards, the dataset card, plots and stats."""
+"""`microcoder build`: curated Hub-layout shards, the dataset card, plots and stats (pipeline/build.py)."""
 
 from __future__ import annotations
 
@@ -7,25 +7,29 @@ from typing import Annotated
 
 import typer
 
-from stages.common import ParamsOpt, SetOpt
+from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
+
+CONFIG = ("build", "pipeline.build:BuildConfig")
 
 
 def main(
-    problems: Annotated[Path, typer.Option(help="Filtered problems.")] = Path("data/filtered/problems.parquet"),
+    problems: Annotated[Path, typer.Option(help="Filtered problems (parquet file/dir or jsonl).")] = Path("data/filtered/problems.parquet"),
     out_dir: Annotated[Path, typer.Option(help="Output directory (the dataset folder).")] = Path("data/curated"),
-    data_dir: Annotated[Path, typer.Option(help="Where the upstream stages' stats.json live.")] = Path("data"),
+    data_dir: Annotated[Path, typer.Option(help="Where the upstream stages' stats.json and settings.json live (for the card).")] = Path("data"),
     params: ParamsOpt = Path("params.yaml"),
     set_: SetOpt = None,
+    progress: ProgressOpt = True,
+    debug: DebugOpt = False,
 ) -> None:
-    import logging
+    from pipeline.stage import run_stage
 
-    from pipeline.hub import BuildConfig, run_build
-    from pipeline.inputs import stage_config, stage_errors
+    def body() -> None:
+        from pipeline.build import BuildConfig, run_build
+        from pipeline.stage import load_config
 
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    with stage_errors("build"):
-        cfg = stage_config(BuildConfig, "build", params, set_)
+        cfg = load_config(BuildConfig, "build", params, set_)
         s = run_build(cfg, problems, out_dir, data_dir=data_dir, params_path=params)
-    typer.echo(f"build: {s['name']} v{s['version']}: {s['problems']} problems in {s['shards']} shard(s) "
-               f"-> {out_dir} ({s['rejected']} of {s['problems_in']} input records rejected); "
-               f"by source {s['by_source']}")
+        typer.echo(f"build: {cfg.name} v{cfg.version}: read {s['read']}, kept {s['kept']} in {s['shards']} shard(s), "
+                   f"rejected {s['rejected']} {s['rejected_by_reason']} -> {out_dir}; by source {s['by_source']}")
+
+    run_stage("build", body, debug)

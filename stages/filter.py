@@ -1,4 +1,5 @@
-"""`microcoder filter`: pass-rate band plus the optional calibrated LLM difficulty prediction."""
+"""`microcoder filter`: pass-rate band plus the optional calibrated LLM difficulty prediction
+(pipeline/difficulty/filter.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from typing import Annotated
 
 import typer
 
-from stages.common import ParamsOpt, SetOpt
+from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
+
+CONFIG = ("filter", "pipeline.difficulty.filter:FilterConfig")
 
 
 def main(
@@ -16,18 +19,21 @@ def main(
     out_dir: Annotated[Path, typer.Option(help="Output directory.")] = Path("data/filtered"),
     params: ParamsOpt = Path("params.yaml"),
     set_: SetOpt = None,
+    progress: ProgressOpt = True,
+    debug: DebugOpt = False,
 ) -> None:
-    import logging
+    from pipeline.stage import run_stage
 
-    from pipeline.difficulty.filter import FilterConfig, run_filter
-    from pipeline.inputs import stage_config, stage_errors
+    def body() -> None:
+        from pipeline.difficulty.filter import FilterConfig, run_filter
+        from pipeline.stage import load_config
 
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    with stage_errors("filter"):
-        cfg = stage_config(FilterConfig, "filter", params, set_)
+        cfg = load_config(FilterConfig, "filter", params, set_)
         r = run_filter(cfg, problems, rollouts, out_dir)
-    cal = r["calibration"]
-    fit = (f"calibration {cal['method']}: cv_mae {cal['cv_mae']} (baseline {cal['baseline_mae']})"
-           if cal.get("fitted") else f"no calibration ({cal['reason']})")
-    typer.echo(f"filter: {r['problems_in']} problems -> {r['kept']} kept, {r['rejected']} rejected; "
-               f"by reason {r['by_reason']}; {fit}")
+        cal = r["calibration"]
+        fit = (f"calibration {cal['method']}: cv_mae {cal['cv_mae']} (baseline {cal['baseline_mae']})"
+               if cal.get("fitted") else f"no calibration ({cal['reason']})")
+        typer.echo(f"filter: read {r['read']}, kept {r['kept']} {r['kept_by_reason']}, rejected {r['rejected']} "
+                   f"{r['rejected_by_reason']}; {fit}")
+
+    run_stage("filter", body, debug)

@@ -1,4 +1,4 @@
-"""`microcoder publish`: push a dataset version to the Hugging Face Hub (off unless enabled)."""
+"""`microcoder publish`: push a dataset version to the Hugging Face Hub, off unless enabled (pipeline/publish.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from typing import Annotated
 
 import typer
 
-from stages.common import ParamsOpt, SetOpt
+from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
+
+CONFIG = ("publish", "pipeline.publish:PublishConfig")
 
 
 def main(
@@ -15,14 +17,18 @@ def main(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print exactly what would be uploaded; upload nothing.")] = False,
     params: ParamsOpt = Path("params.yaml"),
     set_: SetOpt = None,
+    progress: ProgressOpt = True,
+    debug: DebugOpt = False,
 ) -> None:
     """Needs HF_TOKEN (a write token) for a real upload; the tag is the build version."""
-    from pipeline.hub import PublishConfig, PublishError, format_plan, publish, publish_plan
-    from pipeline.inputs import stage_config, stage_errors
+    from pipeline.stage import run_stage
 
-    with stage_errors("publish"):
-        cfg = stage_config(PublishConfig, "publish", params, set_)
-    try:
+    def body() -> None:
+        from pipeline.inputs import require_input
+        from pipeline.publish import PublishConfig, format_plan, publish, publish_plan
+        from pipeline.stage import load_config
+
+        cfg = load_config(PublishConfig, "publish", params, set_)
         if dry_run:
             typer.echo("dry run: nothing is uploaded\n" + format_plan(publish_plan(cfg, curated)))
             return
@@ -30,8 +36,7 @@ def main(
             typer.echo("publish: disabled (publish.enabled is false); nothing uploaded. "
                        "Use --dry-run to see what would be, --set enabled=true to upload.")
             return
-        result = publish(cfg, curated)
-    except PublishError as e:
-        typer.echo(f"publish: error: {e}", err=True)
-        raise typer.Exit(1) from None
-    typer.echo(format_plan(result) + f"\npublished: commit {result['commit']} tagged {result['tag']}")
+        result = publish(cfg, require_input(curated, "built dataset folder"))
+        typer.echo(format_plan(result) + f"\npublished: commit {result['commit']} tagged {result['tag']}")
+
+    run_stage("publish", body, debug)

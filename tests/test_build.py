@@ -7,8 +7,9 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from pipeline.build import BuildConfig, parse_size, run_build
+from pipeline.card import size_category
 from pipeline.difficulty.filter import FilterConfig, run_filter
-from pipeline.hub import BuildConfig, parse_size, run_build, size_category
 from pipeline.io import read_problems, write_json, write_problems
 from pipeline.rollout.runner import write_shard
 from pipeline.schema import Problem, TestCase
@@ -54,7 +55,7 @@ def test_build_layout_card_and_load_dataset(filtered, tmp_path):
     n = len(shards)
     assert n > 1 and [s.name for s in shards] == [f"train-{i:05d}-of-{n:05d}.parquet" for i in range(n)]
     rows = [r for s in shards for r in pq.read_table(s).to_pylist()]
-    assert len(rows) == 12 == stats["problems"]
+    assert len(rows) == 12 == stats["kept"] == stats["read"] and stats["rejected"] == 0
 
     # The card's numbers are the shards' numbers.
     assert stats["by_source"] == dict(Counter(r["source"] for r in rows))
@@ -70,10 +71,14 @@ def test_build_layout_card_and_load_dataset(filtered, tmp_path):
     assert "text-generation" in front["task_categories"] and "code" in front["tags"]
     assert "# MicroCoder-Dataset v1.2.3" in card
     assert "| codeforces | 6 |" in card and "| functional | 4 |" in card
-    assert "| exact_duplicates | 5 |" in card and "No `validation` stats were found" in card
+    assert "| exact_duplicates | 5 |" in card and "No `validate` stats were found" in card
     assert "max_pass_rate: 0.75" in card and stats["git_revision"] in card
+    # stats.json: the build's own figures in the shared vocabulary, no upstream copies, no settings.
     saved = json.loads((out / "stats.json").read_text())
-    assert saved["by_source"] == stats["by_source"] and saved["upstream"]["dedup"]["near_duplicates"] == 3
+    assert saved["by_source"] == stats["by_source"] and saved["unit"] == "problems"
+    assert saved["read"] == saved["kept"] + saved["rejected"] == 12
+    assert "upstream" not in saved and "version" not in saved and "near_duplicates" not in json.dumps(saved)
+    assert json.loads((out / "settings.json").read_text())["version"] == "1.2.3"
 
     # Training view: chat prompt, tests, checker, metadata.
     r = next(r for r in rows if r["id"] == "p03")
@@ -106,7 +111,7 @@ def test_build_layout_card_and_load_dataset(filtered, tmp_path):
 
 
 def test_helpers():
-    from pipeline.hub import card_license
+    from pipeline.card import card_license
 
     assert card_license({"Apache-2.0": 3}) == "apache-2.0"
     assert card_license({"MIT": 3, "unknown": 1}) == "other" and card_license({"MIT": 1, "CC BY 4.0": 2}) == "other"
@@ -130,7 +135,9 @@ def test_bad_records_unfiltered_input_and_accounting(tmp_path):
     assert "tests: empty" in rejects["no-tests"] and rejects["p01"].startswith("duplicate id")
     assert "cannot build the training prompt" in rejects["p00"]  # functional, asked for C++
     assert sorted(rejects) == ["no-tests", "p00", "p01", "p03"]
-    assert stats["problems_in"] == 6 == stats["problems"] + stats["rejected"] and stats["problems"] == 2
+    assert stats["read"] == 6 == stats["kept"] + stats["rejected"] and stats["kept"] == 2
+    assert stats["rejected_by_reason"] == {"cannot build the training prompt": 2, "duplicate id": 1,
+                                         "invalid record": 1}
     rows = pq.read_table(out / "data" / "train-00000-of-00001.parquet").to_pylist()
     assert [r["id"] for r in rows] == ["p01", "p02"] and rows[0]["statement"].startswith("Problem 1.")
     assert rows[0]["pass_rate"] is None and rows[0]["selection_reason"] is None  # columns there, null
@@ -154,7 +161,7 @@ def test_empty_or_missing_input_is_an_error_and_keeps_the_previous_build(tmp_pat
 
 
 def test_shards_are_swapped_in_whole(tmp_path, monkeypatch):
-    import pipeline.hub as hub
+    import pipeline.build as build
     from training.data import load_training_problems
 
     out = tmp_path / "curated"
@@ -175,10 +182,10 @@ def test_shards_are_swapped_in_whole(tmp_path, monkeypatch):
         return real(*a, **kw)
 
     write_problems(tmp_path / "few.parquet", [problem(i) for i in range(20, 26)])
-    monkeypatch.setattr(hub.pq, "write_table", dying)
+    monkeypatch.setattr(build.pq, "write_table", dying)
     with pytest.raises(KeyboardInterrupt):
         run_build(cfg, tmp_path / "few.parquet", out, data_dir=tmp_path, params_path=tmp_path / "none")
-    monkeypatch.setattr(hub.pq, "write_table", real)
+    monkeypatch.setattr(build.pq, "write_table", real)
     assert sorted(p.name for p in (out / "data").iterdir()) == first and not list(out.glob(".data-*"))
     assert len(load_training_problems(out).problems) == 12
 
@@ -192,7 +199,7 @@ def test_shards_are_swapped_in_whole(tmp_path, monkeypatch):
 
 
 def test_no_empty_shard(tmp_path):
-    from pipeline.hub import training_table, write_shards
+    from pipeline.build import training_table, write_shards
 
     table, _ = training_table([problem(i) for i in (1, 2, 4, 5, 7)], BuildConfig())
     paths = write_shards(table, tmp_path, max_shard_bytes=table.nbytes // 4 + 1)  # 4 by size -> 2 rows each -> 3
@@ -201,15 +208,16 @@ def test_no_empty_shard(tmp_path):
 
 
 def test_card_shows_each_stages_effective_settings_with_secrets_redacted(filtered):
-    """A stage run with `--set` records what it ran with; the card shows that, not params.yaml,
-    and never a secret-looking value."""
+    """A stage run with `--set` records what it ran with (settings.json); the card shows that, not
+    params.yaml, and never a secret-looking value."""
     tmp, data, params = filtered
-    stats = json.loads((data / "filtered" / "stats.json").read_text())
-    assert stats["config"]["max_pass_rate"] == FilterConfig().max_pass_rate
-    write_json(data / "filtered" / "stats.json", {**stats, "config": {**stats["config"], "max_pass_rate": 0.6}})
-    write_json(data / "rollouts" / "stats.json", {"samples": 8, "this_run": {"seconds": 1.5}, "config": {
+    settings = json.loads((data / "filtered" / "settings.json").read_text())
+    assert settings["max_pass_rate"] == FilterConfig().max_pass_rate
+    write_json(data / "filtered" / "settings.json", {**settings, "max_pass_rate": 0.6})
+    write_json(data / "rollouts" / "stats.json", {"samples": 8, "this_run": {"seconds": 1.5}})
+    write_json(data / "rollouts" / "settings.json", {
         "backend": "openai", "backend_options": {"api_key": "sk-live-123", "api_key_env": "OPENAI_API_KEY"},
-        "max_tokens": 64}})
+        "max_tokens": 64})
     run_build(BuildConfig(version="1.2.3"), data / "filtered" / "problems.parquet", data / "curated", data_dir=data,
               params_path=params)
     card = (data / "curated" / "README.md").read_text()

@@ -72,11 +72,17 @@ def test_band_only(stage_inputs):
     assert rejects["p00"]["reason"].startswith("too_easy: pass rate 1.000 (4/4 samples)")
     assert rejects["p10"]["reason"].startswith("unmeasured: no rollouts and no calibrated prediction")
     assert report["by_reason"] == {"in_band": 6, "too_easy": 2, "unmeasured": 4, "unsolved": 2}
-    assert report["kept"] + report["rejected"] == report["problems_in"] == 14
+    assert report["kept"] + report["rejected"] == report["read"] == 14
     assert report["rollouts_not_in_problems"] == 1 and report["system_errors"] == 1
     assert report["calibration"] == {"fitted": False, "reason": "predictor disabled"}
+    # stats.json: the shared vocabulary and the filter's figures; the settings apart.
     stats = json.loads((tmp / "out" / "stats.json").read_text())
-    assert stats["kept"] == 8 and stats["rejected"] == 6
+    assert stats == {"unit": "problems", "read": 14, "kept": 8, "rejected": 6,
+                     "rejected_by_reason": {"too_easy": 2, "unmeasured": 4},
+                     "kept_by_reason": {"in_band": 6, "unsolved": 2}, "measured": 10, "system_errors": 1,
+                     "rollouts_not_in_problems": 1}
+    settings = json.loads((tmp / "out" / "settings.json").read_text())
+    assert settings["max_pass_rate"] == 0.75 and settings["predict"]["calibration"] == "isotonic"
     schema = pq.read_schema(tmp / "out" / "problems.parquet")
     assert str(schema.field("predicted_pass_rate").type) == "double"
     assert str(schema.field("unsolved").type) == "bool"
@@ -126,8 +132,8 @@ def test_bad_and_duplicate_records_are_rejected_and_counted(stage_inputs):
     assert ("p04", "duplicate id: an earlier record with this id is kept") in rejects
     assert any(i == "no-tests" and "tests: empty" in why for i, why in rejects)
     assert any(i == "odd" and "style" in why for i, why in rejects)
-    assert report["problems_in"] == 17 == report["kept"] + report["rejected"] == sum(report["by_reason"].values())
-    assert report["by_reason"]["duplicate_id"] == 1 and report["by_reason"]["invalid_record"] == 2
+    assert report["read"] == 17 == report["kept"] + report["rejected"] == sum(report["by_reason"].values())
+    assert report["rejected_by_reason"]["duplicate_id"] == 1 and report["rejected_by_reason"]["invalid_record"] == 2
 
 
 def test_only_system_errors_is_unmeasured_with_the_reason(tmp_path):
@@ -159,3 +165,36 @@ def test_missing_or_stale_rollouts_are_errors(stage_inputs):
     write_shard(tmp / "rollouts" / "shards" / "part-00000.parquet", rows)
     report = run_filter(FilterConfig(), tmp / "validated.parquet", tmp / "rollouts", tmp / "out")
     assert report["measured"] == 1 and report["kept"] == 1 and report["by_reason"]["unmeasured"] == 13
+
+
+def test_predict_section_is_typed(tmp_path):
+    """`filter.predict` is a typed section: a wrong type or an unknown key is a one-line params error."""
+    from pipeline.difficulty.predict import PredictConfig
+    from pipeline.stage import ConfigError
+
+    cfg = config_from_params(FilterConfig, {"predict": {"enabled": True, "temperature": 1}})
+    assert isinstance(cfg.predict, PredictConfig) and cfg.predict.temperature == 1.0 and cfg.predict.enabled
+    with pytest.raises(ConfigError, match=r"unknown FilterConfig.predict params \['temprature'\]; valid: \["):
+        config_from_params(FilterConfig, {"predict": {"temprature": 0.5}})
+    with pytest.raises(ConfigError, match="FilterConfig.predict.retries`: expected int, got 'two'"):
+        config_from_params(FilterConfig, {"predict": {"retries": "two"}})
+    with pytest.raises(ConfigError, match="predict.weights must have exactly the keys"):
+        config_from_params(FilterConfig, {"predict": {"weights": {"edge_cases": 1.0}}})
+
+
+def test_filter_command_contract(stage_inputs):
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    tmp, _ = stage_inputs
+    runner = CliRunner()
+    args = ["filter", "--problems", str(tmp / "validated.parquet"), "--rollouts", str(tmp / "rollouts"),
+            "--out-dir", str(tmp / "out"), "--params", str(tmp / "none.yaml")]
+    r = runner.invoke(app, args)
+    assert r.exit_code == 0, r.output
+    assert "filter: read 14, kept 8 {'in_band': 6, 'unsolved': 2}, rejected 6 {'too_easy': 2, 'unmeasured': 4}" in r.output
+    r = runner.invoke(app, [*args, "--set", "predict.retries=two"])
+    assert r.exit_code == 2 and "filter: error: params `filter.predict.retries`: expected int" in r.output
+    r = runner.invoke(app, ["filter", "--help"])
+    assert r.exit_code == 0 and "predict.calibration" in r.output and "max_pass_rate" in r.output

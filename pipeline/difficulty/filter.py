@@ -2,8 +2,9 @@
 
 Every input record ends in `problems.parquet` (kept, with `selection_reason`) or in
 `rejects.jsonl` (with the reason: out of the band, unmeasured, or an invalid / duplicate record);
-`report.json` holds the calibration fit and its error, `stats.json` the counts
-(`problems_in = kept + rejected`, `by_reason` sums to `problems_in`).
+`stats.json` holds the counts in the shared vocabulary (`read = kept + rejected`, with
+`rejected_by_reason` and `kept_by_reason`), `settings.json` the settings, and `report.json` the
+same counts plus the histograms, the prediction and the calibration fit with its error.
 
 The rollouts must be those of this input: a missing rollouts folder, or samples judged against
 other tests than the problems have now (the rollout stage was not rerun), is an error.
@@ -19,7 +20,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from pipeline.config import config_from_params, settings_record
 from pipeline.difficulty.band import UNMEASURED, Band
 from pipeline.difficulty.calibrate import CalibrationError, fit_calibration
 from pipeline.difficulty.passrate import aggregate
@@ -27,6 +27,7 @@ from pipeline.difficulty.predict import DIMENSIONS, PredictConfig, predict_diffi
 from pipeline.inputs import DUPLICATE, InputError, load_problems, require_input
 from pipeline.io import RejectsWriter, write_json, write_problems
 from pipeline.schema import Problem
+from pipeline.stage import StageStats, write_stats
 
 log = logging.getLogger(__name__)
 
@@ -50,11 +51,11 @@ class FilterConfig:
     min_pass_rate: float = field(default=0.0, metadata={"help": "Drop problems whose pass rate is below this (0 keeps unsolved ones)."})
     max_pass_rate: float = field(default=0.75, metadata={"help": "Drop problems whose pass rate is above this (too easy)."})
     pass_k: int = field(default=4, metadata={"help": "k of the reported unbiased pass@k (null when fewer samples)."})
-    predict: dict[str, Any] = field(default_factory=dict, metadata={"help": "LLM difficulty predictor (PredictConfig fields)."})
+    predict: PredictConfig = field(default_factory=PredictConfig, metadata={
+        "help": "LLM difficulty prediction, calibrated on rolled-out problems (for problems without rollouts)."})
 
     def __post_init__(self) -> None:
         self.band = Band(self.min_pass_rate, self.max_pass_rate)
-        self.predictor = config_from_params(PredictConfig, self.predict)
         if self.pass_k < 1:
             raise ValueError("filter.pass_k must be >= 1")
 
@@ -83,15 +84,15 @@ def run_filter(cfg: FilterConfig, problems_path: str | Path, rollouts_dir: str |
     if orphan:
         log.warning("%d rolled-out problems are not in %s (ignored)", len(orphan), problems_path)
 
-    predictions = predict_difficulty(problems, cfg.predictor, predict_backend) if cfg.predictor.enabled else {}
-    calibrator, calibration = _calibrate(cfg.predictor, problems, stats, predictions)
+    predictions = predict_difficulty(problems, cfg.predict, predict_backend) if cfg.predict.enabled else {}
+    calibrator, calibration = _calibrate(cfg.predict, problems, stats, predictions)
 
     kept: list[Problem] = []
-    reasons: Counter[str] = Counter()
+    counts = StageStats(unit="problems", read=loaded.read)
+    kept_by_reason: Counter[str] = Counter()
     with RejectsWriter(out_dir / "rejects.jsonl", "filter") as rejects:
         for r in loaded.rejects:
-            reason = "duplicate_id" if r.reason == DUPLICATE else "invalid_record"
-            reasons[reason] += 1
+            counts.reject("duplicate_id" if r.reason == DUPLICATE else "invalid_record")
             rejects.add(r.id, r.reason, r.record)
         for p in problems:
             s = stats.get(p.id)
@@ -123,29 +124,31 @@ def run_filter(cfg: FilterConfig, problems_path: str | Path, rollouts_dir: str |
                     f" (prediction missing: {pred.error})" if pred and pred.error else "")
             cols["selection_reason"] = reason
             p.extra.update(cols)
-            reasons[reason] += 1
             if keep:
                 kept.append(p)
+                kept_by_reason[reason] += 1
             else:
+                counts.reject(reason)
                 rejects.add(p.id, f"{reason}: {detail}; band [{cfg.min_pass_rate}, {cfg.max_pass_rate}]", p)
-        n_rejected = len(rejects)
+    counts.kept = len(kept)
     write_problems(out_dir / "problems.parquet", kept, extra_schema=FILTER_COLUMNS)
 
     measured_rates = [s.pass_rate for pid, s in stats.items() if pid in ids and s.pass_rate is not None]
     missing = [pid for pid, pr in predictions.items() if pr.scores is None]
-    report = {
-        "config": settings_record(cfg),
-        "problems_in": loaded.read,
-        "kept": len(kept),
-        "rejected": n_rejected,
-        "by_reason": dict(sorted(reasons.items())),
+    counts.figures = {
+        "kept_by_reason": dict(sorted(kept_by_reason.items())),
         "measured": len(measured_rates),
-        "pass_rate_histogram_in": histogram(measured_rates),
-        "pass_rate_histogram_kept": histogram([p.extra["pass_rate"] for p in kept if p.extra["pass_rate"] is not None]),
         "system_errors": sum(s.n_system_errors for pid, s in stats.items() if pid in ids),
         "rollouts_not_in_problems": len(orphan),
+    }
+    stage_stats = write_stats(out_dir, counts, settings=cfg, stage="filter")
+    report = {
+        **stage_stats,
+        "by_reason": dict(sorted((counts.rejected_by_reason + kept_by_reason).items())),  # sums to read
+        "pass_rate_histogram_in": histogram(measured_rates),
+        "pass_rate_histogram_kept": histogram([p.extra["pass_rate"] for p in kept if p.extra["pass_rate"] is not None]),
         "prediction": {
-            "enabled": cfg.predictor.enabled,
+            "enabled": cfg.predict.enabled,
             "scored": len(predictions) - len(missing),
             "missing": len(missing),
             "missing_ids": missing[:100],
@@ -154,9 +157,6 @@ def run_filter(cfg: FilterConfig, problems_path: str | Path, rollouts_dir: str |
         "calibration": calibration,
     }
     write_json(out_dir / "report.json", report)
-    stage_stats = {k: report[k] for k in ("problems_in", "kept", "rejected", "by_reason", "measured")}
-    stage_stats["config"] = settings_record(cfg)  # the effective settings (`--set` included), for the dataset card
-    write_json(out_dir / "stats.json", stage_stats)
     return report
 
 

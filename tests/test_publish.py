@@ -6,8 +6,8 @@ from types import SimpleNamespace
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.hub import PublishConfig, PublishError, format_plan, publish, publish_plan
 from pipeline.io import write_json
+from pipeline.publish import PublishConfig, PublishError, format_plan, publish, publish_plan
 
 
 @pytest.fixture
@@ -20,7 +20,8 @@ def curated(tmp_path):
     (folder / ".data-retired").mkdir()  # left by an interrupted build
     (folder / ".data-retired" / "train-00000-of-00002.parquet").write_bytes(b"old")
     (folder / "rejects.jsonl").write_text("{}\n")  # the build's bookkeeping, not the dataset
-    write_json(folder / "stats.json", {"version": "0.3.0", "problems": 1})
+    write_json(folder / "stats.json", {"unit": "problems", "read": 1, "kept": 1, "rejected": 0})
+    write_json(folder / "settings.json", {"name": "MicroCoder-Dataset", "version": "0.3.0"})
     return folder
 
 
@@ -46,7 +47,7 @@ class FakeApi:
 def test_plan_lists_exactly_what_would_be_uploaded(curated):
     plan = publish_plan(PublishConfig(repo_id="me/microcoder"), curated)
     assert plan["tag"] == "v0.3.0" and plan["repo_type"] == "dataset" and plan["private"] is True
-    assert [f["path"] for f in plan["files"]] == ["README.md", "data/train-00000-of-00001.parquet", "stats.json"]
+    assert [f["path"] for f in plan["files"]] == ["README.md", "data/train-00000-of-00001.parquet", "settings.json", "stats.json"]
     assert plan["files"][1]["bytes"] == 123
     assert plan["total_bytes"] == sum((curated / f["path"]).stat().st_size for f in plan["files"])
     text = format_plan(plan)
@@ -74,7 +75,7 @@ def test_publish_creates_uploads_and_tags(curated):
     every = [p.relative_to(curated).as_posix() for p in curated.rglob("*") if p.is_file()]
     sent = sorted(filter_repo_objects(every, allow_patterns=api.calls[1][1]["allow_patterns"]))
     assert sent == [f["path"] for f in result["files"]] == ["README.md", "data/train-00000-of-00001.parquet",
-                                                           "stats.json"]
+                                                           "settings.json", "stats.json"]
 
 
 def test_publish_refuses_an_existing_version(curated):
@@ -129,4 +130,11 @@ def test_publish_command(curated, tmp_path, monkeypatch):
     r = runner.invoke(app, ["publish", "--curated", str(curated), "--params", str(params)])
     assert r.exit_code == 0 and "disabled" in r.output
     r = runner.invoke(app, ["publish", "--curated", str(curated), "--params", str(params), "--set", "enabled=true"])
-    assert r.exit_code == 1 and "HF_TOKEN is not set" in r.output
+    assert r.exit_code == 2 and "publish: error: HF_TOKEN is not set" in r.output and "Traceback" not in r.output
+    # The contract's error path: a bad --set, a missing build, one line and exit status 2.
+    r = runner.invoke(app, ["publish", "--curated", str(curated), "--params", str(params), "--set", "nope=1"])
+    assert r.exit_code == 2 and "unknown publish params ['nope']; valid: [" in r.output
+    r = runner.invoke(app, ["publish", "--curated", str(tmp_path / "absent"), "--params", str(params), "--dry-run"])
+    assert r.exit_code == 2 and "run `microcoder build` first" in r.output and len(r.output.strip().splitlines()) == 1
+    r = runner.invoke(app, ["publish", "--help"])
+    assert all(f in r.output for f in ("repo_id", "tag_prefix", "token_env", "endpoint"))

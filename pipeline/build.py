@@ -1,0 +1,257 @@
+"""The build stage: Hub-layout shards (the training view), the dataset card, DVC plot data and the
+build's stats, from the filter stage's problems.
+
+Layout of `data/curated/` (what `datasets.load_dataset("data/curated")` reads):
+    README.md                         card with YAML front matter (configs, license, ...)
+    data/train-00000-of-0000N.parquet the rows: the full Problem record + difficulty columns + prompt
+    plots/pass_rate_hist.csv          DVC plot data
+    plots/difficulty_by_source.csv
+    stats.json                        the build's figures (read = kept + rejected, by source, ...)
+    settings.json                     the build's settings (name, version, ...)
+    rejects.jsonl                     input records that cannot be built (invalid, duplicate id, no prompt)
+
+The shards are written into a hidden staging folder and swapped in whole, so a reader (the train
+stage) never sees a mix of two builds or a partial set, and a killed build leaves the previous
+one in place; the next build removes the leftovers.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.card import DEFAULT_TAGS, render_card, upstream_records
+from pipeline.config import settings_record
+from pipeline.inputs import InputError, load_problems
+from pipeline.io import RejectsWriter, atomic_path, problems_to_table, write_text_atomic
+from pipeline.rollout.prompts import build_messages
+from pipeline.stage import StageStats, write_stats
+
+log = logging.getLogger(__name__)
+
+STAGE = "build"
+MESSAGE_TYPE = pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))
+STAGING_PREFIX = ".data-"  # hidden staging / retired shard folders next to data/
+
+
+@dataclass
+class BuildConfig:
+    name: str = field(default="MicroCoder-Dataset", metadata={"help": "Dataset name (card title)."})
+    version: str = field(default="0.1.0", metadata={"help": "Dataset version (the Hub tag when published)."})
+    license: str | None = field(default=None, metadata={
+        "help": "Card license id; null = the rows' license when they all share one, else 'other' (per-row licenses are listed)."})
+    tags: list[str] = field(default_factory=lambda: list(DEFAULT_TAGS), metadata={"help": "Card tags."})
+    task_categories: list[str] = field(default_factory=lambda: ["text-generation"], metadata={"help": "Card task categories."})
+    max_shard_size: str = field(default="256MB", metadata={"help": "Target in-memory size of one shard (e.g. 256MB, 1GB)."})
+    language: str = field(default="python", metadata={"help": "Language asked for in the training prompts."})
+    thinking: bool = field(default=False, metadata={"help": "Thinking wording in the training prompts."})
+    system_prompt: str | None = field(default=None, metadata={"help": "System prompt of the training prompts (null = built-in)."})
+    include_reference_solutions: bool = field(default=True, metadata={"help": "Keep reference solutions in the rows."})
+
+    def __post_init__(self) -> None:
+        parse_size(self.max_shard_size)  # a bad size is a params error before any work
+
+
+def parse_size(text: str | int) -> int:
+    """`256MB` -> bytes (decimal units, as the Hub uses)."""
+    if isinstance(text, int):
+        return text
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?B)?\s*", str(text).upper())
+    if not m:
+        raise ValueError(f"bad size {text!r}; use e.g. 256MB or 1GB")
+    scale = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}[m.group(2) or "B"]
+    return int(float(m.group(1)) * scale)
+
+
+def git_revision(cwd: str | Path = ".") -> str:
+    """HEAD's commit, with `-dirty` when tracked files have uncommitted changes; `unknown` outside git."""
+    try:
+        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return rev + ("-dirty" if dirty else "")
+
+
+# --- shards -------------------------------------------------------------------------------------
+def training_table(problems, cfg: BuildConfig) -> tuple[pa.Table, list[tuple[Any, str]]]:
+    """The rows: every problem column (core first, then stage columns, the filter's always present)
+    plus `prompt` messages; and (problem, reason) for problems without a training prompt."""
+    from pipeline.difficulty.filter import FILTER_COLUMNS
+
+    rows, rejected = [], []
+    for p in problems:
+        try:
+            p.extra["prompt"] = build_messages(p, thinking=cfg.thinking, language=cfg.language,
+                                               system_prompt=cfg.system_prompt)
+        except ValueError as e:
+            rejected.append((p, f"cannot build the training prompt: {e}"))
+            continue
+        if not cfg.include_reference_solutions:
+            p.reference_solutions = []
+        rows.append(p)
+    extra = pa.schema(list(FILTER_COLUMNS) + [pa.field("prompt", MESSAGE_TYPE)])
+    table = problems_to_table(rows, extra_schema=extra)
+    for f in extra:  # an unfiltered input, or no rows at all: the columns are still there (null)
+        if f.name not in table.column_names:
+            table = table.append_column(f, pa.nulls(table.num_rows, f.type))
+    return table, rejected
+
+
+def write_shards(table: pa.Table, out_dir: Path, max_shard_bytes: int) -> list[Path]:
+    """Hub layout `data/train-0000k-of-0000N.parquet`, N from the table's in-memory size (like
+    `datasets.push_to_hub`), contiguous row ranges. The shards are staged in a hidden folder and
+    swapped in whole for the shards of an earlier build."""
+    data_dir = out_dir / "data"
+    retired = out_dir / f"{STAGING_PREFIX}retired"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for leftover in out_dir.glob(STAGING_PREFIX + "*"):  # from a build that was killed
+        log.warning("removing %s, left by an interrupted build", leftover)
+        shutil.rmtree(leftover, ignore_errors=True)
+    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX + "staging-", dir=out_dir))
+    try:
+        staging.chmod(0o755)  # mkdtemp makes it private; it becomes an ordinary output folder
+        n = max(1, min(table.num_rows, math.ceil(table.nbytes / max_shard_bytes)))
+        per = math.ceil(table.num_rows / n) if table.num_rows else 0
+        n = max(1, math.ceil(table.num_rows / per)) if per else 1  # no empty trailing shard
+        names = []
+        for i in range(n):
+            name = f"train-{i:05d}-of-{n:05d}.parquet"
+            pq.write_table(table.slice(i * per, per), staging / name, compression="zstd", row_group_size=1000)
+            names.append(name)
+        if data_dir.exists():
+            data_dir.rename(retired)
+            staging.rename(data_dir)
+            shutil.rmtree(retired)
+        else:
+            staging.rename(data_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return [data_dir / name for name in names]
+
+
+def dataset_info(table: pa.Table, shards: list[Path]) -> dict[str, Any]:
+    """The card's `dataset_info` (features, split sizes). Besides documenting the schema, it makes
+    `datasets`' cache key depend on the content: with only `configs` in the card, `load_dataset`
+    of a rebuilt folder (or of another folder with the same name) returns the old cached rows."""
+    from datasets import DatasetInfo, Features, SplitDict, SplitInfo
+
+    info = DatasetInfo(
+        features=Features.from_arrow_schema(table.schema),
+        splits=SplitDict({"train": SplitInfo(name="train", num_bytes=table.nbytes, num_examples=table.num_rows)}),
+        download_size=sum(p.stat().st_size for p in shards), dataset_size=table.nbytes, config_name="default",
+    )
+    return info._to_yaml_dict()
+
+
+# --- figures over the shards (DuckDB) ---------------------------------------------------------
+def shard_figures(shards: list[Path]) -> dict[str, Any]:
+    """The card's numbers, computed over the written shards (what a reader of the dataset gets)."""
+    import duckdb
+
+    con = duckdb.connect()
+    files = "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in shards) + "]"
+    con.execute(f"CREATE VIEW curated AS SELECT * FROM read_parquet({files})")
+
+    def rows(sql: str) -> list[tuple]:
+        return con.execute(sql).fetchall()
+
+    def counts(column: str) -> dict[str, int]:
+        return {("unknown" if k is None else str(k)): v for k, v in
+                rows(f"SELECT {column}, count(*) FROM curated GROUP BY 1 ORDER BY 2 DESC, 1")}
+
+    total, n_tests, max_tests, unsolved, measured, mean_pass = rows(
+        "SELECT count(*), sum(len(tests)), max(len(tests)), count(*) FILTER (WHERE unsolved), "
+        "count(pass_rate), avg(pass_rate) FROM curated")[0]
+    hist = {f"{i / 10:.1f}-{(i + 1) / 10:.1f}": 0 for i in range(10)}
+    for b, c in rows("SELECT least(floor(pass_rate * 10), 9)::INT AS b, count(*) FROM curated "
+                     "WHERE pass_rate IS NOT NULL GROUP BY 1"):
+        hist[list(hist)[b]] = c
+    by_source_difficulty = [
+        {"source": s, "difficulty": d or "unknown", "count": c, "mean_pass_rate": None if m is None else round(m, 4)}
+        for s, d, c, m in rows("SELECT source, difficulty, count(*), avg(pass_rate) FROM curated "
+                               "GROUP BY 1, 2 ORDER BY 1, 2 NULLS LAST")
+    ]
+    out = {
+        "rows_in_shards": total,
+        "tests": int(n_tests or 0),
+        "max_tests_per_problem": int(max_tests or 0),
+        "unsolved": unsolved,
+        "with_pass_rate": measured,
+        "mean_pass_rate": None if mean_pass is None else round(mean_pass, 4),
+        "by_source": counts("source"),
+        "by_style": counts("style"),
+        "by_difficulty": counts("difficulty"),
+        "by_platform": counts("platform"),
+        "by_license": counts("license"),
+        "by_selection_reason": counts("selection_reason"),
+        "pass_rate_histogram": hist,
+        "difficulty_by_source": by_source_difficulty,
+    }
+    con.close()
+    return out
+
+
+def write_plots(figures: dict[str, Any], plots_dir: Path) -> None:
+    """DVC plot data: the pass-rate histogram and the problems per source and difficulty."""
+    import polars as pl
+
+    hist = pl.DataFrame({"bin": list(figures["pass_rate_histogram"]),
+                         "count": list(figures["pass_rate_histogram"].values())})
+    by_source = pl.DataFrame(figures["difficulty_by_source"], schema={
+        "source": pl.String, "difficulty": pl.String, "count": pl.Int64, "mean_pass_rate": pl.Float64})
+    by_source = by_source.select("source", "difficulty", pl.format("{} / {}", "source", "difficulty").alias("label"),
+                                 "count", "mean_pass_rate")
+    for name, frame in (("pass_rate_hist.csv", hist), ("difficulty_by_source.csv", by_source)):
+        with atomic_path(plots_dir / name, ".csv") as tmp:
+            frame.write_csv(tmp)
+
+
+# --- the stage ------------------------------------------------------------------------------
+def run_build(cfg: BuildConfig, filtered_path: str | Path, out_dir: str | Path, *, data_dir: str | Path = "data",
+              params_path: str | Path = "params.yaml") -> dict[str, Any]:
+    """Build `out_dir` (see the module docs) from the filter stage's problems; returns its stats."""
+    out_dir = Path(out_dir)
+    max_shard_bytes = parse_size(cfg.max_shard_size)
+    loaded = load_problems(filtered_path, "build input")
+    table, unprompted = training_table(loaded.problems, cfg)
+    stats = StageStats(unit="problems", read=loaded.read)
+    with RejectsWriter(out_dir / "rejects.jsonl", STAGE) as rejects:
+        for r in loaded.rejects:
+            rejects.add(r.id, r.reason, r.record)
+            stats.reject(r.reason)
+        for p, reason in unprompted:
+            rejects.add(p.id, reason, p)
+            stats.reject(reason)
+    if not table.num_rows:  # `datasets` cannot load an empty shard, and an empty version helps no one
+        raise InputError(f"{filtered_path}: no problems to build ({loaded.read} input records, {stats.rejected} "
+                         f"rejected: see {out_dir / 'rejects.jsonl'}); the previous build, if any, is left as it was")
+    if stats.rejected:
+        log.warning("%d of %d input records cannot be built: see %s", stats.rejected, loaded.read,
+                    out_dir / "rejects.jsonl")
+    shards = write_shards(table, out_dir, max_shard_bytes)
+    figures = shard_figures(shards)
+    stats.kept = figures.pop("rows_in_shards")
+    stats.figures = {**figures, "shards": len(shards),
+                     "shard_files": [p.relative_to(out_dir).as_posix() for p in shards]}
+    data = stats.as_dict()  # checks read == kept + rejected: the shards hold every record not rejected
+    upstream, settings = upstream_records(data_dir, params_path)
+    settings["build"] = settings_record(cfg)
+    revision = git_revision(Path(params_path).resolve().parent if Path(params_path).exists() else ".")
+    card = render_card(cfg, data, upstream, settings, revision, dataset_info(table, shards))
+    write_text_atomic(out_dir / "README.md", card)
+    write_plots(data, out_dir / "plots")
+    write_stats(out_dir, stats, settings=cfg, stage=STAGE)
+    return {**data, "git_revision": revision}

@@ -1,0 +1,165 @@
+"""The dataset card (README.md of the curated folder): YAML front matter for the Hub, the build's
+figures, and each upstream stage's figures and settings for provenance.
+
+Upstream stages are read from their output folders: `stats.json` (figures only) and
+`settings.json` (the settings the stage ran with, `--set` overrides included); a stage that
+recorded no settings is shown with its params.yaml section.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pipeline.config import settings_record
+
+SHARD_PATTERN = "data/train-*"
+# Upstream stage -> its output folder under the data directory (in pipeline order).
+UPSTREAM = {"scrape": "raw", "dedup": "dedup", "testgen": "testgen", "validate": "validated",
+            "rollout": "rollouts", "filter": "filtered"}
+NOISE = ("this_run",)  # a run's own timing is noise in a card
+DEFAULT_TAGS = ["code", "competitive-programming", "reinforcement-learning", "rlvr", "microcoder"]
+CARD_SUMMARY = (
+    "Competitive-programming problems curated for reinforcement learning of coding models "
+    "(MicroCoder-Dataset): scraped, deduplicated and decontaminated, tests validated against "
+    "reference solutions, and filtered by the measured pass rate of policy rollouts so that "
+    "what remains is hard but learnable."
+)
+
+
+def _read_json(path: Path) -> Any:
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def upstream_records(data_dir: str | Path, params_path: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """({stage: figures or None}, {stage: settings}) of the upstream stages."""
+    data_dir = Path(data_dir)
+    params_path = Path(params_path)
+    all_params = (yaml.safe_load(params_path.read_text()) if params_path.is_file() else None) or {}
+    figures, settings = {}, {}
+    for stage, folder in UPSTREAM.items():
+        st = _read_json(data_dir / folder / "stats.json")
+        figures[stage] = st and {k: v for k, v in st.items() if k not in NOISE}
+        recorded = _read_json(data_dir / folder / "settings.json")
+        if isinstance(recorded, dict):
+            settings[stage] = settings_record(recorded)
+        elif stage in all_params:
+            settings[stage] = settings_record(all_params[stage])
+    return figures, settings
+
+
+def size_category(n: int) -> str:
+    for limit, label in [(10**3, "n<1K"), (10**4, "1K<n<10K"), (10**5, "10K<n<100K"), (10**6, "100K<n<1M"),
+                         (10**7, "1M<n<10M")]:
+        if n < limit:
+            return label
+    return "10M<n<100M"
+
+
+def card_license(by_license: dict[str, int]) -> str:
+    """The Hub license id shared by every row (`Apache-2.0` -> `apache-2.0`), else `other`."""
+    names = [k for k in by_license if k != "unknown"]
+    if len(names) == 1 and "unknown" not in by_license:
+        return names[0].strip().lower().replace(" ", "-")
+    return "other"
+
+
+def _test_strength(validation: dict[str, Any] | None) -> list[str]:
+    """The validate stage's known-wrong-solution figure, as a sentence of the card (none without one)."""
+    w = (validation or {}).get("wrong_solutions") or {}
+    if not w.get("ran"):
+        return []
+    return [f"Test strength: on the {w['problems_with_wrong_solutions']} problems whose source ships known-wrong "
+            f"solutions, the kept tests catch {w['caught']} of the {w['ran']} that ran ({w['share_caught']:.1%}); "
+            f"the caps on the number and size of tests cost {w['lost_to_caps']} of them (validate stage)."]
+
+
+def _generated_strength(testgen: dict[str, Any] | None) -> list[str]:
+    """The testgen stage's mutant figures, as a sentence of the card (none without a run that made mutants)."""
+    m = (testgen or {}).get("mutants") or {}
+    if not m.get("mutants"):
+        return []
+    return [f"Generated tests: the testgen stage added {testgen.get('tests_added', 0)} tests to "
+            f"{testgen.get('problems_augmented', 0)} problems. Of {m['mutants']} simple mutants of the references "
+            f"(flipped comparisons, constants +1, min/max swaps) on {m['problems']} problems, the examples alone "
+            f"kill {m['kill_rate_examples']:.1%} and the examples plus generated tests {m['kill_rate_with_generated']:.1%}."]
+
+
+def _md_table(header: list[str], rows: list[list[Any]]) -> str:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join("" if v is None else str(v).replace("|", "\\|") for v in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def _flat_numbers(d: dict[str, Any], prefix: str = "") -> list[list[Any]]:
+    """Scalar entries of a stats.json, nested objects one level deep (`a.b`), as table rows."""
+    out = []
+    for k, v in d.items():
+        if isinstance(v, dict) and not prefix:
+            out += _flat_numbers(v, f"{k}.")
+        elif isinstance(v, (int, float, str, bool)):
+            out.append([f"{prefix}{k}", v])
+    return out
+
+
+def _counts(title: str, label: str, counts: dict[str, int]) -> str:
+    return f"### {title}\n" + _md_table([label, "problems"], [[k, v] for k, v in counts.items()])
+
+
+def render_card(cfg, stats: dict[str, Any], upstream: dict[str, Any], settings: dict[str, Any],
+                revision: str, info: dict[str, Any] | None = None) -> str:
+    """The card of build config `cfg` (pipeline.build.BuildConfig) with the build's `stats`."""
+    front = {
+        "pretty_name": cfg.name,
+        "license": cfg.license or card_license(stats["by_license"]),
+        "size_categories": [size_category(stats["kept"])],
+        "task_categories": list(cfg.task_categories),
+        "tags": list(cfg.tags),
+        **({"dataset_info": info} if info else {}),
+        "configs": [{"config_name": "default", "data_files": [{"split": "train", "path": SHARD_PATTERN}]}],
+    }
+    s = stats
+    parts = [
+        "---\n" + yaml.safe_dump(front, sort_keys=False) + "---",
+        f"# {cfg.name} v{cfg.version}",
+        CARD_SUMMARY,
+        "## Contents",
+        f"{s['kept']} problems ({s['tests']} test cases, at most {s['max_tests_per_problem']} per problem) in "
+        f"{s['shards']} shard(s) under `data/`. {s['with_pass_rate']} problems have a measured pass rate "
+        f"(mean {s['mean_pass_rate']}); {s['unsolved']} were never solved by the policy and are marked `unsolved`."
+        + (f" {s['rejected']} of the build's {s['read']} input records could not be built (invalid, a duplicate "
+           "id, or no training prompt) and are listed in the build's `rejects.jsonl`." if s.get("rejected") else ""),
+        "Each row is a full problem record (statement, style, starter code / entry point, tests, checker, "
+        "limits, metadata) plus the difficulty columns of the filter (`pass_rate`, `n_samples`, `pass_at_k`, "
+        "`unsolved`, `difficulty_scores`, `predicted_difficulty`, `predicted_pass_rate`, `selection_reason`) "
+        "and `prompt`, the chat messages used for training (explicit stdin/stdout or function-completion "
+        "instructions). Functional tests hold one JSON value per argument line and the JSON of the return value.",
+        "```python\nfrom datasets import load_dataset\nds = load_dataset(\"<this repo or folder>\", split=\"train\")\n```",
+        *_generated_strength(upstream.get("testgen")),
+        *_test_strength(upstream.get("validate")),
+        "## Statistics",
+        _counts("By source", "source", s["by_source"]),
+        _counts("By style", "style", s["by_style"]),
+        _counts("By difficulty (source label)", "difficulty", s["by_difficulty"]),
+        "### Difficulty by source\n" + _md_table(["source", "difficulty", "problems", "mean pass rate"],
+                                                 [[r["source"], r["difficulty"], r["count"], r["mean_pass_rate"]]
+                                                  for r in s["difficulty_by_source"]]),
+        "### Pass-rate histogram (policy rollouts)\n" + _md_table(["pass rate", "problems"],
+                                                                  [[k, v] for k, v in s["pass_rate_histogram"].items()]),
+        _counts("Selection", "reason", s["by_selection_reason"]),
+        _counts("Licenses", "license", s["by_license"]),
+        "## Provenance",
+    ]
+    for stage, st in upstream.items():
+        if st is None:
+            parts.append(f"### {stage}\nNo `{stage}` stats were found when this version was built.")
+        else:
+            parts.append(f"### {stage}\n" + _md_table(["count", "value"], _flat_numbers(st)))
+    parts.append(f"Built from git revision `{revision}` with these settings (each stage's effective settings as its "
+                 "settings.json records them, command-line overrides included; params.yaml where a stage recorded "
+                 "none):\n\n```yaml\n"
+                 + yaml.safe_dump(settings, sort_keys=True).rstrip() + "\n```")
+    return "\n\n".join(parts) + "\n"
