@@ -7,7 +7,10 @@ from typing import Annotated
 
 import typer
 
-from stages.common import ParamsOpt, SetOpt
+from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
+
+CONFIG = ("testgen", "pipeline.testgen.stage:TestgenConfig")
+JUDGES = True
 
 
 def main(
@@ -15,25 +18,21 @@ def main(
     out_dir: Annotated[Path, typer.Option(help="Output directory.")] = Path("data/testgen"),
     params: ParamsOpt = Path("params.yaml"),
     set_: SetOpt = None,
-    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    progress: ProgressOpt = True,
+    debug: DebugOpt = False,
 ) -> None:
-    from pipeline import io
-    from pipeline.config import config_from_params
-    from pipeline.params import load_params
-    from pipeline.testgen.stage import STAGE, TestgenConfig, testgen_problems
+    from pipeline.stage import run_stage
 
-    cfg = config_from_params(TestgenConfig, load_params("testgen", params, set_))
-    items = io.read_problems(problems)
-    result = testgen_problems(items, cfg, progress=progress)
-    io.write_problems(out_dir / "problems.parquet", result.kept)
-    with io.RejectsWriter(out_dir / "rejects.jsonl", STAGE) as rejects:
-        for p, reason in result.rejects:
-            rejects.add(p.id, reason, p)
-    io.write_jsonl(out_dir / "report.jsonl", result.report)
-    io.write_json(out_dir / "stats.json", result.stats)
-    s = result.stats
-    m = s["mutants"]
-    typer.echo(f"testgen: {s['read']} problems -> {s['problems_augmented']} augmented, "
-               f"{s['tests_added']} tests added {s['tests_added_by_method']}; mutants killed "
-               f"{m['killed_by_examples']}/{m['mutants']} by examples, {m['killed_with_generated']}/{m['mutants']} "
-               f"with generated tests ({s['wall_s']} s)")
+    def body() -> None:
+        from pipeline.stage import load_config, load_evaluator_config
+        from pipeline.testgen.stage import TestgenConfig, run_testgen
+
+        cfg = load_config(TestgenConfig, "testgen", params, set_)
+        s = run_testgen(cfg, problems, out_dir, evaluator=load_evaluator_config(params, set_), progress=progress)
+        m = s["mutants"]
+        typer.echo(f"testgen: read {s['read']}, kept {s['kept']} ({s['problems_augmented']} augmented), rejected "
+                   f"{s['rejected']} {s['rejected_by_reason']}; {s['tests_added']} tests added "
+                   f"{s['tests_added_by_method']}; mutants killed {m['killed_by_examples']}/{m['mutants']} by examples, "
+                   f"{m['killed_with_generated']}/{m['mutants']} with generated tests ({s['wall_s']} s)")
+
+    run_stage("testgen", body, debug)

@@ -9,10 +9,11 @@ from dataclasses import replace
 
 import pytest
 
+from pipeline.evaluator.config import EvaluatorConfig
 from pipeline.schema import Problem, ReferenceSolution, TestCase
 from pipeline.testgen import stage as stage_mod
 from pipeline.testgen.space import parse_input
-from pipeline.testgen.stage import TestgenConfig, testgen_problems
+from pipeline.testgen.stage import GeneratorModelConfig, TestgenConfig, testgen_problems
 from pipeline.testgen.stdio import Generator
 
 STATEMENT = """Return the largest element of nums that is at most k, or -1.
@@ -56,9 +57,12 @@ def functional(pid: str, *refs: str, tests=None) -> Problem:
 
 
 def cfg(tmp_path, **kw) -> TestgenConfig:
-    base = {"target_tests": 12, "workers": 1, "mutants": 4, "batch_size": 8,
+    base = {"target_tests": 12, "mutants": 4, "batch_size": 8,
             "cache_path": str(tmp_path / "cache.sqlite")}
     return TestgenConfig(**{**base, **kw})
+
+
+EV = EvaluatorConfig(workers=1)  # the params' evaluator section, as the stage reads it
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +75,7 @@ def run(tmp_path_factory):
         functional("no-ref"),
         functional("enough", REFERENCE, tests=[TestCase(f"[{i}]\n{i}", str(i)) for i in range(12)]),
     ]
-    return problems, testgen_problems(problems, cfg(tmp), progress=False), tmp
+    return problems, testgen_problems(problems, cfg(tmp), evaluator=EV, progress=False), tmp
 
 
 def test_generated_tests_carry_reference_outputs_and_provenance(run):
@@ -103,11 +107,11 @@ def test_inputs_the_references_crash_on_or_disagree_on_are_dropped(run):
 
 def test_every_record_accounted_for_and_stats(run):
     problems, result, _ = run
-    assert [p.id for p in result.kept] == [p.id for p in problems] and result.rejects == []
+    assert [p.id for p in result.kept] == [p.id for p in problems]
     by_id = {p.id: p for p in result.kept}
     assert by_id["no-ref"] == problems[3] and by_id["enough"] == problems[4]  # passed through unchanged
-    s = result.stats
-    assert s["read"] == s["kept"] == 5 and s["rejected"] == 0
+    s = result.stats.as_dict()
+    assert s["unit"] == "problems" and s["read"] == s["kept"] == 5 and s["rejected"] == 0
     assert s["passed_through_by_reason"] == {"enough tests already": 1, "no reference solution": 1}
     assert s["tests_added"] == sum(len(p.tests) - len(q.tests) for p, q in zip(result.kept, problems, strict=True))
     assert s["tests_added"] == sum(s["tests_added_by_method"].values())
@@ -120,7 +124,8 @@ def test_every_record_accounted_for_and_stats(run):
 
 def test_a_reference_that_times_out_drops_the_input(tmp_path):
     slow = REFERENCE.replace("        ans = -1\n", "        ans = -1\n        while k == 50:\n            pass\n")
-    result = testgen_problems([functional("slow", slow)], cfg(tmp_path, mutants=0, target_tests=10), progress=False)
+    result = testgen_problems([functional("slow", slow)], cfg(tmp_path, mutants=0, target_tests=10), evaluator=EV,
+                              progress=False)
     rep = result.report[0]
     assert rep["dropped"].get("reference TLE", 0) > 0
     assert all(parse_input(t.input, 2)[1] != 50 for t in result.kept[0].tests[1:])
@@ -133,7 +138,7 @@ def test_cached_rerun_executes_nothing(run, monkeypatch):
         raise AssertionError("a cached problem was regenerated")
 
     monkeypatch.setattr(stage_mod, "_process_batch", boom)
-    again = testgen_problems(problems, cfg(tmp), progress=False)
+    again = testgen_problems(problems, cfg(tmp), evaluator=EV, progress=False)
     assert [p.tests for p in again.kept] == [p.tests for p in result.kept]
     assert [p.meta for p in again.kept] == [p.meta for p in result.kept]
 
@@ -163,7 +168,7 @@ def test_stdio_authored_generator_validator_and_references(tmp_path):
     gens.write_text(json.dumps({"id": "sum", "generator": GENERATOR, "validator": VALIDATOR}) + "\n")
     no_gen = replace(p, id="sum-without-generator")
     result = testgen_problems([p, no_gen], cfg(tmp_path, target_tests=10, mutants=2, stdio_generators=str(gens)),
-                              progress=False)
+                              evaluator=EV, progress=False)
     out = result.kept[0]
     gen = out.tests[1:]
     assert len(gen) == 9 and all(t.kind == "generated" for t in gen)
@@ -176,7 +181,7 @@ def test_stdio_authored_generator_validator_and_references(tmp_path):
     assert all(x["generator"].startswith("authored:generators.jsonl") for x in prov)
     assert result.report[0]["dropped"].get("validator rejected the input", 0) > 0  # edge n = 0
     assert result.kept[1] == no_gen
-    assert result.stats["passed_through_by_reason"] == {"stdio without a generator program": 1}
+    assert result.stats.figures["passed_through_by_reason"] == {"stdio without a generator program": 1}
 
 
 def test_stdio_generator_from_a_backend_answer(tmp_path, monkeypatch):
@@ -196,10 +201,29 @@ def test_stdio_generator_from_a_backend_answer(tmp_path, monkeypatch):
     monkeypatch.setattr(backends, "get_backend", lambda name, **kw: Authored(**kw))
     p = Problem(id="sum", source="t", statement=STDIO_STATEMENT, style="stdio", tests=[TestCase("2\n1 2\n", "3\n")],
                 reference_solutions=[ReferenceSolution("python", SUM_PY)])
-    result = testgen_problems([p], cfg(tmp_path, target_tests=6, mutants=0, stdio_backend="hf"), progress=False)
+    result = testgen_problems([p], cfg(tmp_path, target_tests=6, mutants=0,
+                                           generator_model=GeneratorModelConfig(backend="hf")), evaluator=EV, progress=False)
     assert len(result.kept[0].tests) == 6
     assert result.kept[0].meta["testgen"]["tests"][0]["generator"].startswith("model:hf/models/tiny:")
     assert isinstance(Generator("x", None, "s").source, str)
+
+
+def test_the_evaluator_section_keys_the_cache(run, monkeypatch):
+    """A judge setting that can change a verdict regenerates; the number of workers does not."""
+    problems, result, tmp = run
+    calls = []
+    real = stage_mod._process_batch
+
+    def counted(batch, cfg_, ev):
+        calls.append(len(batch))
+        return real(batch, cfg_, ev)
+
+    monkeypatch.setattr(stage_mod, "_process_batch", counted)
+    testgen_problems(problems, cfg(tmp), evaluator=EvaluatorConfig(workers=2), progress=False)
+    assert calls == []
+    again = testgen_problems(problems[:1], cfg(tmp), evaluator=EvaluatorConfig(workers=1, timeout_scale=2.0),
+                             progress=False)
+    assert calls == [1] and len(again.kept[0].tests) == 12
 
 
 def test_cli_writes_outputs(tmp_path):
@@ -213,12 +237,63 @@ def test_cli_writes_outputs(tmp_path):
     out = tmp_path / "out"
     res = CliRunner().invoke(app, ["testgen", "--problems", str(src), "--out-dir", str(out), "--no-progress",
                                    "--params", str(tmp_path / "none.yaml"), "--set", "target_tests=6",
-                                   "--set", "workers=1", "--set", "mutants=0",
+                                   "--set", "evaluator.workers=1", "--set", "mutants=0",
                                    "--set", f"cache_path={tmp_path / 'c.sqlite'}"])
     assert res.exit_code == 0, res.output
-    assert "1 augmented, 5 tests added" in res.output
+    assert "read 1, kept 1 (1 augmented), rejected 0 {}; 5 tests added" in res.output
     assert len(io.read_problems(out / "problems.parquet")[0].tests) == 6
     stats = json.loads((out / "stats.json").read_text())
-    assert stats["read"] == stats["kept"] == 1
+    assert stats["read"] == stats["kept"] == 1 and "config" not in stats
+    assert json.loads((out / "settings.json").read_text())["evaluator"]["workers"] == 1
     assert (out / "rejects.jsonl").read_text() == ""
     assert json.loads((out / "report.jsonl").read_text().splitlines()[0])["tests_added"] == 5
+
+
+def _cli(tmp_path, *args: str):
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    return CliRunner().invoke(app, ["testgen", *args, "--out-dir", str(tmp_path / "out"), "--no-progress",
+                                    "--params", str(tmp_path / "none.yaml"), "--set", "mutants=0",
+                                    "--set", f"cache_path={tmp_path / 'c.sqlite'}"])
+
+
+def test_cli_reads_tolerantly(tmp_path):
+    """A record that is not a usable problem is a reject with its reason (counted), the rest passes."""
+    src = tmp_path / "in.jsonl"
+    rec = functional("enough", REFERENCE, tests=[TestCase(f"[{i}]\n{i}", str(i)) for i in range(12)]).to_dict()
+    src.write_text(json.dumps(rec) + "\n" + json.dumps({"id": "bad"}) + "\n{oops\n")
+    res = _cli(tmp_path, "--problems", str(src))
+    assert res.exit_code == 0, res.output
+    stats = json.loads((tmp_path / "out" / "stats.json").read_text())
+    assert (stats["read"], stats["kept"], stats["rejected"]) == (3, 1, 2)
+    assert stats["rejected_by_reason"] == {"invalid record": 1, "unreadable record": 1}
+    rejects = [json.loads(line) for line in (tmp_path / "out" / "rejects.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in rejects] == ["bad", None]
+
+
+def test_cli_user_errors_are_one_line_exit_2(tmp_path):
+    src = tmp_path / "in.jsonl"
+    src.write_text("")
+    for args, needle in (
+        (["--problems", str(tmp_path / "missing.jsonl")], "does not exist"),
+        (["--problems", str(src), "--set", "workers=1"], "unknown testgen params ['workers']"),
+        (["--problems", str(src), "--set", "stdio_backend=hf"], "stdio_backend"),
+        (["--problems", str(src), "--set", "generator_model.backend=gpt"], "backend must be one of"),
+        (["--problems", str(src), "--set", "generator_model.max_tokens=many"], "generator_model.max_tokens"),
+    ):
+        res = _cli(tmp_path, *args)
+        assert res.exit_code == 2, (args, res.output)
+        assert needle in res.output and "Traceback" not in res.output, res.output
+        assert len(res.output.strip().splitlines()) == 1, res.output
+
+
+def test_help_lists_the_nested_generator_model():
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    out = CliRunner().invoke(app, ["testgen", "--help"]).output
+    for name in ("target_tests", "generator_model.backend", "generator_model.temperature", "evaluator"):
+        assert name in out

@@ -8,8 +8,11 @@ dropped), then mutants of the reference judged on the examples alone and on exam
 tests. Provenance of each generated test (method, generator, seed, input hash) goes into
 `meta["testgen"]`; the per-problem figures into report.jsonl and stats.json.
 
-Results are cached per problem by content hash (SQLite), so a killed run resumes where it stopped
-and a rerun with the same inputs and params re-executes nothing.
+Runs go through the judge of the params' `evaluator:` section (`make_evaluator`), whose settings
+that can change a verdict are part of the cache key. Results are cached per problem by content
+hash (SQLite), so a killed run resumes where it stopped and a rerun with the same inputs and params
+re-executes nothing. `run_testgen` is the stage: read (tolerantly), generate, write problems,
+rejects, report and stats.
 """
 
 from __future__ import annotations
@@ -25,9 +28,10 @@ from typing import Any
 
 from tqdm import tqdm
 
-from pipeline.config import settings_record
+from pipeline.evaluator.config import EvaluatorConfig
 from pipeline.io import content_hash
 from pipeline.schema import Problem, TestCase
+from pipeline.stage import StageStats
 from pipeline.testgen.functional import Candidate, case_seed, example_values, generate_inputs
 from pipeline.testgen.mutants import make_mutants
 from pipeline.testgen.runner import Job, collect, judge
@@ -37,6 +41,28 @@ from pipeline.testgen.types import Unsupported, signature_of
 
 STAGE = "testgen"
 VERSION = "2"  # bump when generation changes: cached results of older versions are not reused
+
+
+@dataclass
+class GeneratorModelConfig:
+    """The model that writes generator programs for stdio problems without an authored one."""
+
+    backend: str | None = field(default=None, metadata={
+        "help": "Rollout backend that writes stdio generators (hf | vllm | openai); null: none."})
+    model: str = field(default="models/tiny", metadata={"help": "Model for the stdio generator programs."})
+    backend_options: dict[str, Any] = field(default_factory=dict, metadata={
+        "help": "The backend's constructor options (as rollout.backend_options)."})
+    max_tokens: int = field(default=2048, metadata={"help": "Token budget of a generator answer."})
+    temperature: float = field(default=0.0, metadata={"help": "Sampling temperature of the generator answer."})
+
+    def __post_init__(self) -> None:
+        from pipeline.rollout.backends import BACKENDS, check_temperature
+
+        if self.backend is not None and self.backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {list(BACKENDS)} or null, got {self.backend!r}")
+        check_temperature(self.temperature)
+        if self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be >= 1, got {self.max_tokens}")
 
 
 @dataclass
@@ -51,27 +77,41 @@ class TestgenConfig:
     slow_fraction: float = field(default=0.5, metadata={"help": "Drop an input on which a reference takes more than this fraction of the time limit."})
     time_budget_s: float = field(default=20.0, metadata={"help": "Most reference CPU seconds a problem's generated tests may take together (the largest, last, go first)."})
     mutants: int = field(default=8, metadata={"help": "Mutants of the first reference per problem for the strength figure (0: off)."})
-    workers: int | None = field(default=None, metadata={"help": "Evaluator worker processes (default: all cores)."})
-    timeout_scale: float = field(default=1.0, metadata={"help": "Multiply every problem's time limit."})
     batch_size: int = field(default=32, metadata={"help": "Problems per evaluator batch (and per cache commit)."})
     limit: int | None = field(default=None, metadata={"help": "Generate for at most this many problems (the rest pass through, counted)."})
     cache_path: str = field(default=".cache/microcoder/testgen.sqlite", metadata={"help": "Result cache (not a DVC output)."})
     stdio_generators: str | None = field(default=None, metadata={"help": "jsonl of authored {id, generator, validator?} programs for stdio problems."})
-    stdio_backend: str | None = field(default=None, metadata={"help": "Rollout backend that writes stdio generators (hf | vllm | openai); null: none."})
-    stdio_model: str = field(default="models/tiny", metadata={"help": "Model for the stdio generator programs."})
-    stdio_backend_options: dict[str, Any] = field(default_factory=dict, metadata={"help": "Backend constructor options."})
-    stdio_max_tokens: int = field(default=2048, metadata={"help": "Token budget of a generator answer."})
-    stdio_temperature: float = field(default=0.0, metadata={"help": "Sampling temperature of the generator answer."})
+    generator_model: GeneratorModelConfig = field(default_factory=GeneratorModelConfig, metadata={
+        "help": "The model that writes stdio generator programs (where stdio_generators has none)."})
 
     def __post_init__(self) -> None:
         if self.target_tests < 1 or self.overgenerate < 1 or self.max_elements < 1:
             raise ValueError("target_tests and max_elements must be >= 1, overgenerate >= 1")
 
 
-def problem_key(p: Problem, cfg: TestgenConfig, generator: Generator | None) -> str:
-    """What decides this problem's generated tests: its content and the generation params."""
+# Evaluator settings that change how fast the work goes, never a verdict: not in the cache key.
+SPEED_ONLY = ("workers", "input_cache_problems")
+
+
+def evaluator_key(ev: EvaluatorConfig) -> str:
+    """The evaluator settings a verdict depends on (timeout_scale, limits, sandbox, compiler, ...)."""
+    return content_hash(json.dumps({k: v for k, v in vars(ev).items() if k not in SPEED_ONLY}, sort_keys=True,
+                                   default=str))
+
+
+def judge_config(cfg: TestgenConfig, evaluator: EvaluatorConfig | None) -> EvaluatorConfig:
+    """The evaluator section, keeping whole outputs: a reference's output becomes a test's expected
+    output, and a generator's output its input."""
+    ev = evaluator or EvaluatorConfig()
+    return replace(ev, keep_output_bytes=max(ev.keep_output_bytes, cfg.max_output_bytes, cfg.max_input_bytes) + 1)
+
+
+def problem_key(p: Problem, cfg: TestgenConfig, generator: Generator | None, evaluator: EvaluatorConfig) -> str:
+    """What decides this problem's generated tests: its content, the generation params and the
+    judge's settings."""
     knobs = {k: getattr(cfg, k) for k in ("target_tests", "seed", "max_elements", "max_input_bytes", "max_output_bytes",
-                                          "overgenerate", "slow_fraction", "time_budget_s", "mutants", "timeout_scale")}
+                                          "overgenerate", "slow_fraction", "time_budget_s", "mutants")}
+    knobs["evaluator"] = evaluator_key(evaluator)
     return content_hash(VERSION, p.id, p.style, p.statement, p.entry_point or "", p.starter_code or "",
                 json.dumps([[t.input, t.output] for t in p.tests]),
                 json.dumps([[r.language, r.code] for r in p.reference_solutions]),
@@ -102,9 +142,8 @@ class Cache:
 class TestgenResult:
     __test__ = False
     kept: list[Problem]
-    rejects: list[tuple[Problem, str]]
     report: list[dict[str, Any]]
-    stats: dict[str, Any]
+    stats: StageStats  # unit problems: every problem read is kept (augmented or passed through)
 
 
 def skip_reason(p: Problem, cfg: TestgenConfig, generators: dict[str, Generator]) -> str | None:
@@ -235,7 +274,7 @@ def _expected_outputs(works: list[_Work], cfg: TestgenConfig, ev) -> dict[str, l
     for w in works:
         p = w.problem
         runs = [out[k] for k in sorted(k for k in out if k[0] == p.id)]
-        limit = cfg.slow_fraction * p.time_limit_s * cfg.timeout_scale
+        limit = cfg.slow_fraction * p.time_limit_s * ev.timeout_scale
         got: list[tuple[Candidate, str]] = []
         spent = 0.0
         for i, c in enumerate(w.candidates):
@@ -326,25 +365,29 @@ def _process_batch(batch: list[_Work], cfg: TestgenConfig, ev) -> list[tuple[str
     return results
 
 
-def testgen_problems(problems: list[Problem], cfg: TestgenConfig, *, progress: bool = True,
-                     generators: dict[str, Generator] | None = None) -> TestgenResult:
+def testgen_problems(problems: list[Problem], cfg: TestgenConfig, *, evaluator: EvaluatorConfig | None = None,
+                     progress: bool = True, generators: dict[str, Generator] | None = None) -> TestgenResult:
+    """Generated tests for `problems`, judged with `evaluator` (the params' `evaluator:` section;
+    None: its defaults)."""
     start = time.monotonic()
+    evaluator = judge_config(cfg, evaluator)
     generators = dict(generators or {})
     generators.update(authored_generators(cfg.stdio_generators))
     skips: dict[int, str] = {}
     todo: list[int] = []
     for i, p in enumerate(problems):
-        reason = skip_reason(p, cfg, generators if cfg.stdio_backend is None else {**generators, p.id: None})
+        reason = skip_reason(p, cfg, generators if cfg.generator_model.backend is None else {**generators, p.id: None})
         if reason is None and cfg.limit is not None and len(todo) >= cfg.limit:
             reason = "over the limit param"
         if reason:
             skips[i] = reason
         else:
             todo.append(i)
-    if cfg.stdio_backend:  # the model writes the generators the authored file does not have
+    llm = cfg.generator_model
+    if llm.backend:  # the model writes the generators the authored file does not have
         ask = [problems[i] for i in todo if problems[i].style == "stdio" and problems[i].id not in generators]
-        generators.update(model_generators(ask, cfg.stdio_backend, cfg.stdio_model, cfg.stdio_backend_options,
-                                           cfg.stdio_max_tokens, cfg.stdio_temperature, cfg.seed))
+        generators.update(model_generators(ask, llm.backend, llm.model, llm.backend_options, llm.max_tokens,
+                                           llm.temperature, cfg.seed))
         for i in list(todo):
             if problems[i].style == "stdio" and problems[i].id not in generators:
                 skips[i] = "stdio: the model wrote no generator program"
@@ -356,7 +399,7 @@ def testgen_problems(problems: list[Problem], cfg: TestgenConfig, *, progress: b
     for i in todo:
         p = problems[i]
         g = generators.get(p.id) if p.style == "stdio" else None
-        key = problem_key(p, cfg, g)
+        key = problem_key(p, cfg, g, evaluator)
         hit = cache.get(key)
         if hit is not None:
             results[i] = hit
@@ -366,10 +409,9 @@ def testgen_problems(problems: list[Problem], cfg: TestgenConfig, *, progress: b
                disable=not progress, mininterval=1.0)
     try:
         if works:
-            from pipeline.evaluator import Evaluator, EvaluatorConfig
+            from pipeline.executor import make_evaluator
 
-            evcfg = EvaluatorConfig(keep_output_bytes=max(cfg.max_output_bytes, cfg.max_input_bytes) + 1)
-            with Evaluator(workers=cfg.workers, timeout_scale=cfg.timeout_scale, config=evcfg) as ev:
+            with make_evaluator(evaluator) as ev:
                 for b in range(0, len(works), cfg.batch_size):
                     chunk = works[b:b + cfg.batch_size]
                     fresh = _process_batch([w for _, w in chunk], cfg, ev)
@@ -427,8 +469,7 @@ def _assemble(problems: list[Problem], skips: dict[int, str], results: dict[int,
     def rate(k: str) -> float | None:
         return round(mut[k] / mut["mutants"], 4) if mut["mutants"] else None
 
-    stats = {
-        "read": len(problems), "kept": len(kept), "rejected": 0, "rejected_by_reason": {},
+    figures = {
         "problems_augmented": sum(1 for n in per_problem if n),
         "passed_through_by_reason": dict(sorted(skipped.items())),
         "tests_added": sum(per_problem),
@@ -441,9 +482,8 @@ def _assemble(problems: list[Problem], skips: dict[int, str], results: dict[int,
                     "kill_rate_examples": rate("killed_by_examples"),
                     "kill_rate_with_generated": rate("killed_with_generated")},
         "wall_s": round(wall_s, 1),
-        "config": settings_record(cfg),
     }
-    return TestgenResult(kept, [], report, stats)
+    return TestgenResult(kept, report, StageStats(unit="problems", read=len(problems), kept=len(kept), figures=figures))
 
 
 def _distribution(values: list[int]) -> dict[str, Any]:
@@ -451,3 +491,28 @@ def _distribution(values: list[int]) -> dict[str, Any]:
         return {"problems": 0}
     return {"problems": len(values), "min": min(values), "median": statistics.median(values), "max": max(values),
             "mean": round(sum(values) / len(values), 2), "zero": sum(1 for v in values if v == 0)}
+
+
+# --- the stage ----------------------------------------------------------------------------------------
+def run_testgen(cfg: TestgenConfig, problems_path: str | Path, out_dir: str | Path, *,
+                evaluator: EvaluatorConfig | None = None, progress: bool = True) -> dict[str, Any]:
+    """The stage: read `problems_path` (a record that is not a usable problem becomes a reject),
+    generate, write problems.parquet, rejects.jsonl, report.jsonl, stats.json and settings.json to
+    `out_dir`; returns the stats as written."""
+    from pipeline import io
+    from pipeline.config import settings_record
+    from pipeline.inputs import load_problems
+    from pipeline.stage import write_stats
+
+    out_dir = Path(out_dir)
+    loaded = load_problems(problems_path, "testgen input problems")
+    result = testgen_problems(loaded.problems, cfg, evaluator=evaluator, progress=progress)
+    result.stats.read += len(loaded.rejects)
+    io.write_problems(out_dir / "problems.parquet", result.kept)
+    with io.RejectsWriter(out_dir / "rejects.jsonl", STAGE) as rejects:
+        for r in loaded.rejects:
+            rejects.add(r.id, r.reason, r.record)
+            result.stats.reject(r.reason)
+    io.write_jsonl(out_dir / "report.jsonl", result.report)
+    settings = {**settings_record(cfg), "evaluator": settings_record(judge_config(cfg, evaluator))}
+    return write_stats(out_dir, result.stats, settings=settings, stage=STAGE)
