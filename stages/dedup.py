@@ -1,4 +1,4 @@
-"""`microcoder dedup`: exact + MinHash near-duplicate clustering and benchmark decontamination."""
+"""`microcoder dedup`: exact + MinHash near-duplicate clustering and benchmark decontamination (docs/dedup.md)."""
 
 from __future__ import annotations
 
@@ -7,23 +7,31 @@ from typing import Annotated
 
 import typer
 
-from stages.common import ParamsOpt, SetOpt
+from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
+
+CONFIG = ("dedup", "pipeline.dedup.config:DedupConfig")
 
 
 def main(
-    input_path: Annotated[Path, typer.Option("--input", help="Problems parquet file or shard folder.")] = Path(
+    problems: Annotated[Path, typer.Option(help="Input problems: parquet file or shard folder (scrape output).")] = Path(
         "data/raw/problems.parquet"),
-    output_dir: Annotated[Path, typer.Option("--output-dir", help="Where problems.parquet, clusters.parquet, "
-                                             "rejects.jsonl and stats.json go.")] = Path("data/dedup"),
+    out_dir: Annotated[Path, typer.Option(help="Where problems.parquet, clusters.parquet, rejects.jsonl, "
+                                          "stats.json and settings.json go.")] = Path("data/dedup"),
     params: ParamsOpt = Path("params.yaml"),
-    overrides: SetOpt = None,
+    set_: SetOpt = None,
+    progress: ProgressOpt = True,
+    debug: DebugOpt = False,
 ) -> None:
-    from pipeline.config import config_from_params
-    from pipeline.dedup import DedupConfig, run_dedup
-    from pipeline.params import load_params
+    from pipeline.stage import run_stage
 
-    cfg = config_from_params(DedupConfig, load_params("dedup", params, overrides))
-    stats = run_dedup(input_path, output_dir, cfg)
-    typer.echo(f"dedup: read {stats['read']}, kept {stats['kept']}, folded {stats['duplicates_folded']} "
-               f"into {stats['clusters']} clusters, rejected {stats['rejected']} "
-               f"(contaminated {stats['contaminated']}) -> {output_dir}")
+    def body() -> None:
+        from pipeline.dedup import DedupConfig, run_dedup
+        from pipeline.stage import load_config
+
+        cfg = load_config(DedupConfig, "dedup", params, set_)
+        stats = run_dedup(problems, out_dir, cfg, progress=progress)
+        by_reason = ", ".join(f"{k} {v}" for k, v in stats["rejected_by_reason"].items())
+        typer.echo(f"dedup: read {stats['read']}, kept {stats['kept']}, rejected {stats['rejected']}"
+                   f"{f' ({by_reason})' if by_reason else ''}; {stats['clusters']} clusters -> {out_dir}")
+
+    run_stage("dedup", body, debug)

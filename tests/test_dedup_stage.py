@@ -11,6 +11,7 @@ import pytest
 
 from pipeline.dedup import DedupConfig, run_dedup
 from pipeline.dedup.outputs import ALIAS_TYPE
+from pipeline.inputs import DUPLICATE
 from pipeline.io import read_jsonl, read_problems, read_table, write_problems
 from pipeline.schema import Problem, ReferenceSolution, TestCase, validate_problem
 
@@ -110,7 +111,7 @@ def _run(tmp_path: Path, name: str = "out", problems: list[Problem] | None = Non
         write_problems(inp, problems if problems is not None else corpus())
     cfg.setdefault("benchmarks", [{"name": "bench", "path": str(_bench(tmp_path))}])
     out = tmp_path / name
-    return out, run_dedup(inp, out, DedupConfig(progress=False, **cfg))
+    return out, run_dedup(inp, out, DedupConfig(**cfg))
 
 
 def _outputs(out: Path):
@@ -130,12 +131,21 @@ def test_outputs_partition_the_input_and_stats_add_up(tmp_path):
     assert sorted(kept_ids + alias_ids + reject_ids) == sorted(p.id for p in corpus())
     assert not set(kept_ids) & set(alias_ids)
     assert {c["kept_id"] for c in clusters} <= set(kept_ids)
-    assert stats["read"] == len(corpus()) == stats["kept"] + stats["duplicates_folded"] + stats["rejected"]
-    assert (stats["kept"], stats["duplicates_folded"], stats["rejected"]) == (len(kept), len(alias_ids), len(rejects))
+    # Folded duplicates count as rejected (their own reason), so read == kept + rejected holds.
+    assert stats["unit"] == "problems"
+    assert stats["read"] == len(corpus()) == stats["kept"] + stats["rejected"]
+    assert stats["rejected_by_reason"] == {"benchmark_contamination": 1, "duplicate id": 1, "folded_duplicate": 2}
+    assert (stats["kept"], stats["rejected_by_reason"]["folded_duplicate"]) == (len(kept), len(alias_ids))
+    assert stats["rejected"] == len(alias_ids) + len(rejects)
     for source, c in stats["per_source"].items():
-        assert c["read"] == c["kept"] + c["folded"] + c["rejected"], source
-    assert stats["per_source"]["codeforces"] == {"read": 5, "kept": 2, "folded": 2, "rejected": 1}
+        assert c["read"] == c["kept"] + c["rejected"] == c["kept"] + sum(c["rejected_by_reason"].values()), source
+    assert stats["per_source"]["codeforces"] == {"read": 5, "kept": 2, "rejected": 3, "rejected_by_reason": {
+        "duplicate id": 1, "folded_duplicate": 2}}
     assert json.loads((out / "stats.json").read_text()) == stats
+    # Settings live apart from the figures.
+    assert "config" not in stats and "threshold" not in stats
+    settings = json.loads((out / "settings.json").read_text())
+    assert settings["threshold"] == 0.7 and settings["executor"] == "local"
 
 
 def test_exact_and_near_clusters_and_representative(tmp_path):
@@ -173,12 +183,12 @@ def test_rejects_carry_benchmark_evidence(tmp_path):
     out, stats = _run(tmp_path)
     _, _, rejects = _outputs(out)
     by_reason = {r["reason"]: r for r in rejects}
-    assert set(by_reason) == {"benchmark_contamination", "duplicate_id"}
+    assert set(by_reason) == {"benchmark_contamination", DUPLICATE}
     hit = by_reason["benchmark_contamination"]
     assert hit["id"] == "taco/garden" and hit["stage"] == "dedup"
     assert hit["evidence"]["benchmark"] == "bench" and hit["evidence"]["benchmark_id"] == "bench/garden"
     assert hit["evidence"]["ngram_overlap"] > 0.9 and hit["record"]["statement"].startswith("# Garden")
-    assert by_reason["duplicate_id"]["record"]["statement"] == "A different problem reusing the id."
+    assert by_reason[DUPLICATE]["record"]["statement"] == "A different problem reusing the id."
     assert stats["contaminated_by_benchmark"] == {"bench": 1}
     assert stats["benchmarks"]["bench"]["items"] == 1
     assert stats["empty_statements"] == 1
@@ -199,9 +209,9 @@ def test_near_duplicates_of_a_benchmark_copy_are_rejected_too(tmp_path):
     via = by_id["y/reworded"]["evidence"]
     assert via["method"] == "via_duplicate" and via["via_id"] == "x/copy" and via["benchmark_id"] == "bench/garden"
     assert via["via_similarity"] >= 0.7
-    assert stats["contaminated"] == 2 and stats["contaminated_via_duplicates"] == 1
+    assert stats["rejected_by_reason"]["benchmark_contamination"] == 2 and stats["contaminated_via_duplicates"] == 1
     assert not {"x/copy", "y/reworded"} & {m for c in clusters for m in c["member_ids"]}
-    assert stats["read"] == stats["kept"] + stats["duplicates_folded"] + stats["rejected"] == 8
+    assert stats["read"] == stats["kept"] + stats["rejected"] == 8
 
 
 def test_output_schema_and_types(tmp_path):
@@ -245,7 +255,7 @@ def test_deterministic_and_sharded_input(tmp_path):
     problems = corpus()
     write_problems(shards / "part-0.parquet", problems[:4])
     write_problems(shards / "part-1.parquet", problems[4:])
-    stats = run_dedup(shards, tmp_path / "c", DedupConfig(progress=False, batch_size=2, benchmarks=[
+    stats = run_dedup(shards, tmp_path / "c", DedupConfig(batch_size=2, benchmarks=[
         {"name": "bench", "path": str(_bench(tmp_path))}]))
     assert read_table(tmp_path / "c" / "problems.parquet").equals(read_table(out_a / "problems.parquet"))
     assert stats["kept"] == 5
@@ -255,7 +265,8 @@ def test_missing_benchmark_is_an_error_unless_optional(tmp_path):
     with pytest.raises(FileNotFoundError):
         _run(tmp_path, benchmarks=[{"name": "gone", "path": str(tmp_path / "nope.jsonl")}])
     _, stats = _run(tmp_path, benchmarks=[{"name": "gone", "path": str(tmp_path / "nope.jsonl"), "optional": True}])
-    assert stats["benchmarks"]["gone"]["missing"] is True and stats["contaminated"] == 0
+    assert stats["benchmarks"]["gone"]["missing"] is True
+    assert "benchmark_contamination" not in stats["rejected_by_reason"]
 
 
 def test_config_validation():
@@ -267,21 +278,69 @@ def test_config_validation():
         DedupConfig(benchmarks=[{"name": "a", "path": "x"}, {"name": "a", "path": "y"}])
 
 
-def test_cli_runs_the_stage_with_params_and_overrides(tmp_path):
+def _cli(*args: str):
     from typer.testing import CliRunner
 
     from pipeline.cli import app
 
+    return CliRunner().invoke(app, ["dedup", *args])
+
+
+def test_cli_runs_the_stage_with_params_and_overrides(tmp_path):
     inp = tmp_path / "raw.parquet"
     write_problems(inp, corpus())
     params = tmp_path / "params.yaml"
     params.write_text(f"dedup:\n  threshold: 0.7\n  benchmarks:\n    - name: bench\n      path: {_bench(tmp_path)}\n")
-    result = CliRunner().invoke(app, ["dedup", "--input", str(inp), "--output-dir", str(tmp_path / "out"),
-                                      "--params", str(params), "--set", "progress=false",
-                                      "--set", "source_priority=[codeforces]"])
+    result = _cli("--problems", str(inp), "--out-dir", str(tmp_path / "out"), "--params", str(params),
+                  "--no-progress", "--set", "source_priority=[codeforces]")
     assert result.exit_code == 0, result.output
-    assert "kept 5" in result.output and "contaminated 1" in result.output
+    assert "read 9, kept 5, rejected 4" in result.output and "benchmark_contamination 1" in result.output
+    assert "folded_duplicate 2" in result.output
     assert json.loads((tmp_path / "out" / "stats.json").read_text())["kept"] == 5
+
+
+def test_cli_user_errors_are_one_line_exit_2(tmp_path):
+    params = tmp_path / "params.yaml"
+    params.write_text("dedup:\n  benchmarks: []\n")
+    missing = _cli("--problems", str(tmp_path / "nonexistent.parquet"), "--out-dir", str(tmp_path / "o"),
+                   "--params", str(params))
+    assert missing.exit_code == 2 and "Traceback" not in missing.output
+    assert "nonexistent.parquet does not exist" in missing.output
+    inp = tmp_path / "raw.parquet"
+    write_problems(inp, corpus())
+    for bad in ("bogus_key=1", "threshold=high", "executor=spark"):
+        result = _cli("--problems", str(inp), "--out-dir", str(tmp_path / "o"), "--params", str(params), "--set", bad)
+        assert result.exit_code == 2 and "Traceback" not in result.output, (bad, result.output)
+        assert len(result.output.strip().splitlines()) == 1, result.output
+    jsonl = tmp_path / "problems.jsonl"
+    jsonl.write_text("{}\n")
+    result = _cli("--problems", str(jsonl), "--out-dir", str(tmp_path / "o"), "--params", str(params))
+    assert result.exit_code == 2 and "parquet" in result.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_help_lists_the_config_fields():
+    result = _cli("--help")
+    assert result.exit_code == 0
+    for name in ("--problems", "--out-dir", "threshold", "executor", "ray_address", "ray_block_size"):
+        assert name in result.output, name
+
+
+def test_bad_records_are_rejected_with_their_reason_not_a_crash(tmp_path):
+    inp = tmp_path / "raw.parquet"
+    write_problems(inp, corpus()[:3])  # rows as a real scrape output holds them
+    rows = pq.read_table(inp).to_pylist()
+    rows.append(rows[0] | {"id": "bad/no-tests", "tests": []})
+    rows.append(rows[0] | {"id": "bad/style", "style": "interactive-ish"})
+    pq.write_table(pa.Table.from_pylist(rows, schema=pq.read_schema(inp)), inp)
+    out, stats = _run(tmp_path, "out", problems=None)
+    _, _, rejects = _outputs(out)
+    by_id = {r["id"]: r for r in rejects}
+    assert by_id["bad/no-tests"]["reason"].startswith("invalid record: ")
+    assert by_id["bad/no-tests"]["record"]["statement"] == rows[0]["statement"]  # written as read
+    assert by_id["bad/style"]["reason"].startswith("invalid record: ")
+    assert stats["rejected_by_reason"]["invalid record"] == 2
+    assert stats["read"] == 5 == stats["kept"] + stats["rejected"]
 
 
 # --- the embedded seed corpus (written by another engineer; skipped until it exists) ----------
@@ -296,7 +355,7 @@ def test_seed_planted_duplicates_boilerplate_and_benchmark_copy(tmp_path):
     inp = tmp_path / "raw.parquet"
     write_problems(inp, problems)
     out = tmp_path / "out"
-    stats = run_dedup(inp, out, DedupConfig(progress=False, benchmarks=[
+    stats = run_dedup(inp, out, DedupConfig(benchmarks=[
         {"name": "seed-benchmark", "path": str(SEED_BENCH), "format": "problems"}]))
     kept, clusters, rejects = _outputs(out)
     cluster_of = {m: c["cluster_id"] for c in clusters for m in c["member_ids"]}
@@ -320,4 +379,4 @@ def test_seed_planted_duplicates_boilerplate_and_benchmark_copy(tmp_path):
               and p.id not in planted and p.id not in copies]
     assert len(boiler) >= 3
     assert len({cluster_of[b] for b in boiler}) == len(boiler), "boilerplate-sharing problems were merged"
-    assert stats["read"] == stats["kept"] + stats["duplicates_folded"] + stats["rejected"]
+    assert stats["read"] == stats["kept"] + stats["rejected"]

@@ -1,4 +1,4 @@
-"""`DedupConfig`: the `dedup` section of params.yaml."""
+"""`DedupConfig`: the `dedup` section of params.yaml (plus `executor` / `ray_address`)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,16 @@ from typing import Any
 
 from pipeline.dedup.decontaminate import BenchmarkSpec, DecontaminationSettings
 from pipeline.dedup.minhash import SHINGLE_KINDS
+from pipeline.executor import ExecutionFields
 
 DEFAULT_BENCHMARKS = [{"name": "seed-benchmark", "path": "data/seed/benchmark.jsonl", "format": "problems"}]
 
 
 @dataclass
-class DedupConfig:
+class DedupConfig(ExecutionFields):
+    """executor=ray computes signatures, LSH buckets and pair checks on a Ray cluster; the clusters,
+    kept problems and rejects are the same as with executor=local (docs/dedup.md, "On Ray")."""
+
     shingle_kind: str = field(default="word", metadata={
         "help": "word | char: shingles are word n-grams or character n-grams of the normalised statement."})
     shingle_size: int = field(default=5, metadata={"help": "Shingle length (words or characters)."})
@@ -45,13 +49,15 @@ class DedupConfig:
     contamination_minhash_threshold: float = field(default=0.5, metadata={
         "help": "Exact shingle Jaccard with a benchmark problem (LSH candidates) that marks contamination."})
     batch_size: int = field(default=512, metadata={"help": "Problems per streamed parquet batch."})
-    progress: bool = field(default=True, metadata={"help": "Show progress bars."})
+    ray_block_size: int = field(default=2000, metadata={
+        "help": "executor=ray: problems per Ray Data block (each block is one signature task)."})
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         errs = []
         if self.shingle_kind not in SHINGLE_KINDS:
             errs.append(f"shingle_kind must be one of {list(SHINGLE_KINDS)}, got {self.shingle_kind!r}")
-        for name in ("shingle_size", "ngram_n", "batch_size"):
+        for name in ("shingle_size", "ngram_n", "batch_size", "ray_block_size"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
                 errs.append(f"{name} must be a positive integer, got {getattr(self, name)!r}")
         if not isinstance(self.num_perm, int) or self.num_perm < 16:

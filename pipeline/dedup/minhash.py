@@ -176,6 +176,11 @@ class CandidateIndex:
         hv = mh.hashvalues
         return [xxhash.xxh3_64_digest(hv[start:end].tobytes()) for start, end in self.lsh.hashranges]
 
+    def band_ints(self, mh: MinHash) -> np.ndarray:
+        """The band keys of `mh` as int64 (the same xxh3-64 digests as the tables' keys), for the
+        grouped shuffle of executor=ray: two sketches share a bucket here iff they do in the tables."""
+        return np.frombuffer(b"".join(self._band_keys(mh)), dtype="<i8")
+
     def query(self, mh: MinHash) -> list[int]:
         """Keys that share at least one band with `mh`, ascending."""
         found: set[int] = set()

@@ -7,17 +7,22 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import xxhash
 from tqdm import tqdm
 
 from pipeline.dedup.representative import union_tests
-from pipeline.dedup.scan import REASON_CONTAMINATED, Scanner, iter_batches
-from pipeline.io import atomic_path, reject_row
+from pipeline.dedup.scan import Scanner, iter_batches
+from pipeline.io import RejectsWriter, atomic_path
 from pipeline.schema import ALIAS_TYPE, PROBLEM_SCHEMA, Problem, TestCase
+from pipeline.stage import StageStats, reason_key
 
 STAGE = "dedup"
+# Folded duplicates count as rejected (read == kept + rejected): they leave problems.parquet and are
+# recorded in clusters.parquet and on their kept record's `aliases`, not in rejects.jsonl.
+FOLDED = "folded_duplicate"
 ADDED_FIELDS = [pa.field("cluster_id", pa.string()), pa.field("aliases", ALIAS_TYPE)]
 CLUSTERS_SCHEMA = pa.schema([
     ("cluster_id", pa.string()),
@@ -68,15 +73,15 @@ def _merge(tests: list[dict], c: Cluster, scan: Scanner, lent: dict[int, list[Te
 
 def write_kept_and_rejects(files: list[Path], out: Path, schema: pa.Schema, scan: Scanner,
                            clusters: list[Cluster], lent: dict[int, list[TestCase]], batch_size: int,
-                           progress: bool) -> tuple[int, list[dict[str, Any]]]:
+                           rejects: RejectsWriter, progress: bool) -> int:
     """Pass 3: stream the input again; write kept rows to `out` (parquet, atomically) with their
-    cluster columns, and return (kept count, reject rows with the full records)."""
+    cluster columns, add every rejected row (whole record, reason, evidence) to `rejects`, and
+    return the kept count."""
     by_kept = {c.kept: c for c in clusters}
     node_of_row = np.asarray(scan.node_of_row, dtype=np.int64)
     folded = np.zeros(len(scan.facts) + 1, dtype=bool)  # index -1 (rejected) lands on the extra slot
     folded[[n for c in clusters for n, _ in c.aliases]] = True
     keep = (node_of_row >= 0) & ~folded[node_of_row]
-    rejects: list[dict[str, Any]] = []
     written, start = 0, 0
     with atomic_path(out, ".parquet") as tmp, pq.ParquetWriter(tmp, schema, compression="zstd") as writer, \
             tqdm(total=len(node_of_row), desc="dedup: write", unit="problem", disable=not progress) as bar:
@@ -85,15 +90,19 @@ def write_kept_and_rejects(files: list[Path], out: Path, schema: pa.Schema, scan
             for r in range(start, end):
                 if r in scan.rejected:
                     reason, evidence = scan.rejected[r]
-                    record = Problem.from_dict(batch.slice(r - start, 1).to_pylist()[0])
-                    rejects.append(reject_row(record.id, STAGE, reason, record) | {"evidence": evidence})
+                    row = batch.slice(r - start, 1).to_pylist()[0]
+                    # a record the reader rejected is written as read; the others as Problems
+                    record = row if r in scan.unreadable else Problem.from_dict(row)
+                    rejects.add(row.get("id") if r in scan.unreadable else record.id, reason, record)
+                    if evidence is not None:
+                        rejects.rows[-1]["evidence"] = evidence
             rows = np.flatnonzero(keep[start:end])
             if rows.size:
                 writer.write_table(_conform(_with_clusters(batch, rows, start, scan, by_kept, lent), schema))
             written += rows.size
             start = end
             bar.update(len(batch))
-    return written, rejects
+    return written
 
 
 def _with_clusters(batch: pa.RecordBatch, rows: np.ndarray, start: int, scan: Scanner,
@@ -137,24 +146,29 @@ def write_clusters(path: Path, scan: Scanner, clusters: list[Cluster]) -> None:
         pq.write_table(pa.Table.from_pylist(rows, schema=CLUSTERS_SCHEMA), tmp, compression="zstd")
 
 
-def build_stats(scan: Scanner, clusters: list[Cluster], bench_stats: dict[str, Any]) -> dict[str, Any]:
-    """stats.json; raises if read != kept + folded + rejected (overall or for any source)."""
-    read = len(scan.node_of_row)
+def build_stats(scan: Scanner, clusters: list[Cluster], bench_stats: dict[str, Any]) -> StageStats:
+    """The stage's stats in the shared vocabulary (unit: problems): every input row is kept or
+    rejected, folded duplicates included (`folded_duplicate`); figures say how it clustered."""
     folded_nodes = {n for c in clusters for n, _ in c.aliases}
-    per_source = {s: {"read": c["read"], "kept": 0, "folded": 0, "rejected": c["rejected"]}
-                  for s, c in sorted(scan.per_source.items())}
-    for node, facts in enumerate(scan.facts):
-        if node not in scan.dropped:
-            per_source[facts.source]["folded" if node in folded_nodes else "kept"] += 1
+    outcome = []
+    for row, node in enumerate(scan.node_of_row):
+        if row in scan.rejected:
+            outcome.append(reason_key(scan.rejected[row][0]))
+        else:
+            outcome.append(FOLDED if node in folded_nodes else "kept")
+    rows = pl.DataFrame({"source": scan.row_source, "outcome": outcome}, schema={"source": pl.String,
+                                                                                  "outcome": pl.String})
+    stats = StageStats(unit="problems", read=rows.height, kept=int((rows["outcome"] == "kept").sum()))
+    for reason, n in rows.filter(pl.col("outcome") != "kept").group_by("outcome").len().iter_rows():
+        stats.reject(reason, n)
+    per_source = {}
+    for source, group in sorted(rows.group_by("source"), key=lambda g: g[0][0]):
+        counts = dict(group.group_by("outcome").len().iter_rows())
+        kept = counts.pop("kept", 0)
+        per_source[source[0]] = {"read": group.height, "kept": kept, "rejected": sum(counts.values()),
+                                 "rejected_by_reason": dict(sorted(counts.items()))}
     counts = scan.counts
-    rejected = {k.split(":", 1)[1]: v for k, v in sorted(counts.items()) if k.startswith("rejected:")}
-    stats = {
-        "read": read,
-        "kept": len(scan.facts) - len(folded_nodes) - len(scan.dropped),
-        "duplicates_folded": len(folded_nodes),
-        "rejected": sum(rejected.values()),
-        "rejected_by_reason": rejected,
-        "contaminated": rejected.get(REASON_CONTAMINATED, 0),
+    stats.figures = {
         "contaminated_via_duplicates": counts["contaminated_via_duplicates"],
         "contaminated_by_benchmark": {k.split(":", 1)[1]: v for k, v in sorted(counts.items())
                                       if k.startswith("contaminated:")},
@@ -171,8 +185,7 @@ def build_stats(scan: Scanner, clusters: list[Cluster], bench_stats: dict[str, A
         "benchmarks": bench_stats,
         "per_source": per_source,
     }
-    off = [s for s, c in per_source.items() if c["read"] != c["kept"] + c["folded"] + c["rejected"]]
-    if read != stats["kept"] + stats["duplicates_folded"] + stats["rejected"] or off:
-        raise RuntimeError(f"dedup accounting is off: read {read}, kept {stats['kept']}, folded "
-                           f"{stats['duplicates_folded']}, rejected {stats['rejected']}; sources: {off}")
+    if stats.rejected_by_reason.get(FOLDED, 0) != len(folded_nodes):
+        raise RuntimeError(f"dedup accounting is off: {len(folded_nodes)} folded duplicates, "
+                           f"{stats.rejected_by_reason.get(FOLDED, 0)} counted")
     return stats

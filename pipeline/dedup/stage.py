@@ -2,16 +2,17 @@
 
 Streaming passes over the input shards (whole problems are never all in memory):
 
-1. scan (`scan.Scanner`): normalise, shingle and sketch each statement; reject repeated ids and
+1. scan (`scan.Scanner`; with executor=ray `ray_scan.ray_scan`, same result): judge each record
+   (tolerant reader rule), normalise, shingle and sketch each statement; reject repeated ids and
    benchmark copies; union problems with equal exact keys, and LSH candidate pairs whose exact
    shingle Jaccard is >= threshold.
 2. only with `merge_tests`: gather the tests of the aliases allowed to lend theirs.
 3. write (`outputs`): stream the input again; kept problems get `cluster_id` and `aliases`.
 
 Every input problem ends up kept (problems.parquet), folded into a kept one as an alias
-(clusters.parquet) or rejected (rejects.jsonl, with a reason and evidence); stats.json says how
-many of each, overall and per source, and the stage fails rather than write numbers that do not
-add up.
+(clusters.parquet; counted as rejected `folded_duplicate`) or rejected (rejects.jsonl, with a
+reason and evidence); stats.json says how many of each, overall and per source (settings.json
+holds the settings), and the stage fails rather than write numbers that do not add up.
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ from typing import Any
 import pyarrow.parquet as pq
 from tqdm import tqdm
 
-from pipeline.config import settings_record
 from pipeline.dedup.config import DedupConfig
-from pipeline.dedup.decontaminate import Decontaminator, load_benchmark
+from pipeline.dedup.decontaminate import BenchmarkItem, Decontaminator, load_benchmark
 from pipeline.dedup.minhash import jaccard
 from pipeline.dedup.outputs import (
+    FOLDED,
     Cluster,
     build_stats,
     cluster_id_for,
@@ -36,13 +37,14 @@ from pipeline.dedup.outputs import (
     write_kept_and_rejects,
 )
 from pipeline.dedup.representative import can_merge_tests, order_members
-from pipeline.dedup.scan import SCAN_COLUMNS, Scanner, input_files, input_schema, iter_batches
-from pipeline.io import write_json, write_jsonl
+from pipeline.dedup.scan import Scanner, input_files, input_schema, iter_batches
+from pipeline.io import RejectsWriter
 from pipeline.schema import TestCase
+from pipeline.stage import write_stats
 
 log = logging.getLogger(__name__)
 
-OUT_PROBLEMS, OUT_CLUSTERS, OUT_REJECTS, OUT_STATS = "problems.parquet", "clusters.parquet", "rejects.jsonl", "stats.json"
+OUT_PROBLEMS, OUT_CLUSTERS, OUT_REJECTS = "problems.parquet", "clusters.parquet", "rejects.jsonl"
 
 
 def build_clusters(scan: Scanner, cfg: DedupConfig) -> list[Cluster]:
@@ -61,12 +63,18 @@ def build_clusters(scan: Scanner, cfg: DedupConfig) -> list[Cluster]:
     return sorted(clusters, key=lambda c: scan.facts[c.kept].id)
 
 
-def load_decontaminator(cfg: DedupConfig) -> tuple[Decontaminator, dict[str, Any]]:
-    """The index over every configured benchmark (inside its date window), and load stats."""
+def load_benchmarks(cfg: DedupConfig) -> tuple[list[BenchmarkItem], dict[str, Any]]:
+    """Every configured benchmark's problems (inside its date window), and load stats."""
     items, stats = [], {}
     for spec in cfg.benchmark_specs():
         loaded, stats[spec.name] = load_benchmark(spec)
         items += loaded
+    return items, stats
+
+
+def load_decontaminator(cfg: DedupConfig) -> tuple[Decontaminator, dict[str, Any]]:
+    """The index over every configured benchmark, and load stats."""
+    items, stats = load_benchmarks(cfg)
     return Decontaminator(items, cfg.decontamination()), stats
 
 
@@ -82,38 +90,52 @@ def _gather_tests(files: list[Path], rows: set[int], cfg: DedupConfig) -> dict[i
     return tests
 
 
-def run_dedup(input_path: str | Path, output_dir: str | Path, cfg: DedupConfig | None = None) -> dict[str, Any]:
+def scan_input(files: list[Path], cfg: DedupConfig, progress: bool = False) -> tuple[Scanner, dict[str, Any]]:
+    """Pass 1 on the configured executor: the filled Scanner and the benchmarks' load stats."""
+    items, bench_stats = load_benchmarks(cfg)
+    if cfg.executor == "ray":
+        from pipeline.dedup.ray_scan import ray_scan
+
+        scan = Scanner(cfg, Decontaminator([], cfg.decontamination()))  # the actors hold the real index
+        ray_scan(files, cfg, items, scan, progress)
+        return scan, bench_stats
+    log.info("dedup: executor local, 1 process")
+    scan = Scanner(cfg, Decontaminator(items, cfg.decontamination()))
+    total = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+    with tqdm(total=total, desc="dedup: scan", unit="problem", disable=not progress) as bar:
+        for batch in iter_batches(files, cfg.batch_size):
+            scan.add_rows(batch.to_pylist())
+            bar.update(len(batch))
+    return scan, bench_stats
+
+
+def run_dedup(input_path: str | Path, output_dir: str | Path, cfg: DedupConfig | None = None,
+              progress: bool = False) -> dict[str, Any]:
     """Run the stage: read problems from `input_path` (parquet file or shard folder), write
-    problems.parquet, clusters.parquet, rejects.jsonl and stats.json under `output_dir`;
-    return the stats."""
+    problems.parquet, clusters.parquet, rejects.jsonl, stats.json and settings.json under
+    `output_dir`; return the stats."""
     cfg = cfg or DedupConfig()
     input_path, output_dir = Path(input_path), Path(output_dir)
     files = input_files(input_path)
     schema = output_schema(input_schema(files))
-    total = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
-    decon, bench_stats = load_decontaminator(cfg)
-
-    scan = Scanner(cfg, decon)
-    with tqdm(total=total, desc="dedup: scan", unit="problem", disable=not cfg.progress) as bar:
-        for batch in iter_batches(files, cfg.batch_size, columns=SCAN_COLUMNS):
-            scan.add_batch(batch)
-            bar.update(len(batch))
+    scan, bench_stats = scan_input(files, cfg, progress)
     clusters = build_clusters(scan, cfg)
     stats = build_stats(scan, clusters, bench_stats)
 
     lender_rows = {scan.row_of_node[n] for c in clusters for n in c.lenders}
     lent = _gather_tests(files, lender_rows, cfg) if lender_rows else {}
-    written, rejects = write_kept_and_rejects(files, output_dir / OUT_PROBLEMS, schema, scan, clusters, lent,
-                                              cfg.batch_size, cfg.progress)
-    if written != stats["kept"] or len(rejects) != stats["rejected"]:
+    rejects = RejectsWriter(output_dir / OUT_REJECTS, "dedup")
+    written = write_kept_and_rejects(files, output_dir / OUT_PROBLEMS, schema, scan, clusters, lent,
+                                     cfg.batch_size, rejects, progress)
+    expected_rejects = stats.rejected - stats.rejected_by_reason.get(FOLDED, 0)
+    if written != stats.kept or len(rejects) != expected_rejects:
         raise RuntimeError(f"dedup wrote {written} problems and {len(rejects)} rejects, expected "
-                           f"{stats['kept']} and {stats['rejected']}")
-    stats["tests_added"] = sum(c.tests_added for c in clusters)
-    stats["merge_conflicts"] = scan.counts["merge_conflicts"]
-    stats["config"] = settings_record(cfg)  # the effective settings (`--set` included), for the dataset card
+                           f"{stats.kept} and {expected_rejects}")
+    stats.figures["tests_added"] = sum(c.tests_added for c in clusters)
+    stats.figures["merge_conflicts"] = scan.counts["merge_conflicts"]
     write_clusters(output_dir / OUT_CLUSTERS, scan, clusters)
-    write_jsonl(output_dir / OUT_REJECTS, rejects)
-    write_json(output_dir / OUT_STATS, stats)
-    log.info("dedup: read %d, kept %d, folded %d, rejected %d", stats["read"], stats["kept"],
-             stats["duplicates_folded"], stats["rejected"])
-    return stats
+    rejects.close()
+    out = write_stats(output_dir, stats, settings=cfg, stage="dedup")
+    log.info("dedup: read %d, kept %d, rejected %d %s", out["read"], out["kept"], out["rejected"],
+             out["rejected_by_reason"])
+    return out

@@ -1,0 +1,191 @@
+"""Pass 1 of the dedup stage on a Ray cluster (executor=ray), with the same result as one process.
+
+The driver streams the input and judges every record (tolerant reader rule), then three Ray Data
+jobs do the heavy work:
+
+1. signatures: blocks of (row, statement) go to a pool of actors, each holding the benchmark index
+   (built once per actor); per statement they return its shingle set, exact key, LSH band keys and
+   benchmark match (`Sketcher`);
+2. LSH banding as a grouped shuffle: one row per (problem, band) grouped by (band, band key); a
+   bucket of two or more problems emits its pairs, each pair only in the first band the two share,
+   so every candidate pair appears once (`bucket_pairs`);
+3. pair checks: the exact Jaccard of each candidate pair, against the shingle sets broadcast once
+   through the object store (`verify_pairs`).
+
+The driver then registers the problems in input order (ids, exact keys, benchmark matches) and
+unions the verified pairs (`Scanner.register` / `Scanner.add_pair`). Candidate pairs are exactly
+those the local index proposes (same band keys, same exact-key shortcut), and union-find gives a
+partition that does not depend on the order of unions, so clusters, kept problems and rejects are
+those of executor=local for the same seed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from pipeline.dedup.config import DedupConfig
+from pipeline.dedup.decontaminate import BenchmarkItem, Decontaminator
+from pipeline.dedup.features import Featurizer
+from pipeline.dedup.minhash import CandidateIndex, jaccard, minhashes
+from pipeline.dedup.scan import Scanner, iter_batches, judge_row, source_of
+
+log = logging.getLogger(__name__)
+FEATURES_SCHEMA = pa.schema([("i", pa.int64()), ("shingles", pa.binary()), ("key", pa.binary()),
+                             ("bands", pa.list_(pa.int64())), ("evidence", pa.string())])
+PAIRS_SCHEMA = pa.schema([("a", pa.int64()), ("b", pa.int64())])
+
+
+class Sketcher:
+    """Ray Data actor: statements -> shingles, exact key, band keys, benchmark evidence (json)."""
+
+    def __init__(self, cfg: DedupConfig, items: Any):
+        import ray
+
+        items = ray.get(items) if isinstance(items, ray.ObjectRef) else items
+        self.cfg = cfg
+        self.featurize = Featurizer(cfg.shingle_kind, cfg.shingle_size, cfg.mask_digits, cfg.mask_variables)
+        self.decon = Decontaminator(items, cfg.decontamination())
+        self.index = CandidateIndex(cfg.threshold, cfg.num_perm, cfg.lsh_false_negative_weight)
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        cfg = self.cfg
+        features = [self.featurize(s) for s in batch.column("statement").to_pylist()]
+        sketched = [n for n, x in enumerate(features) if x.shingles.size]
+        mhs: list[Any] = [None] * len(features)
+        for n, mh in zip(sketched, minhashes([features[n].shingles for n in sketched], cfg.num_perm, cfg.seed),
+                         strict=True):
+            mhs[n] = mh
+        hits = [self.decon.check(x, mh) for x, mh in zip(features, mhs, strict=True)]
+        return pa.table({
+            "i": batch.column("i"),
+            "shingles": [x.shingles.tobytes() for x in features],
+            "key": [x.key for x in features],
+            "bands": [None if mh is None else self.index.band_ints(mh).tolist() for mh in mhs],
+            "evidence": [None if h is None else json.dumps(h.evidence(cfg.ngram_n)) for h in hits],
+        }, schema=FEATURES_SCHEMA)
+
+
+def bucket_pairs(group: pa.Table) -> pa.Table:
+    """The pairs (a < b) of one LSH bucket that share no earlier band: each candidate pair once."""
+    if group.num_rows < 2:
+        return PAIRS_SCHEMA.empty_table()
+    band = group.column("band")[0].as_py()
+    nodes = group.column("node").to_numpy()
+    keys = np.asarray(group.column("keys").combine_chunks().flatten().to_numpy(), dtype=np.int64)
+    keys = keys.reshape(len(nodes), -1)[:, :band]
+    order = np.argsort(nodes, kind="stable")
+    nodes, keys = nodes[order], keys[order]
+    a, b = [], []
+    for i in range(len(nodes) - 1):
+        later = np.flatnonzero(~(keys[i + 1:] == keys[i]).any(axis=1)) + i + 1
+        a.append(np.full(later.size, nodes[i], dtype=np.int64))
+        b.append(nodes[later])
+    return pa.table({"a": np.concatenate(a), "b": np.concatenate(b).astype(np.int64)}, schema=PAIRS_SCHEMA)
+
+
+def verify_pairs(pairs: pa.Table, packed: Any, threshold: float) -> pa.Table:
+    """Each candidate pair with `near`: the exact Jaccard of its shingle sets >= threshold."""
+    import ray
+
+    flat, offsets = ray.get(packed) if isinstance(packed, ray.ObjectRef) else packed
+    near = [jaccard(flat[offsets[a]:offsets[a + 1]], flat[offsets[b]:offsets[b + 1]]) >= threshold
+            for a, b in zip(pairs.column("a").to_numpy(), pairs.column("b").to_numpy(), strict=True)]
+    return pairs.append_column("near", pa.array(near, type=pa.bool_()))
+
+
+def _blocks(table: pa.Table, size: int) -> list[pa.Table]:
+    return [table.slice(start, size) for start in range(0, table.num_rows, size)] or [table]
+
+
+def ray_scan(files: list[Path], cfg: DedupConfig, items: list[BenchmarkItem], scan: Scanner,
+             progress: bool) -> dict[str, Any]:
+    """Fill `scan` as `Scanner.add_rows` over the whole input would, with the work on Ray; returns
+    what ran where (for the log and stats)."""
+    from pipeline.executor import ray_init
+
+    ray = ray_init(cfg.ray_address)
+    ctx = ray.data.DataContext.get_current()
+    ctx.enable_progress_bars = progress
+    cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+    nodes = sum(1 for n in ray.nodes() if n.get("Alive"))
+
+    # The driver judges records (cheap, in order) and keeps their Facts; statements go to the cluster.
+    entries: list[tuple[Any, Any]] = []  # (Facts, statement index) or (None, (source, reason))
+    statements: list[str] = []
+    for batch in iter_batches(files, cfg.batch_size):
+        for row in batch.to_pylist():
+            p, reason = judge_row(row)
+            if p is None:
+                entries.append((None, (source_of(row), reason)))
+            else:
+                entries.append((scan.facts_of(p), len(statements)))
+                statements.append(p.statement)
+    blocks = _blocks(pa.table({"i": pa.array(range(len(statements)), type=pa.int64()),
+                               "statement": pa.array(statements, type=pa.string())}), cfg.ray_block_size)
+    log.info("dedup: executor ray, %d CPUs on %d node(s); %d statements in %d blocks", cpus, nodes,
+             len(statements), len(blocks))
+
+    # one actor per CPU at most (each builds the benchmark index once), one block per call
+    pool = ray.data.ActorPoolStrategy(min_size=1, max_size=min(cpus, len(blocks)))
+    features = ray.data.from_arrow(blocks).map_batches(
+        Sketcher, fn_constructor_args=(cfg, items), batch_format="pyarrow", batch_size=None, compute=pool,
+        num_cpus=1)
+    table = pa.concat_tables(list(features.iter_batches(batch_format="pyarrow", batch_size=None)),
+                             promote_options="default").sort_by("i") if statements else FEATURES_SCHEMA.empty_table()
+    shingles = [np.frombuffer(s, dtype=np.uint32) for s in table.column("shingles").to_pylist()]
+    keys, bands = table.column("key").to_pylist(), table.column("bands").to_pylist()
+    evidence = table.column("evidence").to_pylist()
+
+    lsh_nodes, lsh_bands = [], []
+    for facts, where in entries:
+        if facts is None:
+            scan.reject_record(*where)
+            continue
+        ev = evidence[where]
+        node = scan.register(facts, shingles[where], keys[where], lambda ev=ev: None if ev is None else json.loads(ev))
+        if node is not None:
+            lsh_nodes.append(node)
+            lsh_bands.append(bands[where])
+
+    pairs = _candidate_pairs(ray, scan, lsh_nodes, lsh_bands, cfg, cpus) if len(lsh_nodes) > 1 else []
+    for a, b, near in pairs:
+        scan.add_pair(a, b, near)
+    return {"executor": "ray", "cpus": cpus, "nodes": nodes, "blocks": len(blocks)}
+
+
+def _candidate_pairs(ray: Any, scan: Scanner, lsh_nodes: list[int], lsh_bands: list[list[int]],
+                     cfg: DedupConfig, cpus: int) -> list[tuple[int, int, bool]]:
+    """(a, b, near) for every LSH candidate pair, sorted: banding and checks on the cluster."""
+    n_bands = scan.lsh.bands
+    node = np.repeat(np.asarray(lsh_nodes, dtype=np.int64), n_bands)
+    flat_keys = np.asarray(lsh_bands, dtype=np.int64)
+    band_rows = pa.table({
+        "band": np.tile(np.arange(n_bands, dtype=np.int64), len(lsh_nodes)),
+        "key": flat_keys.reshape(-1),
+        "node": node,
+        "keys": pa.FixedSizeListArray.from_arrays(pa.array(np.repeat(flat_keys, n_bands, axis=0).reshape(-1)),
+                                                  n_bands),
+    })
+    sizes = np.array([s.size for s in scan.shingles], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    flat = np.concatenate(scan.shingles).astype(np.uint32) if scan.shingles else np.zeros(0, np.uint32)
+    packed = ray.put((flat, offsets))
+    rows_per_block = max(1, cfg.ray_block_size * n_bands)
+    # Ray's default of 200 shuffle partitions costs seconds on a small input: about one partition
+    # per block of band rows, at least one per CPU
+    partitions = max(cpus, -(-band_rows.num_rows // rows_per_block))
+    checked = (ray.data.from_arrow(_blocks(band_rows, rows_per_block))
+               .groupby(["band", "key"], num_partitions=partitions)
+               .map_groups(bucket_pairs, batch_format="pyarrow")
+               .map_batches(verify_pairs, fn_args=(packed,), fn_kwargs={"threshold": cfg.threshold},
+                            batch_format="pyarrow", num_cpus=1))
+    out = [(a, b, near) for batch in checked.iter_batches(batch_format="pyarrow", batch_size=None)
+           for a, b, near in zip(batch.column("a").to_pylist(), batch.column("b").to_pylist(),
+                                 batch.column("near").to_pylist(), strict=True)]
+    return sorted(out)
