@@ -1,7 +1,5 @@
-"""`microcoder eval-model`: pass@1 / pass@k of the base and trained models by platform and difficulty.
-
-The DVC `evaluate` stage (`microcoder evaluate` is the code evaluator's CLI).
-"""
+"""`microcoder eval-model`: pass@1 / pass@k of the base and trained models by platform and difficulty
+(docs/training.md). The DVC `evaluate` stage; `microcoder evaluate` is the code evaluator's CLI."""
 
 from __future__ import annotations
 
@@ -10,41 +8,47 @@ from typing import Annotated
 
 import typer
 
-from stages.common import ParamsOpt, SetOpt
+from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
+
+CONFIG = ("evaluate", "training.eval_model:EvalModelConfig")
+JUDGES = True
 
 
 def main(
-    benchmark: Annotated[Path | None, typer.Option(
-        help="Benchmark problems [params: evaluate.benchmark, data/seed/benchmark.jsonl].")] = None,
-    model: Annotated[list[str] | None, typer.Option(
-        "--model", help="name=path of a model to evaluate (repeatable; replaces params' evaluate.models).")] = None,
-    out_dir: Annotated[Path | None, typer.Option(help="Output directory [params: evaluate.output_dir, data/eval].")] = None,
+    benchmark: Annotated[Path, typer.Option(
+        help="Benchmark problems: our jsonl, a Problem parquet file/directory, or LiveCodeBench jsonl(.gz).")
+    ] = Path("data/seed/benchmark.jsonl"),
+    model: Annotated[list[str], typer.Option(
+        "--model", help="name=path (or Hub id) of a model to evaluate; repeatable, evaluated side by side.")
+    ] = ["base=models/warm", "trained=data/train/checkpoint"],  # noqa: B006 - typer reads the default list
+    out_dir: Annotated[Path, typer.Option(help="Output directory.")] = Path("data/eval"),
     params: ParamsOpt = Path("params.yaml"),
     set_: SetOpt = None,
+    progress: ProgressOpt = True,
+    debug: DebugOpt = False,
 ) -> None:
-    import logging
+    from pipeline.stage import run_stage
 
-    from pipeline.inputs import InputError, stage_config, stage_errors
-    from training.evaluate import EvalModelConfig, run_evaluation
+    def body() -> None:
+        from pipeline.inputs import InputError
+        from pipeline.stage import load_config, load_evaluator_config
+        from training.eval_model import EvalModelConfig, run_evaluation
 
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    with stage_errors("eval-model"):
-        overrides = list(set_ or [])
-        if model:
-            pairs = [m.split("=", 1) for m in model]
-            if any(len(p) != 2 or not p[0] or not p[1] for p in pairs):
-                raise InputError(f"--model expects name=path, got {model}")
-        cfg = stage_config(EvalModelConfig, "evaluate", params, overrides)
-        if model:
-            cfg.models = dict(pairs)
-        if benchmark is not None:
-            cfg.benchmark = str(benchmark)
-        if out_dir is not None:
-            cfg.output_dir = str(out_dir)
-        metrics = run_evaluation(cfg)
-    table = (Path(cfg.output_dir) / "table.md").read_text(encoding="utf-8")
-    b = metrics["benchmark"]
-    unjudged = {name: {s: m["samples"][s] for s in ("deadline", "error")} for name, m in metrics["models"].items()}
-    typer.echo(f"eval-model: {b['problems']} of {b['read']} benchmark problems ({b['rejected']} excluded: "
-               f"{b['excluded']}), models {list(metrics['models'])}; unjudged samples (left out of pass@k): "
-               f"{unjudged}\n{table}")
+        pairs = [m.split("=", 1) for m in model]
+        if any(len(p) != 2 or not p[0] or not p[1] for p in pairs):
+            raise InputError(f"--model expects name=path, got {model}")
+        models = dict(pairs)
+        if len(models) != len(pairs):
+            raise InputError(f"--model names must differ, got {model}")
+        cfg = load_config(EvalModelConfig, "evaluate", params, set_)
+        result = run_evaluation(cfg, benchmark, models, out_dir, evaluator=load_evaluator_config(params, set_),
+                                progress=progress)
+        s = result.stats
+        table = (out_dir / "table.md").read_text(encoding="utf-8")
+        unjudged = {name: {k: m["samples"][k] for k in ("deadline", "error")}
+                    for name, m in result.metrics["models"].items()}
+        typer.echo(f"eval-model: read {s['read']} benchmark problems, kept {s['kept']}, rejected {s['rejected']} "
+                   f"{s['rejected_by_reason']}; models {list(models)}; unjudged samples (left out of pass@k): "
+                   f"{unjudged}\n{table}")
+
+    run_stage("eval-model", body, debug)

@@ -7,16 +7,15 @@ from math import comb
 
 import pytest
 
+from pipeline.difficulty.passrate import pass_at_k
 from pipeline.inputs import InputError
 from pipeline.rollout.backends import Sample
 from pipeline.schema import Problem, TestCase, Verdict
-from training.evaluate import (
+from training.eval_model import (
     EvalModelConfig,
-    ProblemScore,
-    aggregate,
     excluded_counts,
     load_benchmark,
-    pass_at_k,
+    model_metrics,
     render_table,
     run_evaluation,
     select_problems,
@@ -36,8 +35,7 @@ def test_pass_at_k_matches_the_combinatorial_definition(n, c, k):
 def test_pass_at_k_rejects_bad_counts():
     with pytest.raises(ValueError):
         pass_at_k(4, 5, 1)
-    with pytest.raises(ValueError):
-        pass_at_k(4, 1, 5)
+    assert pass_at_k(4, 1, 5) is None  # fewer samples than k: no score (the group leaves the problem out)
 
 
 def test_date_window_and_exclusions():
@@ -54,11 +52,14 @@ def test_date_window_and_exclusions():
     assert len(kept) == 3 and excluded_counts(excluded) == {"over max_problems=3": 1}
 
 
+def sample_rows(statuses: dict[str, list[str]]) -> list[dict[str, str]]:
+    return [{"problem_id": pid, "status": s} for pid, items in statuses.items() for s in items]
+
+
 def test_aggregate_by_platform_and_difficulty():
-    scores = [ProblemScore("a", "atcoder", "easy", 4, 4, {"pass": 4}),
-              ProblemScore("b", "atcoder", "hard", 4, 0, {"fail": 3, "no_code": 1}),
-              ProblemScore("c", "leetcode", "easy", 4, 2, {"pass": 2, "fail": 2})]
-    agg = aggregate(scores, [1, 2])
+    problems = [problem("a"), problem("b", difficulty="hard"), problem("c", platform="leetcode")]
+    rows = sample_rows({"a": ["pass"] * 4, "b": ["fail", "no_code", "fail", "fail"], "c": ["pass", "fail", "fail", "pass"]})
+    agg = model_metrics(rows, problems, [1, 2])
     assert agg["overall"] == {"problems": 3, "pass@1": pytest.approx(0.5), "pass@1_problems": 3,
                               "pass@2": pytest.approx((1 + 0 + 5 / 6) / 3), "pass@2_problems": 3,
                               "unjudged_samples": 0}
@@ -122,10 +123,12 @@ def test_run_evaluation_side_by_side(tmp_path):
     bench = tmp_path / "bench.jsonl"
     items = [problem("a"), problem("b", platform="leetcode", difficulty="hard"), problem("old", date="2020-01-01")]
     bench.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in items))
-    cfg = EvalModelConfig(benchmark=str(bench), models={"base": "bad", "trained": "good"}, n_samples=4, pass_at=[2],
-                          date_from="2025-01-01", output_dir=str(tmp_path / "eval"), judge_batch_size=3)
-    metrics = run_evaluation(cfg, judge=FakeJudge(), backend_factory=FakeBackend)
-    assert metrics["benchmark"]["problems"] == 2 and metrics["benchmark"]["excluded"] == {"before 2025-01-01": 1}
+    cfg = EvalModelConfig(n_samples=4, pass_at=[2], date_from="2025-01-01", judge_batch_size=3)
+    result = run_evaluation(cfg, bench, {"base": "bad", "trained": "good"}, tmp_path / "eval", judge=FakeJudge(),
+                            backend_factory=FakeBackend, progress=False)
+    metrics = result.metrics
+    assert result.stats["kept"] == 2 and result.stats["rejected_by_reason"] == {"before 2025-01-01": 1}
+    assert json.loads((tmp_path / "eval" / "stats.json").read_text()) == result.stats
     base, trained = metrics["models"]["base"], metrics["models"]["trained"]
     assert base["overall"]["pass@1"] == 0.0 and base["samples"]["no_code"] == 8
     assert trained["overall"]["pass@1"] == 0.5 and trained["overall"]["pass@2"] == pytest.approx(1 - 1 / 6)
@@ -135,16 +138,17 @@ def test_run_evaluation_side_by_side(tmp_path):
     assert "| All | 2 | 0.0 | 50.0 | +50.0 |" in table
     rows = [json.loads(line) for line in (tmp_path / "eval" / "samples.jsonl").read_text().splitlines()]
     assert len(rows) == 16 and {r["status"] for r in rows} == {"no_code", "pass", "fail"}
-    assert json.loads((tmp_path / "eval" / "metrics.json").read_text())["models"]["trained"]["path"] == "good"
+    assert json.loads((tmp_path / "eval" / "metrics.json").read_text()) == metrics  # figures only
+    settings = json.loads((tmp_path / "eval" / "settings.json").read_text())
+    assert settings["models"] == {"base": "bad", "trained": "good"} and settings["n_samples"] == 4
 
 
 def test_missing_local_model_is_a_clear_error(tmp_path):
     bench = tmp_path / "bench.jsonl"
     bench.write_text(json.dumps(problem("a").to_dict()) + "\n")
-    cfg = EvalModelConfig(benchmark=str(bench), models={"trained": str(tmp_path / "nope")},
-                          output_dir=str(tmp_path / "eval"))
     with pytest.raises(InputError, match="does not exist"):
-        run_evaluation(cfg, judge=FakeJudge(), backend_factory=FakeBackend)
+        run_evaluation(EvalModelConfig(), bench, {"trained": str(tmp_path / "nope")}, tmp_path / "eval",
+                       judge=FakeJudge(), backend_factory=FakeBackend)
 
 
 def test_bad_benchmark_records_are_rejected_and_accounted(tmp_path):
@@ -154,22 +158,23 @@ def test_bad_benchmark_records_are_rejected_and_accounted(tmp_path):
     lines += [json.dumps({**problem("odd").to_dict(), "style": "interactive"}),
               json.dumps(problem("a").to_dict()), "{not json", json.dumps(problem("none", tests=False).to_dict())]
     bench.write_text("\n".join(lines) + "\n")
-    cfg = EvalModelConfig(benchmark=str(bench), models={"trained": "good"}, n_samples=2, date_from="2025-01-01",
-                          output_dir=str(tmp_path / "eval"))
-    metrics = run_evaluation(cfg, judge=FakeJudge(), backend_factory=FakeBackend)
-    b = metrics["benchmark"]
-    assert b["read"] == 7 == b["problems"] + b["rejected"] and b["problems"] == 2
-    assert b["excluded"] == {"before 2025-01-01": 1, "duplicate id": 1, "invalid record": 2, "unreadable record": 1}
+    cfg = EvalModelConfig(n_samples=2, date_from="2025-01-01")
+    b = run_evaluation(cfg, bench, {"trained": "good"}, tmp_path / "eval", judge=FakeJudge(),
+                       backend_factory=FakeBackend).stats
+    assert b["unit"] == "problems" and b["read"] == 7 == b["kept"] + b["rejected"] and b["kept"] == 2
+    assert b["rejected_by_reason"] == {"before 2025-01-01": 1, "duplicate id": 1, "invalid record": 2,
+                                       "unreadable record": 1}
+    assert b["samples"] == 4 and b["unjudged_samples"] == {"trained": 0}
     rejects = [json.loads(line) for line in (tmp_path / "eval" / "rejects.jsonl").read_text().splitlines()]
-    assert len(rejects) == 5 and all(r["stage"] == "evaluate" and r["reason"] for r in rejects)
+    assert len(rejects) == 5 and all(r["stage"] == "eval-model" and r["reason"] for r in rejects)
     # Nothing left to evaluate is a clear error, and the reasons are still written.
     with pytest.raises(InputError, match="no problems left to evaluate"):
-        run_evaluation(EvalModelConfig(benchmark=str(bench), models={"trained": "good"}, date_from="2030-01-01",
-                                       output_dir=str(tmp_path / "eval2")), judge=FakeJudge(), backend_factory=FakeBackend)
+        run_evaluation(EvalModelConfig(date_from="2030-01-01"), bench, {"trained": "good"}, tmp_path / "eval2",
+                       judge=FakeJudge(), backend_factory=FakeBackend)
     assert len((tmp_path / "eval2" / "rejects.jsonl").read_text().splitlines()) == 7
     with pytest.raises(InputError, match="benchmark .* does not exist"):
-        run_evaluation(EvalModelConfig(benchmark=str(tmp_path / "absent.jsonl"), models={"trained": "good"},
-                                       output_dir=str(tmp_path / "eval3")), judge=FakeJudge(), backend_factory=FakeBackend)
+        run_evaluation(EvalModelConfig(), tmp_path / "absent.jsonl", {"trained": "good"}, tmp_path / "eval3",
+                       judge=FakeJudge(), backend_factory=FakeBackend)
 
 
 class SlowJudge:
@@ -197,17 +202,17 @@ def test_unjudged_samples_never_count_as_failures_in_pass_at_k():
     from types import SimpleNamespace
 
     from pipeline.schema import Problem, TestCase
-    from training.evaluate import score_samples
-    from training.rewards import EvaluatorReward
+    from pipeline.scoring import Scorer
+    from training.eval_model import score_samples
 
     problems = [Problem(id=f"q{i}", source="t", statement="Echo.", style="stdio", tests=[TestCase("1\n", "1\n")],
                         platform="atcoder", difficulty="easy") for i in range(2)]
     sample = SimpleNamespace(text="```python\nprint(input())\n```", token_count=5, truncated=False)
     samples = [[sample] * 4, [sample] * 1]  # q1 has one sample, unjudged: no pass@1 for it
-    with EvaluatorReward(problems, judge=SlowJudge()) as scorer:
-        scores, rows = score_samples(problems, samples, scorer, batch_size=8, model_name="m")
-    assert [(s.n, s.correct, s.unjudged) for s in scores] == [(2, 2, 2), (0, 0, 1)]
-    agg = aggregate(scores, [1, 2])
+    with Scorer(problems, judge=SlowJudge(), deadline_s=60.0) as scorer:
+        rows = score_samples(problems, samples, scorer, batch_size=8, model_name="m", progress=False)
+    agg = model_metrics(rows, problems, [1, 2])
+    assert agg["by_platform"]["atcoder"]["pass@1_problems"] == 1  # q1: its one sample unjudged, no pass@1
     # every judged sample was correct: the slow judge must not drag pass@k below 100%
     assert agg["overall"]["pass@1"] == 1.0 and agg["overall"]["pass@2"] == 1.0
     assert agg["overall"]["pass@1_problems"] == 1 and agg["overall"]["unjudged_samples"] == 3
@@ -215,3 +220,28 @@ def test_unjudged_samples_never_count_as_failures_in_pass_at_k():
     assert [r["status"] for r in rows] == ["pass", "deadline", "pass", "deadline", "deadline"]
     table = render_table({"m": agg}, [1])
     assert "did not finish" in table and "m 3" in table
+
+
+def test_cli_errors_are_one_line_exit_2_and_help_lists_the_fields(tmp_path):
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    runner = CliRunner()
+    none = str(tmp_path / "none.yaml")
+    cases = [
+        (["--benchmark", str(tmp_path / "absent.jsonl"), "--model", "base=x"], "benchmark"),
+        (["--model", "just-a-name"], "--model expects name=path"),
+        (["--set", "workers=4"], "unknown evaluate params ['workers']"),
+        (["--set", "output_dir=x"], "unknown evaluate params ['output_dir']"),
+        (["--set", "evaluator.timeout_scale=fast"], "evaluator.timeout_scale"),
+    ]
+    for args, message in cases:
+        result = runner.invoke(app, ["eval-model", *args, "--out-dir", str(tmp_path / "out"), "--params", none])
+        assert result.exit_code == 2, (args, result.output)
+        assert message in result.output and "eval-model: error:" in result.output, (args, result.output)
+        assert "Traceback" not in result.output
+    result = runner.invoke(app, ["eval-model", "--help"], terminal_width=200)
+    assert result.exit_code == 0
+    for name in ("n_samples (int)", "pass_at", "deadline_s", "executor", "--benchmark", "--model", "evaluator"):
+        assert name in result.output, name

@@ -88,17 +88,17 @@ class AcceptAll:
 
 
 def test_eval_model_rejects_over_budget_problems_for_every_model(tmp_path, tiny_model_dir):
-    from training.evaluate import EvalModelConfig, run_evaluation
+    from training.eval_model import EvalModelConfig, run_evaluation
 
     bench = tmp_path / "bench.jsonl"
     bench.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in (problem("a"), problem("long", 400))))
-    cfg = EvalModelConfig(benchmark=str(bench), models={"base": str(tiny_model_dir)}, n_samples=2, max_tokens=64,
-                          backend_options={"max_model_len": 1024}, output_dir=str(tmp_path / "eval"))
+    cfg = EvalModelConfig(n_samples=2, max_tokens=64, backend_options={"max_model_len": 1024})
     RecordingBackend.asked = []
-    metrics = run_evaluation(cfg, judge=AcceptAll(), backend_factory=RecordingBackend)
+    stats = run_evaluation(cfg, bench, {"base": str(tiny_model_dir)}, tmp_path / "eval", judge=AcceptAll(),
+                           backend_factory=RecordingBackend, progress=False).stats
     assert RecordingBackend.asked == ["Problem a"]  # the long one was never sent
-    assert metrics["benchmark"]["problems"] == 1 and metrics["benchmark"]["rejected"] == 1
-    assert metrics["benchmark"]["excluded"] == {"prompt over the token budget": 1}
+    assert stats["kept"] == 1 and stats["rejected"] == 1
+    assert stats["rejected_by_reason"] == {"prompt over the token budget": 1}
     reject = json.loads((tmp_path / "eval" / "rejects.jsonl").read_text().splitlines()[0])
     assert reject["id"] == "long" and "(max_model_len 1024 - max_tokens 64)" in reject["reason"]
     with pytest.raises(ValueError, match="temperature"):

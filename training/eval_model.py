@@ -1,35 +1,34 @@
-"""Model evaluation: pass@1 and unbiased pass@k on a benchmark split, overall and by platform and
-difficulty, for several models side by side (the base model and the trained checkpoint).
+"""The eval-model stage: pass@1 and unbiased pass@k on a benchmark split, overall and by platform
+and difficulty, for several models side by side (the base model and the trained checkpoint).
 
 Samples come from the rollout backends (`pipeline.rollout.backends`), prompts from the shared
-prompt builder, and every sample is judged by the sandboxed evaluator through the same scoring
-as the training reward (`training.rewards.EvaluatorReward.score`: extraction, first-failure
-judging, a hard per-batch deadline). A sample the judge did not finish (`deadline`: still queued
-or running at the batch deadline) or could not run (`error`: a harness failure) is *unjudged*: it
-is the judge's failure, not the model's, so it is left out of pass@k (never counted as a failure)
-and counted per model and group (`unjudged_samples`, `samples.deadline`, `samples.error`).
+prompt builder, and every sample is scored by the one scoring path (`pipeline.scoring`:
+extraction, first-failure judging, a hard per-batch deadline) with the judge of the params'
+`evaluator:` section. A sample the judge did not finish (`deadline`: still queued or running at the
+batch deadline) or could not run (`error`: a harness failure) is *unjudged*: it is the judge's
+failure, not the model's, so it is left out of pass@k (never counted as a failure) and counted per
+model and group (`unjudged_samples`, `samples.deadline`, `samples.error`).
 
-Outputs (`output_dir`): `metrics.json`, `table.md`, `samples.jsonl` (one row per sample) and
-`rejects.jsonl`: every benchmark record not evaluated (unreadable, invalid, a duplicate id, outside
-the date window, over `max_problems`, not promptable) with its reason; in `metrics.json`,
-`benchmark.read = benchmark.problems + benchmark.rejected`.
+Outputs (`out_dir`): `metrics.json` (pass@k per model and group, sample statuses), `table.md`,
+`samples.jsonl` (one row per sample), `rejects.jsonl` (every benchmark record not evaluated:
+unreadable, invalid, a duplicate id, outside the date window, over `max_problems`, not promptable,
+over the prompt budget, with its reason), `stats.json` (the stage contract's vocabulary, counted in
+benchmark problems: `read = kept + rejected`) and `settings.json`.
 
-pass@k per problem is the unbiased estimator of Chen et al. (2021):
-`1 - C(n - c, k) / C(n, k)` for n *judged* samples with c correct; a group's value is the mean over
-its problems with at least k judged samples (`pass@k_problems` says how many: fewer than
-`problems` only when the judge left samples unjudged).
+pass@k per problem is the one unbiased estimator (`pipeline.difficulty.passrate.pass_at_k`) over
+the *judged* samples; a group's value is the mean over its problems with at least k judged samples
+(`pass@k_problems` says how many: fewer than `problems` only when the judge left samples unjudged).
 """
 
 from __future__ import annotations
 
 import gc
 import logging
-from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.difficulty.passrate import pass_at_k as estimate_pass_at_k
+from pipeline.executor import ExecutionFields
 from pipeline.inputs import (
     DUPLICATE,
     InputError,
@@ -39,30 +38,28 @@ from pipeline.inputs import (
     require_input,
 )
 from pipeline.schema import Problem
+from pipeline.scoring import JUDGED, UNJUDGED, Scorer
 
 log = logging.getLogger(__name__)
 
 PLATFORMS = ("atcoder", "leetcode", "codeforces")
 DIFFICULTIES = ("easy", "medium", "hard")
 BENCHMARK_FORMATS = ("auto", "problems", "livecodebench")
+STAGE = "eval-model"
 
 
 @dataclass
-class EvalModelConfig:
-    benchmark: str = field(default="data/seed/benchmark.jsonl", metadata={
-        "help": "Benchmark problems: our jsonl, a Problem parquet file/directory, or LiveCodeBench "
-                "code_generation_lite jsonl(.gz) rows."})
+class EvalModelConfig(ExecutionFields):
     benchmark_format: str = field(default="auto", metadata={
         "help": "problems | livecodebench | auto (jsonl whose first row has `question_content` is LiveCodeBench)."})
     date_from: str | None = field(default=None, metadata={
         "help": "Keep problems with contest_date >= this (YYYY-MM-DD, inclusive); None: no lower bound."})
     date_to: str | None = field(default=None, metadata={
         "help": "Keep problems with contest_date <= this (YYYY-MM-DD, inclusive); None: no upper bound."})
-    models: dict[str, str] = field(default_factory=lambda: {"base": "models/tiny", "trained": "data/train/checkpoint"},
-                                   metadata={"help": "name -> model directory or Hub id, evaluated side by side."})
     backend: str = field(default="hf", metadata={"help": "Generation backend: hf | vllm | openai."})
     backend_options: dict[str, Any] = field(default_factory=dict, metadata={
-        "help": "Extra backend constructor options (batch_size, dtype, tensor_parallel_size, base_url...)."})
+        "help": "Extra backend arguments, checked by the chosen backend (batch_size, dtype, tensor_parallel_size, "
+                "base_urls, max_model_len, tokenizer...): a mapping because each backend has its own."})
     n_samples: int = field(default=4, metadata={"help": "Samples per problem (n of pass@k)."})
     pass_at: list[int] = field(default_factory=lambda: [1], metadata={
         "help": "k values to report (each <= n_samples); pass@1 is always reported."})
@@ -79,13 +76,11 @@ class EvalModelConfig:
     max_problems: int | None = field(default=None, metadata={"help": "Evaluate at most this many problems."})
     judge_batch_size: int = field(default=256, metadata={"help": "Submissions per evaluator batch."})
     deadline_s: float = field(default=300.0, metadata={"help": "Hard deadline per evaluator batch (seconds)."})
-    workers: int | None = field(default=None, metadata={"help": "Evaluator worker processes (None: default)."})
-    timeout_scale: float = field(default=1.0, metadata={"help": "Multiplier on each problem's time limit."})
     torch_threads: int | None = field(default=None, metadata={
         "help": "CPU threads for torch (None: torch's default); applies to the hf backend."})
-    output_dir: str = field(default="data/eval", metadata={"help": "Where metrics.json, table.md, samples.jsonl go."})
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.n_samples < 1:
             raise ValueError(f"n_samples must be >= 1, got {self.n_samples}")
         from pipeline.rollout.backends import SamplingParams
@@ -101,8 +96,6 @@ class EvalModelConfig:
             raise ValueError(f"pass_at values {bad} must lie in [1, n_samples={self.n_samples}]")
         if self.benchmark_format not in BENCHMARK_FORMATS:
             raise ValueError(f"benchmark_format must be one of {list(BENCHMARK_FORMATS)}, got {self.benchmark_format!r}")
-        if not self.models:
-            raise ValueError("models is empty: name at least one model to evaluate")
         for name in ("date_from", "date_to"):
             value = getattr(self, name)
             if value is not None:
@@ -114,14 +107,6 @@ def _date(value: Any, what: str) -> str:
     if len(text) != 10 or text[4] != "-" or text[7] != "-" or not (text[:4] + text[5:7] + text[8:]).isdigit():
         raise ValueError(f"{what}: expected a YYYY-MM-DD date, got {value!r}")
     return text
-
-
-def pass_at_k(n: int, c: int, k: int) -> float:
-    """Unbiased pass@k (the shared estimator), where k <= n is required: a score needs k samples."""
-    value = estimate_pass_at_k(n, c, k)
-    if value is None:
-        raise ValueError(f"need 1 <= k <= n, got n={n} k={k}")
-    return value
 
 
 def platform_of(problem: Problem) -> str:
@@ -203,53 +188,45 @@ def _exclusion(p: Problem, date_from: str | None, date_to: str | None, seen: set
 
 
 def excluded_counts(rejects: list[Reject]) -> dict[str, int]:
-    """Rejects counted by kind (the reason up to its first colon; the details are in rejects.jsonl)."""
-    return dict(sorted(Counter(r.reason.split(":")[0] for r in rejects).items()))
+    """Rejects counted by kind (the stage contract's reason key: the text before the first colon;
+    the details are in rejects.jsonl)."""
+    from collections import Counter
+
+    from pipeline.stage import reason_key
+
+    return dict(sorted(Counter(reason_key(r.reason) for r in rejects).items()))
 
 
-# Sample statuses the judge decided; `error` and `deadline` are the judge's own failures (unjudged).
-JUDGED = ("pass", "fail", "no_code")
-UNJUDGED = ("error", "deadline")
+def model_metrics(rows: list[dict[str, Any]], problems: list[Problem], ks: list[int]) -> dict[str, Any]:
+    """pass@k overall, by platform, by difficulty and by platform/difficulty, plus sample statuses,
+    from one model's per-sample rows (`problem_id`, `status`: a `pipeline.scoring` outcome)."""
+    import polars as pl
 
+    from pipeline.difficulty.passrate import per_problem
 
-@dataclass
-class ProblemScore:
-    problem_id: str
-    platform: str
-    difficulty: str
-    n: int  # judged samples (the n of pass@k)
-    correct: int
-    statuses: dict[str, int]  # every sample, judged or not
+    meta = pl.DataFrame({"problem_id": [p.id for p in problems], "platform": [platform_of(p) for p in problems],
+                         "difficulty": [difficulty_of(p) for p in problems]})
+    samples = pl.DataFrame(rows).select("problem_id", "status").join(meta, on="problem_id", how="left", maintain_order="left").with_columns(
+        judged=pl.col("status").is_in(list(JUDGED)), correct=pl.col("status") == "pass")
+    scores = per_problem(samples, ks, keys=["problem_id", "platform", "difficulty"]).with_columns(
+        platform_difficulty=pl.col("platform") + "/" + pl.col("difficulty"))
 
-    @property
-    def unjudged(self) -> int:
-        return sum(self.statuses.get(s, 0) for s in UNJUDGED)
-
-
-def aggregate(scores: list[ProblemScore], ks: list[int]) -> dict[str, Any]:
-    """pass@k overall, by platform, by difficulty and by platform/difficulty, plus sample statuses."""
-    def group(items: list[ProblemScore]) -> dict[str, Any]:
-        out: dict[str, Any] = {"problems": len(items)}
+    def group(items: pl.DataFrame) -> dict[str, Any]:
+        out: dict[str, Any] = {"problems": items.height}
         for k in ks:
-            scored = [s for s in items if s.n >= k]  # a problem needs k judged samples for a pass@k
-            out[f"pass@{k}"] = sum(pass_at_k(s.n, s.correct, k) for s in scored) / len(scored) if scored else None
-            out[f"pass@{k}_problems"] = len(scored)
-        out["unjudged_samples"] = sum(s.unjudged for s in items)
+            # a problem needs k judged samples for a pass@k (null otherwise); summed in Python, as before
+            values = [v for v in items[f"pass@{k}"].to_list() if v is not None]
+            out[f"pass@{k}"] = sum(values) / len(values) if values else None
+            out[f"pass@{k}_problems"] = len(values)
+        out["unjudged_samples"] = int(items["unjudged"].sum())
         return out
 
-    by: dict[str, dict[str, list[ProblemScore]]] = {"by_platform": defaultdict(list), "by_difficulty": defaultdict(list),
-                                                   "by_platform_difficulty": defaultdict(list)}
-    for s in scores:
-        by["by_platform"][s.platform].append(s)
-        by["by_difficulty"][s.difficulty].append(s)
-        by["by_platform_difficulty"][f"{s.platform}/{s.difficulty}"].append(s)
-    statuses: Counter[str] = Counter()
-    for s in scores:
-        statuses.update(s.statuses)
     result: dict[str, Any] = {"overall": group(scores)}
-    for name, groups in by.items():
-        result[name] = {key: group(items) for key, items in sorted(groups.items())}
-    result["samples"] = {s: statuses.get(s, 0) for s in (*JUDGED, *UNJUDGED)}
+    for name, column in (("by_platform", "platform"), ("by_difficulty", "difficulty"),
+                         ("by_platform_difficulty", "platform_difficulty")):
+        result[name] = {key: group(scores.filter(pl.col(column) == key)) for key in sorted(scores[column].unique())}
+    counts = dict(samples.group_by("status").len().iter_rows())
+    result["samples"] = {s: counts.get(s, 0) for s in (*JUDGED, *UNJUDGED)}
     return result
 
 
@@ -259,7 +236,7 @@ def generate_samples(path: str, problems: list[Problem], cfg: EvalModelConfig, b
     from pipeline.rollout.prompts import build_messages
 
     factory = backend_factory or get_backend
-    backend = factory(cfg.backend, model=path, thinking=cfg.thinking, **cfg.backend_options)
+    backend = factory(cfg.backend, model=path, thinking=cfg.thinking, **_placement(cfg), **cfg.backend_options)
     try:
         prompts = [build_messages(p, thinking=cfg.thinking, language=cfg.language, system_prompt=cfg.system_prompt)
                    for p in problems]
@@ -278,6 +255,12 @@ def generate_samples(path: str, problems: list[Problem], cfg: EvalModelConfig, b
     return samples
 
 
+def _placement(cfg: EvalModelConfig) -> dict[str, Any]:
+    """Where the backend runs: only executor=ray is passed on, so that backends that do not know
+    the executor (and test doubles) see the same arguments as before."""
+    return {} if cfg.executor == "local" else {"executor": cfg.executor, "ray_address": cfg.ray_address}
+
+
 def _free_accelerator_memory() -> None:
     gc.collect()
     try:
@@ -289,34 +272,25 @@ def _free_accelerator_memory() -> None:
         pass
 
 
-def score_samples(problems: list[Problem], samples: list[list[Any]], scorer: Any, batch_size: int,
-                  model_name: str) -> tuple[list[ProblemScore], list[dict[str, Any]]]:
-    """Judge every sample (in evaluator batches); per-problem scores and per-sample rows."""
+def score_samples(problems: list[Problem], samples: list[list[Any]], scorer: Scorer, batch_size: int,
+                  model_name: str, progress: bool = True) -> list[dict[str, Any]]:
+    """Score every sample (in judge batches) through the one scoring path; one row per sample."""
     from tqdm.auto import tqdm
 
-    flat = [(pi, si) for pi in range(len(problems)) for si in range(len(samples[pi]))]
-    statuses: dict[tuple[int, int], str] = {}
-    verdicts: dict[tuple[int, int], Any] = {}
-    with tqdm(total=len(flat), desc=f"judging {model_name}", unit="sample") as bar:
+    flat = [(p, si, sample) for p, group in zip(problems, samples, strict=True) for si, sample in enumerate(group)]
+    rows: list[dict[str, Any]] = []
+    with tqdm(total=len(flat), desc=f"judging {model_name}", unit="sample", disable=not progress) as bar:
         for start in range(0, len(flat), batch_size):
             chunk = flat[start:start + batch_size]
-            texts = [samples[pi][si].text for pi, si in chunk]
-            ids = [problems[pi].id for pi, _ in chunk]
-            st, vs = scorer.score(texts, ids)
-            statuses.update(zip(chunk, st, strict=True))
-            verdicts.update(zip(chunk, vs, strict=True))
+            scored = scorer.score([sample.text for _, _, sample in chunk], [p.id for p, _, _ in chunk])
+            for (p, si, sample), result in zip(chunk, scored, strict=True):
+                v = result.verdict
+                rows.append({"model": model_name, "problem_id": p.id, "sample": si, "status": result.outcome,
+                             "verdict": v.status if v is not None else None,
+                             "reason": v.reason if v is not None else None,
+                             "tokens": sample.token_count, "truncated": sample.truncated})
             bar.update(len(chunk))
-    scores, rows = [], []
-    for pi, p in enumerate(problems):
-        per = [statuses[(pi, si)] for si in range(len(samples[pi]))]
-        scores.append(ProblemScore(p.id, platform_of(p), difficulty_of(p), n=sum(s in JUDGED for s in per),
-                                   correct=sum(s == "pass" for s in per), statuses=dict(Counter(per))))
-        for si, sample in enumerate(samples[pi]):
-            v = verdicts[(pi, si)]
-            rows.append({"model": model_name, "problem_id": p.id, "sample": si, "status": statuses[(pi, si)],
-                         "verdict": v.status if v is not None else None, "reason": v.reason if v is not None else None,
-                         "tokens": sample.token_count, "truncated": sample.truncated})
-    return scores, rows
+    return rows
 
 
 def render_table(models: dict[str, dict[str, Any]], ks: list[int]) -> str:
@@ -359,23 +333,38 @@ def _pct(v: float | None, signed: bool = False) -> str:
     return f"{100 * v:+.1f}" if signed else f"{100 * v:.1f}"
 
 
-def run_evaluation(cfg: EvalModelConfig, *, judge: Any = None, backend_factory: Any = None) -> dict[str, Any]:
-    """Evaluate every model in `cfg.models`; write metrics.json, table.md and samples.jsonl."""
+@dataclass
+class EvalResult:
+    stats: dict[str, Any]  # stats.json: benchmark problems read / kept / rejected, sample figures
+    metrics: dict[str, Any]  # metrics.json: {"models": {name: pass@k by group, sample statuses}}
+
+
+def run_evaluation(cfg: EvalModelConfig, benchmark: str | Path, models: dict[str, str], out_dir: str | Path, *,
+                   evaluator: Any = None, judge: Any = None, backend_factory: Any = None,
+                   progress: bool = True) -> EvalResult:
+    """Evaluate every model of `models` (name -> model directory or Hub id) on `benchmark`; write the
+    outputs to `out_dir`. `evaluator`: the params' `evaluator:` section (None: defaults); `judge` and
+    `backend_factory` replace the evaluator and the backends (tests)."""
     from training.train import torch_threads
 
+    if not models:
+        raise InputError("no models to evaluate: pass --model name=path")
     with torch_threads(cfg.torch_threads):
-        return _run_evaluation(cfg, judge, backend_factory)
+        return _run_evaluation(cfg, Path(benchmark), dict(models), Path(out_dir), evaluator, judge, backend_factory,
+                               progress)
 
 
-def _run_evaluation(cfg: EvalModelConfig, judge: Any, backend_factory: Any) -> dict[str, Any]:
+def _run_evaluation(cfg: EvalModelConfig, benchmark: Path, models: dict[str, str], out: Path, evaluator: Any,
+                    judge: Any, backend_factory: Any, progress: bool) -> EvalResult:
+    from pipeline.executor import make_evaluator
     from pipeline.io import write_json, write_jsonl, write_text_atomic
     from pipeline.rollout.prompts import build_messages
-    from training.rewards import EvaluatorReward
+    from pipeline.stage import StageStats, write_stats
 
-    for path in cfg.models.values():
+    for path in models.values():
         check_model_path(path)
-    loaded, unusable = load_benchmark(cfg.benchmark, cfg.benchmark_format)
-    read = len(loaded) + len(unusable)
+    loaded, unusable = load_benchmark(benchmark, cfg.benchmark_format)
+    stats = StageStats(unit="problems", read=len(loaded) + len(unusable))
     selected, outside = select_problems(loaded, cfg.date_from, cfg.date_to, cfg.max_problems)
     rejects = unusable + outside
     problems = []
@@ -388,50 +377,58 @@ def _run_evaluation(cfg: EvalModelConfig, judge: Any, backend_factory: Any) -> d
             rejects.append(Reject(p.id, f"cannot prompt: {e}", p))
             continue
         problems.append(p)
-    over = _over_budget(cfg, prompts)  # counted with every model's tokenizer: the same problems for all
+    over = _over_budget(cfg, models, prompts)  # counted with every model's tokenizer: the same problems for all
     rejects += [Reject(p.id, over[p.id], p) for p in problems if p.id in over]
     problems = [p for p in problems if p.id not in over]
-    out = Path(cfg.output_dir)
-    excluded = excluded_counts(rejects)
+    for r in rejects:
+        stats.reject(r.reason)
+    stats.kept = len(problems)
     if not problems:
         _write_rejects(out, rejects)
-        raise InputError(f"{cfg.benchmark}: no problems left to evaluate (excluded: {excluded}; "
+        raise InputError(f"{benchmark}: no problems left to evaluate (excluded: {excluded_counts(rejects)}; "
                          f"see {out / 'rejects.jsonl'})")
-    log.info("evaluating %d models on %d problems (%s excluded)", len(cfg.models), len(problems), excluded)
+    log.info("evaluating %d models on %d problems (%s excluded)", len(models), len(problems), excluded_counts(rejects))
     results: dict[str, dict[str, Any]] = {}
     sample_rows: list[dict[str, Any]] = []
-    with EvaluatorReward(problems, judge=judge, language=cfg.language, deadline_s=cfg.deadline_s,
-                         workers=cfg.workers, timeout_scale=cfg.timeout_scale) as scorer:
-        for name, path in cfg.models.items():
+
+    def make_judge():
+        return make_evaluator(evaluator, executor=cfg.executor, ray_address=cfg.ray_address)
+
+    with Scorer(problems, language=cfg.language, judge=judge, make_judge=make_judge,
+                deadline_s=cfg.deadline_s) as scorer:
+        for name, path in models.items():
             samples = generate_samples(path, problems, cfg, backend_factory)
-            scores, rows = score_samples(problems, samples, scorer, cfg.judge_batch_size, name)
-            results[name] = {"path": path, **aggregate(scores, cfg.pass_at)}
+            rows = score_samples(problems, samples, scorer, cfg.judge_batch_size, name, progress)
+            results[name] = model_metrics(rows, problems, cfg.pass_at)
             unjudged = {s: results[name]["samples"][s] for s in UNJUDGED}
             if any(unjudged.values()):
-                log.warning("%s: %s samples were not judged (left out of pass@k; raise workers or deadline_s)",
-                            name, unjudged)
+                log.warning("%s: %s samples were not judged (left out of pass@k; raise evaluator.workers or "
+                            "deadline_s)", name, unjudged)
             sample_rows.extend(rows)
-    metrics = {
-        "benchmark": {"path": cfg.benchmark, "read": read, "problems": len(problems), "rejected": len(rejects),
-                      "excluded": excluded, "date_from": cfg.date_from, "date_to": cfg.date_to},
-        "settings": {"n_samples": cfg.n_samples, "pass_at": cfg.pass_at, "temperature": cfg.temperature,
-                     "top_p": cfg.top_p, "max_tokens": cfg.max_tokens, "thinking": cfg.thinking,
-                     "backend": cfg.backend, "seed": cfg.seed},
-        "models": results,
-    }
-    _write_rejects(out, rejects)  # with the other outputs: a killed run leaves the previous set whole
+    stats.figures = {"models": len(models), "samples": len(sample_rows),
+                     "unjudged_samples": {name: m["overall"]["unjudged_samples"] for name, m in results.items()}}
+    metrics = {"models": results}
+    # With the other outputs: a killed run leaves the previous set whole.
+    _write_rejects(out, rejects)
     write_json(out / "metrics.json", metrics)
     write_text_atomic(out / "table.md", render_table(results, cfg.pass_at))
     write_jsonl(out / "samples.jsonl", sample_rows)
-    return metrics
+    settings = {**_settings(cfg), "benchmark": str(benchmark), "models": models}
+    return EvalResult(stats=write_stats(out, stats, settings=settings, stage=STAGE), metrics=metrics)
 
 
-def _over_budget(cfg: EvalModelConfig, prompts: dict[str, list[dict[str, str]]]) -> dict[str, str]:
+def _settings(cfg: EvalModelConfig) -> dict[str, Any]:
+    import dataclasses
+
+    return dataclasses.asdict(cfg)
+
+
+def _over_budget(cfg: EvalModelConfig, models: dict[str, str], prompts: dict[str, list[dict[str, str]]]) -> dict[str, str]:
     """{problem id: reason} for prompts that leave less than max_tokens in the context (rollout's check)."""
     from pipeline.rollout.budget import budget_rejects
 
     options = cfg.backend_options
-    return budget_rejects(prompts.items(), models=cfg.models.values(), max_tokens=cfg.max_tokens,
+    return budget_rejects(prompts.items(), models=models.values(), max_tokens=cfg.max_tokens,
                           thinking=cfg.thinking, max_prompt_tokens=cfg.max_prompt_tokens,
                           max_model_len=options.get("max_model_len"), tokenizer=options.get("tokenizer"),
                           what="eval-model")
@@ -440,6 +437,6 @@ def _over_budget(cfg: EvalModelConfig, prompts: dict[str, list[dict[str, str]]])
 def _write_rejects(out: Path, rejects: list[Reject]) -> None:
     from pipeline.io import RejectsWriter
 
-    with RejectsWriter(out / "rejects.jsonl", "evaluate") as writer:
+    with RejectsWriter(out / "rejects.jsonl", STAGE) as writer:
         for r in rejects:
             writer.add(r.id, r.reason, r.record)
