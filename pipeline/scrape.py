@@ -1,7 +1,8 @@
 """The scrape stage: run the configured sources into one problem shard, a rejects log and stats.
 
 Every record a source reads ends up either in `problems.parquet` or in `rejects.jsonl` with a
-reason, and `stats.json` says how many of each per source (`accepted + rejected == read`).
+reason; `stats.json` says how many of each (`read == kept + rejected`), in total and per source
+(figure `sources`), and `settings.json` what the stage ran with.
 Ids are unique across sources: a later duplicate is a reject naming the first.
 """
 
@@ -12,20 +13,27 @@ import datetime as dt
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from tqdm import tqdm
 
-from pipeline.config import settings_record
+from pipeline.inputs import InputError
 from pipeline.io import RejectsWriter, write_json, write_problems
 from pipeline.schema import Problem, validate_problem
-from pipeline.sources import COMMON_KEYS, FORMATS, LIVE_KINDS, build_options, read_source
+from pipeline.sources import FORMATS, KINDS, LIVE_KINDS, build_options, read_source
 from pipeline.sources.base import Reject, SourceContext, SourceError, jsonable
 from pipeline.sources.http import HttpClient, HttpConfig
 from pipeline.sources.judging import accepts_any_answer, has_checker_program
 from pipeline.sources.normalize import finalize, parse_since
+from pipeline.stage import StageStats, write_stats
 
 STAGE = "scrape"
+ENTRY_KEYS = ("name", "kind", "enabled", "limit", "since", "min_interval_s")  # the rest: the kind's options
+
+
+class SourceFailed(SourceError, InputError):
+    """A whole source could not be read and `on_source_error` is `fail`: the stage's input is
+    unreadable (one line, exit status 2 under the stage contract)."""
 
 
 def _default_sources() -> list[dict[str, Any]]:
@@ -36,13 +44,58 @@ def _default_sources() -> list[dict[str, Any]]:
 
 
 @dataclass
+class SourceEntry:
+    """One `scrape.sources` entry, typed: the settings every source shares, and `options`, the
+    kind's own `Options` dataclass (pipeline/sources/<kind>.py) built from the entry's other keys."""
+
+    kind: str
+    name: str
+    options: Any
+    enabled: bool = True
+    limit: int | None = None
+    since: dt.date | None = None
+    min_interval_s: float | None = None
+
+
+def source_entry(data: dict[str, Any], where: str) -> SourceEntry:
+    """A typed entry from a flat params mapping; any mistake is a ConfigError naming `where`."""
+    from pipeline.stage import ConfigError, build_config
+
+    if not data.get("kind"):
+        raise ConfigError(f"params `{where}` needs a `kind` (one of {sorted(KINDS)}): {data!r}")
+    shared = build_config(_SharedKeys, {k: v for k, v in data.items() if k in ENTRY_KEYS}, where)
+    name = shared.name or shared.kind
+    if shared.limit is not None and shared.limit < 0:
+        raise ConfigError(f"params `{where}.limit`: must be a non-negative integer, got {shared.limit!r}")
+    try:
+        since = parse_since(shared.since)
+        options = build_options(shared.kind, {k: v for k, v in data.items() if k not in ENTRY_KEYS})
+    except (ValueError, SourceError) as e:
+        raise ConfigError(f"params `{where}` ({name}): {e}") from e
+    return SourceEntry(kind=shared.kind, name=name, options=options, enabled=shared.enabled, limit=shared.limit,
+                       since=since, min_interval_s=shared.min_interval_s)
+
+
+@dataclass
+class _SharedKeys:
+    """The keys of a source entry that the stage handles itself, as params (type-checked)."""
+
+    kind: str
+    name: str | None = None
+    enabled: bool = True
+    limit: int | None = None
+    since: str | dt.date | None = None
+    min_interval_s: float | None = None
+
+
+@dataclass
 class ScrapeConfig:
     sources: list[dict[str, Any]] = field(default_factory=_default_sources, metadata={
-        "help": "Source entries: {name, kind, enabled, limit, since, min_interval_s, <kind options>}; "
-                "kinds: jsonl humaneval livecodebench kattis leetcodedataset hub codeforces atcoder leetcode."})
-    on_source_error: str = field(default="fail", metadata={
+        "help": "Source entries: {name, kind, enabled, limit, since, min_interval_s, <the kind's options>} (names "
+                "unique); kinds: jsonl humaneval livecodebench kattis leetcodedataset hub codeforces atcoder "
+                "leetcode. Each entry is checked (typed) on load, disabled ones too."})
+    on_source_error: Literal["fail", "skip"] = field(default="fail", metadata={
         "help": "fail: stop the stage when a whole source cannot be read; skip: record the error in stats and go on."})
-    progress: bool = field(default=True, metadata={"help": "Show a progress bar per source."})
     http_cache_dir: str | None = field(default=".cache/microcoder/http", metadata={
         "help": "On-disk HTTP cache for live sources (git-ignored, not a DVC out); null disables it."})
     refresh_http_cache: bool = field(default=False, metadata={"help": "Refetch instead of using cached responses."})
@@ -52,6 +105,16 @@ class ScrapeConfig:
     backoff_s: float = field(default=2.0, metadata={"help": "First retry delay in seconds (doubles per retry)."})
     max_backoff_s: float = field(default=120.0, metadata={"help": "Longest single retry wait (caps Retry-After)."})
     timeout_s: float = field(default=30.0, metadata={"help": "HTTP request timeout in seconds."})
+
+    def __post_init__(self) -> None:
+        from pipeline.stage import ConfigError
+
+        # Not a field: settings.json records `sources` as written; `entries` is their typed form.
+        self.entries = [source_entry(e, f"scrape.sources.{i}") for i, e in enumerate(self.sources)]
+        names = [e.name for e in self.entries]
+        doubled = sorted({n for n in names if names.count(n) > 1})
+        if doubled:
+            raise ConfigError(f"params `scrape.sources`: two source entries are named {doubled[0]!r}: names must be unique")
 
     def http_config(self, min_interval_s: float | None = None) -> HttpConfig:
         return HttpConfig(user_agent=self.user_agent, min_interval_s=self.min_interval_s if min_interval_s is None
@@ -64,7 +127,7 @@ class ScrapeConfig:
 class SourceStats:
     kind: str
     read: int = 0
-    accepted: int = 0
+    kept: int = 0
     rejected: int = 0
     rejected_by_reason: Counter = field(default_factory=Counter)
     skipped: dict[str, int] = field(default_factory=dict)
@@ -90,7 +153,7 @@ class Collector:
         if isinstance(item, Problem):
             item = self._accept(item, source, since)
             if isinstance(item, Problem):
-                stats.accepted += 1
+                stats.kept += 1
                 return
         stats.rejected += 1
         stats.rejected_by_reason[item.code] += 1
@@ -118,92 +181,70 @@ class Collector:
         return problem
 
 
-def _entry_settings(entry: dict[str, Any], since_override: str | None, limit_override: int | None):
-    if not isinstance(entry, dict) or not entry.get("kind"):
-        raise SourceError(f"source entry needs a `kind`: {entry!r}")
-    kind = str(entry["kind"])
-    name = str(entry.get("name") or kind)
-    limit = limit_override if limit_override is not None else entry.get("limit")
-    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
-        raise SourceError(f"source {name!r}: limit must be a non-negative integer, got {limit!r}")
-    try:
-        since = parse_since(since_override or entry.get("since"))
-    except ValueError as e:
-        raise SourceError(f"source {name!r}: since: {e}") from e
-    options = {k: v for k, v in entry.items() if k not in COMMON_KEYS and k != "min_interval_s"}
-    return kind, name, limit, since, build_options(kind, options)
-
-
 def run_sources(cfg: ScrapeConfig, rejects: RejectsWriter, *, since: str | None = None,
-                limit: int | None = None) -> tuple[list[Problem], dict[str, Any]]:
-    """Run every enabled source; returns the accepted problems and the stats document."""
-    if cfg.on_source_error not in ("fail", "skip"):
-        raise ValueError(f"on_source_error must be 'fail' or 'skip', got {cfg.on_source_error!r}")
-    if not isinstance(cfg.sources, list):
-        raise SourceError(f"scrape.sources must be a list of entries, got {type(cfg.sources).__name__}")
+                limit: int | None = None, progress: bool = True) -> tuple[list[Problem], StageStats]:
+    """Run every enabled source (`since`/`limit` override every entry's); returns the accepted
+    problems and the stage's stats (figure `sources`: the same counts per source)."""
+    from pipeline.stage import ConfigError
+
+    if limit is not None and limit < 0:
+        raise ConfigError(f"--limit must be a non-negative integer, got {limit}")
+    try:
+        since_override = parse_since(since)
+    except ValueError as e:
+        raise ConfigError(f"--since: {e}") from e
     collector = Collector(rejects)
     per_source: dict[str, SourceStats] = {}
-    settings, names = [], set()
-    for entry in cfg.sources:  # every entry is checked, so a typo in a disabled one shows up too
-        kind, name, entry_limit, entry_since, options = _entry_settings(entry, since, limit)
-        if name in names:
-            raise SourceError(f"two source entries are named {name!r}: names must be unique")
-        names.add(name)
-        if entry.get("enabled", True):
-            settings.append((entry, kind, name, entry_limit, entry_since, options))
-    for entry, kind, name, entry_limit, entry_since, options in settings:
-        stats = per_source[name] = SourceStats(kind=kind)
+    for entry in (e for e in cfg.entries if e.enabled):
+        entry_limit = limit if limit is not None else entry.limit
+        entry_since = since_override or entry.since
+        stats = per_source[entry.name] = SourceStats(kind=entry.kind)
         client = None
 
-        def make_client(interval=entry.get("min_interval_s")):
+        def make_client(interval=entry.min_interval_s):
             nonlocal client
             client = HttpClient(cfg.http_config(interval))
             return client
 
-        ctx = SourceContext(name=name, since=entry_since, http_factory=make_client if kind in LIVE_KINDS else None)
-        bar = tqdm(desc=f"scrape {name}", unit="rec", total=entry_limit, disable=not cfg.progress)
+        ctx = SourceContext(name=entry.name, since=entry_since,
+                            http_factory=make_client if entry.kind in LIVE_KINDS else None)
+        bar = tqdm(desc=f"scrape {entry.name}", unit="rec", total=entry_limit, disable=not progress)
         try:
             if entry_limit != 0:
-                for item in read_source(kind, options, ctx):
-                    collector.take(item, name, stats, entry_since)
+                for item in read_source(entry.kind, entry.options, ctx):
+                    collector.take(item, entry.name, stats, entry_since)
                     bar.update()
                     if entry_limit is not None and stats.read >= entry_limit:
                         break
         except SourceError as e:
             stats.error = str(e)
             if cfg.on_source_error == "fail":
-                raise SourceError(f"source {name!r} ({kind}): {e}") from e
+                raise SourceFailed(f"source {entry.name!r} ({entry.kind}): {e}") from e
         finally:
             bar.close()
             if client is not None:
                 stats.http = dict(client.stats)
                 client.close()
         stats.skipped = dict(ctx.skipped)
-        if stats.accepted + stats.rejected != stats.read:  # a bug, never bad input
-            raise RuntimeError(f"scrape accounting is off for source {name!r}: {stats.to_dict()}")
-    totals = {"read": sum(s.read for s in per_source.values()),
-              "accepted": sum(s.accepted for s in per_source.values()),
-              "rejected": sum(s.rejected for s in per_source.values())}
-    return collector.problems, {"stage": STAGE, "sources": {k: v.to_dict() for k, v in per_source.items()},
-                                "total": totals}
-
-
-def write_outputs(problems: list[Problem], rejects: RejectsWriter, stats: dict[str, Any],
-                  problems_path: Path, stats_path: Path) -> None:
-    write_problems(problems_path, problems)
-    rejects.close()
-    write_json(stats_path, stats)
+        if stats.kept + stats.rejected != stats.read:  # a bug, never bad input
+            raise RuntimeError(f"scrape accounting is off for source {entry.name!r}: {stats.to_dict()}")
+    total = StageStats(unit="problems", read=sum(s.read for s in per_source.values()),
+                       kept=sum(s.kept for s in per_source.values()),
+                       figures={"sources": {k: v.to_dict() for k, v in per_source.items()}})
+    for s in per_source.values():
+        for code, n in s.rejected_by_reason.items():
+            total.reject(code, n)
+    return collector.problems, total
 
 
 def run_scrape(cfg: ScrapeConfig, out_dir: str | Path = "data/raw", *, since: str | None = None,
-               limit: int | None = None) -> dict[str, Any]:
-    """The DVC stage: `out_dir/problems.parquet`, `out_dir/rejects.jsonl`, `out_dir/stats.json`."""
+               limit: int | None = None, progress: bool = True) -> dict[str, Any]:
+    """The DVC stage: `out_dir/problems.parquet`, `rejects.jsonl`, `stats.json` and `settings.json`."""
     out_dir = Path(out_dir)
-    rejects = RejectsWriter(out_dir / "rejects.jsonl", STAGE)
-    problems, stats = run_sources(cfg, rejects, since=since, limit=limit)
-    stats["config"] = settings_record(cfg)  # the effective settings (`--set` included), for the dataset card
-    write_outputs(problems, rejects, stats, out_dir / "problems.parquet", out_dir / "stats.json")
-    return stats
+    with RejectsWriter(out_dir / "rejects.jsonl", STAGE) as rejects:
+        problems, stats = run_sources(cfg, rejects, since=since, limit=limit, progress=progress)
+        write_problems(out_dir / "problems.parquet", problems)
+    return write_stats(out_dir, stats, settings=cfg, stage=STAGE)
 
 
 def convert(fmt: str, path: str | Path | None, out: str | Path, *, name: str | None = None,
@@ -218,8 +259,10 @@ def convert(fmt: str, path: str | Path | None, out: str | Path, *, name: str | N
     if path is not None:
         entry["path"] = str(path)
     out = Path(out)
-    cfg = ScrapeConfig(sources=[entry], progress=progress)
-    rejects = RejectsWriter(out.with_name(f"{out.stem}.rejects.jsonl"), STAGE)
-    problems, stats = run_sources(cfg, rejects, since=since, limit=limit)
-    write_outputs(problems, rejects, stats, out, out.with_name(f"{out.stem}.stats.json"))
-    return stats
+    cfg = ScrapeConfig(sources=[entry])
+    with RejectsWriter(out.with_name(f"{out.stem}.rejects.jsonl"), STAGE) as rejects:
+        problems, stats = run_sources(cfg, rejects, since=since, limit=limit, progress=progress)
+        write_problems(out, problems)
+    data = stats.as_dict()
+    write_json(out.with_name(f"{out.stem}.stats.json"), data)
+    return data

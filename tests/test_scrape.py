@@ -30,7 +30,7 @@ def test_run_scrape_accounts_for_every_record(tmp_path):
     seed_lines = (FIX / "seed.jsonl").read_text().splitlines()
     dup_of_other_source = json.loads(seed_lines[0]) | {"id": "humaneval/900"}
     extra.write_text("\n".join([seed_lines[0], seed_lines[0], json.dumps(dup_of_other_source)]) + "\n")
-    cfg = ScrapeConfig(progress=False, sources=[
+    cfg = ScrapeConfig(sources=[
         {"name": "humaneval", "kind": "humaneval", "path": str(FIX / "humaneval_mini.jsonl")},
         {"name": "seed", "kind": "jsonl", "path": str(FIX / "seed.jsonl")},
         {"name": "extra", "kind": "jsonl", "path": str(extra)},
@@ -40,10 +40,15 @@ def test_run_scrape_accounts_for_every_record(tmp_path):
     stats = run_scrape(cfg, tmp_path / "raw")
     problems, rejects, on_disk = read_outputs(tmp_path / "raw")
     assert on_disk == stats and set(stats["sources"]) == {"humaneval", "seed", "extra", "lcd"}
+    assert stats["unit"] == "problems" and stats["read"] == stats["kept"] + stats["rejected"]
+    assert stats["rejected_by_reason"]["duplicate_id"] == 3 and stats["rejected_by_reason"]["bad_json"] == 2
+    assert sum(stats["rejected_by_reason"].values()) == stats["rejected"]
+    settings = json.loads((tmp_path / "raw" / "settings.json").read_text())
+    assert [s["name"] for s in settings["sources"]] == ["humaneval", "seed", "extra", "lcd", "off"]
     for name, s in stats["sources"].items():
-        assert s["accepted"] + s["rejected"] == s["read"], name
+        assert s["kept"] + s["rejected"] == s["read"], name
         assert sum(s["rejected_by_reason"].values()) == s["rejected"], name
-    assert stats["sources"]["seed"] == {"kind": "jsonl", "read": 7, "accepted": 3, "rejected": 4, "error": None,
+    assert stats["sources"]["seed"] == {"kind": "jsonl", "read": 7, "kept": 3, "rejected": 4, "error": None,
                                         "rejected_by_reason": {"bad_json": 2, "invalid_problem": 2},
                                         "skipped": {}, "http": None}
     extra_stats = stats["sources"]["extra"]
@@ -52,7 +57,7 @@ def test_run_scrape_accounts_for_every_record(tmp_path):
     assert any("already produced by source 'humaneval'" in r for r in dup_reasons)
     assert any("already produced by source 'seed'" in r for r in dup_reasons)
     assert stats["sources"]["lcd"]["read"] == 2
-    assert len(problems) == stats["total"]["accepted"] and len(rejects) == stats["total"]["rejected"]
+    assert len(problems) == stats["kept"] and len(rejects) == stats["rejected"]
     assert len({p.id for p in problems}) == len(problems)
     assert all(r["stage"] == "scrape" for r in rejects)
     # statement whitespace is normalised on the way in (trailing spaces, blank runs)
@@ -65,7 +70,7 @@ def test_invalid_problem_from_a_source_is_rejected_by_the_stage(tmp_path):
     pkg = tmp_path / "pkgs" / "slow"
     shutil.copytree(FIX / "kattis" / "hello", pkg)
     (pkg / ".timelimit").write_text("9999\n")
-    cfg = ScrapeConfig(progress=False, sources=[{"name": "k", "kind": "kattis", "path": str(tmp_path / "pkgs")}])
+    cfg = ScrapeConfig(sources=[{"name": "k", "kind": "kattis", "path": str(tmp_path / "pkgs")}])
     stats = run_scrape(cfg, tmp_path / "raw")
     _, rejects, _ = read_outputs(tmp_path / "raw")
     assert stats["sources"]["k"]["rejected_by_reason"] == {"invalid_problem": 1}
@@ -76,14 +81,14 @@ def test_source_errors_fail_or_are_recorded(tmp_path):
     sources = [{"name": "seed", "kind": "jsonl", "path": str(tmp_path / "missing.jsonl")},
                {"name": "he", "kind": "humaneval", "path": str(FIX / "humaneval_mini.jsonl")}]
     with pytest.raises(SourceError, match="missing.jsonl"):
-        run_scrape(ScrapeConfig(sources=sources, progress=False), tmp_path / "a")
+        run_scrape(ScrapeConfig(sources=sources), tmp_path / "a")
     assert not (tmp_path / "a" / "problems.parquet").exists()
-    stats = run_scrape(ScrapeConfig(sources=sources, progress=False, on_source_error="skip"), tmp_path / "b")
-    assert "no such file" in stats["sources"]["seed"]["error"] and stats["sources"]["he"]["accepted"] == 2
+    stats = run_scrape(ScrapeConfig(sources=sources, on_source_error="skip"), tmp_path / "b")
+    assert "no such file" in stats["sources"]["seed"]["error"] and stats["sources"]["he"]["kept"] == 2
 
 
 def test_since_filters_dated_records_as_rejects(tmp_path):
-    cfg = ScrapeConfig(progress=False, sources=[
+    cfg = ScrapeConfig(sources=[
         {"name": "lcb", "kind": "livecodebench", "path": str(FIX / "livecodebench.jsonl"), "since": "2024-01-10"},
         {"name": "he", "kind": "humaneval", "path": str(FIX / "humaneval_mini.jsonl"), "since": "2024-01-10"}])
     stats = run_scrape(cfg, tmp_path / "raw")
@@ -93,13 +98,31 @@ def test_since_filters_dated_records_as_rejects(tmp_path):
     assert stats["sources"]["he"]["rejected_by_reason"]["no_contest_date"] == 2
 
 
-def test_config_errors_are_clear(tmp_path):
-    with pytest.raises(SourceError, match="unknown source kind"):
-        run_scrape(ScrapeConfig(sources=[{"kind": "ftp"}], progress=False), tmp_path)
-    with pytest.raises(SourceError, match="named 'x'"):
-        run_scrape(ScrapeConfig(progress=False, sources=[{"name": "x", "kind": "humaneval"}] * 2), tmp_path)
-    with pytest.raises(SourceError, match="limit"):
-        run_scrape(ScrapeConfig(progress=False, sources=[{"kind": "humaneval", "limit": -1}]), tmp_path)
+def test_config_errors_are_clear():
+    """`scrape.sources` entries are typed on load (disabled ones too): a mistake names the entry."""
+    from pipeline.config import config_from_params
+    from pipeline.scrape import SourceEntry
+    from pipeline.stage import ConfigError
+
+    with pytest.raises(ConfigError, match="unknown source kind 'ftp'"):
+        ScrapeConfig(sources=[{"kind": "ftp"}])
+    with pytest.raises(ConfigError, match="named 'x'"):
+        ScrapeConfig(sources=[{"name": "x", "kind": "humaneval"}] * 2)
+    with pytest.raises(ConfigError, match=r"scrape.sources.0.limit`: must be a non-negative integer"):
+        ScrapeConfig(sources=[{"kind": "humaneval", "limit": -1}])
+    with pytest.raises(ConfigError, match=r"scrape.sources.1.limit`: expected int, got 'ten'"):
+        ScrapeConfig(sources=[{"kind": "humaneval"}, {"kind": "jsonl", "path": "x", "limit": "ten", "enabled": False}])
+    with pytest.raises(ConfigError, match=r"scrape.sources.0` \(k\): .*unknown"):
+        ScrapeConfig(sources=[{"name": "k", "kind": "kattis", "path": "x", "pathh": "y"}])
+    with pytest.raises(ConfigError, match="scrape.sources.0` needs a `kind`"):
+        ScrapeConfig(sources=[{"name": "nameless"}])
+    with pytest.raises(ConfigError, match="is not one of"):
+        config_from_params(ScrapeConfig, {"on_source_error": "ignore"})
+    (entry,) = ScrapeConfig(sources=[{"kind": "codeforces", "since": "2024-08-01", "limit": 3,
+                                      "min_interval_s": 2}]).entries
+    assert isinstance(entry, SourceEntry) and entry.name == "codeforces" and entry.limit == 3
+    assert str(entry.since) == "2024-08-01" and entry.min_interval_s == 2.0
+    assert type(entry.options).__module__ == "pipeline.sources.codeforces"
 
 
 def test_live_source_through_the_stage(httpserver, tmp_path):
@@ -110,13 +133,13 @@ def test_live_source_through_the_stage(httpserver, tmp_path):
                         ("/problemset/problem/1999/G2", "problem_1999_G2.html")):
         httpserver.expect_request(route).respond_with_data((d / name).read_text())
     httpserver.expect_request("/problemset/problem/1999/Z").respond_with_data("no", status=404)
-    cfg = ScrapeConfig(progress=False, min_interval_s=0, max_retries=0, http_cache_dir=str(tmp_path / "cache"),
+    cfg = ScrapeConfig(min_interval_s=0, max_retries=0, http_cache_dir=str(tmp_path / "cache"),
                        sources=[{"name": "cf", "kind": "codeforces", "since": "2024-08-01",
                                  "api_url": httpserver.url_for("/api"), "base_url": httpserver.url_for("/")}])
     stats = run_scrape(cfg, tmp_path / "raw")
     cf = stats["sources"]["cf"]
     # 1999G2 is interactive: kept (flagged for the evaluator), so its page is fetched too
-    assert (cf["read"], cf["accepted"]) == (4, 2) and cf["skipped"] == {"before since": 1, "contest not finished": 1}
+    assert (cf["read"], cf["kept"]) == (4, 2) and cf["skipped"] == {"before since": 1, "contest not finished": 1}
     assert cf["http"]["requests"] == 6 and any((tmp_path / "cache").rglob("*.json"))
 
 
@@ -128,10 +151,10 @@ def test_cli_format_conversion(tmp_path):
     result = runner.invoke(app, ["scrape", "--format", "kattis", "--path", str(FIX / "kattis"), "-o", str(out),
                                  "--no-progress"])
     assert result.exit_code == 0, result.output
-    assert "kattis: read 6, accepted 3, rejected 3" in result.output
+    assert "kattis: read 6, kept 3, rejected 3" in result.output
     assert len(read_problems(out)) == 3
     assert len((tmp_path / "kattis.rejects.jsonl").read_text().splitlines()) == 3
-    assert json.loads((tmp_path / "kattis.stats.json").read_text())["total"]["read"] == 6
+    assert json.loads((tmp_path / "kattis.stats.json").read_text())["read"] == 6
 
 
 def test_cli_params_section(tmp_path):
@@ -144,15 +167,24 @@ def test_cli_params_section(tmp_path):
                                  "--set", "on_source_error=skip"])
     assert result.exit_code == 0, result.output
     _, _, stats = read_outputs(out)
-    assert stats["total"] == {"read": 12, "accepted": 5, "rejected": 7}
-    bad = runner.invoke(app, ["scrape", "--params", str(params), "--out-dir", str(out), "--set", "sources.0.path=x"])
-    assert bad.exit_code != 0
+    assert (stats["read"], stats["kept"], stats["rejected"]) == (12, 5, 7)
+    assert "scrape: read 12, kept 5, rejected 7" in result.output
+    assert json.loads((out / "settings.json").read_text())["on_source_error"] == "skip"
+    for override, message in (("sources.0.path=x", "scrape: error: source 'seed' (jsonl):"),
+                              ("sources.1.limit=ten", "scrape: error: params `scrape.sources.1.limit`: expected int"),
+                              ("progress=false", "unknown scrape params ['progress']; valid: [")):
+        bad = runner.invoke(app, ["scrape", "--params", str(params), "--out-dir", str(out), "--no-progress",
+                                  "--set", override])
+        assert bad.exit_code == 2 and message in bad.output, bad.output
+        assert "Traceback" not in bad.output and len(bad.output.strip().splitlines()) == 1, bad.output
+    help_text = runner.invoke(app, ["scrape", "--help"]).output
+    assert all(f in help_text for f in ("sources", "on_source_error", "http_cache_dir", "max_backoff_s"))
 
 
 def test_cli_reports_source_errors(tmp_path):
     result = runner.invoke(app, ["scrape", "--format", "jsonl", "--path", str(tmp_path / "nope.jsonl"),
                                  "-o", str(tmp_path / "o.parquet")])
-    assert result.exit_code == 1 and "no such file" in result.output
+    assert result.exit_code == 2 and "no such file" in result.output and "Traceback" not in result.output
 
 
 def test_proposed_params_section_loads_and_runs_the_defaults(tmp_path, monkeypatch):
@@ -179,6 +211,6 @@ def test_statements_accepting_any_answer_are_marked(tmp_path):
                                                          "program": "import sys\nsys.exit(0)\n"}}
     src = tmp_path / "x.jsonl"
     src.write_text("\n".join(json.dumps(r) for r in (line, any_pair, checked)) + "\n")
-    run_scrape(ScrapeConfig(progress=False, sources=[{"name": "x", "kind": "jsonl", "path": str(src)}]), tmp_path / "raw")
+    run_scrape(ScrapeConfig(sources=[{"name": "x", "kind": "jsonl", "path": str(src)}]), tmp_path / "raw")
     marked = {p.id: p.meta.get("multiple_answers") for p in read_problems(tmp_path / "raw" / "problems.parquet")}
     assert marked == {line["id"]: None, "x/any": True, "x/checked": None}

@@ -72,4 +72,4 @@ def test_format_apps_on_the_folders(tmp_path):
     root = apps_release(tmp_path / "APPS")
     stats = convert("apps", root, tmp_path / "out.parquet", progress=False)
     s = stats["sources"]["apps"]
-    assert (s["read"], s["accepted"], s["rejected_by_reason"]) == (3, 2, {"no_tests": 1})
+    assert (s["read"], s["kept"], s["rejected_by_reason"]) == (3, 2, {"no_tests": 1})

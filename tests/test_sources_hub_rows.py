@@ -167,10 +167,10 @@ def test_no_driver_rejects_are_counted_per_source(tmp_path):
                     url="https://practice.geeksforgeeks.org/problems/x/1")
     path = tmp_path / "taco.jsonl"
     path.write_text(json.dumps(gfg) + "\n" + json.dumps(_taco_row()) + "\n")
-    cfg = ScrapeConfig(sources=[{"name": "taco", "kind": "hub", "adapter": "taco", "path": str(path)}], progress=False)
+    cfg = ScrapeConfig(sources=[{"name": "taco", "kind": "hub", "adapter": "taco", "path": str(path)}])
     _, stats = run_sources(cfg, RejectsWriter(tmp_path / "rejects.jsonl", "scrape"))
-    assert stats["sources"]["taco"]["rejected_by_reason"] == {"no_driver": 1}
-    assert stats["sources"]["taco"]["accepted"] == 1
+    assert stats.figures["sources"]["taco"]["rejected_by_reason"] == {"no_driver": 1}
+    assert stats.figures["sources"]["taco"]["kept"] == 1
 
 
 def test_functional_rows_with_a_starter_class_are_kept(tmp_path):

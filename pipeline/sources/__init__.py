@@ -41,9 +41,6 @@ FORMATS: dict[str, tuple[str, dict[str, Any]]] = {
     "deepcoder": ("hub", {"adapter": "deepcoder"}),
 }
 
-# Keys of a params source entry that the stage handles itself; the rest are the kind's options.
-COMMON_KEYS = ("name", "kind", "enabled", "limit", "since")
-
 
 def source_module(kind: str):
     if kind not in KINDS:
@@ -64,5 +61,5 @@ def read_source(kind: str, options: Any, ctx: SourceContext) -> Iterator[Item]:
     return source_module(kind).read(options, ctx)
 
 
-__all__ = ["COMMON_KEYS", "FORMATS", "KINDS", "LIVE_KINDS", "Item", "Reject", "SourceContext", "SourceError",
+__all__ = ["FORMATS", "KINDS", "LIVE_KINDS", "Item", "Reject", "SourceContext", "SourceError",
            "build_options", "read_source", "source_module"]
