@@ -16,6 +16,9 @@ Data rules:
 Disabled (`enabled: false`, e.g. a real Qwen3 that already codes), the output is a copy of the base
 model, so the downstream paths stay the same; a Hub id cannot be copied and is recorded as skipped.
 The same seed, data and settings give the same weights on the same machine (CPU, fixed threads).
+It trains and never judges code (no evaluator). Paths (problems, base model, benchmarks, outputs)
+are the stage's options, the rest is `WarmStartConfig`; stats.json counts problems in the shared
+vocabulary (read, kept = trained on, rejected by kind), settings.json records the settings.
 """
 
 from __future__ import annotations
@@ -43,9 +46,6 @@ NGRAM_MIN_OVERLAP = 0.5
 @dataclass
 class WarmStartConfig:
     enabled: bool = field(default=True, metadata={"help": "false: the output is a copy of the base model."})
-    model: str = field(default="models/tiny", metadata={"help": "Base policy (local dir; a Hub id when disabled)."})
-    benchmarks: list[str] = field(default_factory=lambda: ["data/seed/benchmark.jsonl"], metadata={
-        "help": "Benchmark problem files (our schema) never trained on."})
     max_steps: int = field(default=300, metadata={"help": "Optimizer steps."})
     learning_rate: float = field(default=3e-3, metadata={"help": "Peak learning rate."})
     lr_scheduler_type: str = field(default="cosine", metadata={"help": "transformers scheduler name."})
@@ -65,7 +65,22 @@ class WarmStartConfig:
     seed: int = field(default=0, metadata={"help": "Training seed (data order, dropout)."})
     dtype: str = field(default="float32", metadata={"help": "Weights dtype."})
     torch_threads: int | None = field(default=1, metadata={"help": "torch CPU threads (null: unchanged)."})
-    sft: dict[str, Any] = field(default_factory=dict, metadata={"help": "Extra trl.SFTConfig fields."})
+    sft: dict[str, Any] = field(default_factory=dict, metadata={
+        "help": "Extra trl.SFTConfig fields (trl's own typed config: names checked against it)."})
+
+    def __post_init__(self) -> None:
+        if self.dtype not in ("float32", "bfloat16", "float16"):
+            raise ValueError(f"dtype must be float32, bfloat16 or float16, got {self.dtype!r}")
+        if self.max_steps < 1 or self.batch_size < 1:
+            raise ValueError("max_steps and batch_size must be >= 1")
+        if self.sft:  # trl is heavy: only imported when extra fields are given
+            import dataclasses
+
+            from trl import SFTConfig
+
+            unknown = sorted(set(self.sft) - {f.name for f in dataclasses.fields(SFTConfig)})
+            if unknown:
+                raise ValueError(f"sft: {unknown} are not trl.SFTConfig fields")
 
 
 @dataclass
@@ -217,36 +232,42 @@ def build_sft_data(problems: list[Problem], tokenizer: Any, cfg: WarmStartConfig
 
 
 # --- stage ----------------------------------------------------------------------------------------
-def run_warmstart(cfg: WarmStartConfig, problems_path: str | Path, out_dir: str | Path,
-                  report_dir: str | Path) -> WarmStartResult:
-    """Fine-tune `cfg.model` into `out_dir` (model + tokenizer); stats and rejects in `report_dir`."""
+def run_warmstart(cfg: WarmStartConfig, problems_path: str | Path, out_dir: str | Path, report_dir: str | Path, *,
+                  model: str = "models/tiny", benchmarks: list[str] | tuple[str, ...] = ("data/seed/benchmark.jsonl",),
+                  progress: bool = True) -> WarmStartResult:
+    """Fine-tune `model` into `out_dir` (model + tokenizer), never on a problem of `benchmarks`;
+    stats.json, settings.json and rejects.jsonl in `report_dir`."""
     from pipeline.config import settings_record
-    from pipeline.io import write_json, write_jsonl
+    from pipeline.io import RejectsWriter
+    from pipeline.stage import StageStats, write_stats
 
     out_dir, report_dir = Path(out_dir), Path(report_dir)
     started = time.monotonic()
+    stats = StageStats(unit="problems")
+    rejects: list[dict[str, Any]] = []
     if not cfg.enabled:
-        stats = _copy_base(cfg, out_dir)
-        rejects: list[dict[str, Any]] = []
+        stats.figures = _copy_base(model, out_dir)
     else:
-        stats, rejects = _train(cfg, problems_path, out_dir)
-    stats["settings"] = settings_record(cfg)
-    stats["wall_s"] = round(time.monotonic() - started, 1)
-    report_dir.mkdir(parents=True, exist_ok=True)
-    write_jsonl(report_dir / "rejects.jsonl", rejects)
-    write_json(report_dir / "stats.json", stats)
-    return WarmStartResult(stats=stats, model_dir=out_dir, rejects=rejects)
+        stats, rejects = _train(cfg, problems_path, out_dir, model, list(benchmarks), progress)
+    stats.figures["wall_s"] = round(time.monotonic() - started, 1)
+    with RejectsWriter(report_dir / "rejects.jsonl", STAGE) as writer:
+        for r in rejects:
+            writer.add(r["id"], r["reason"], r["record"])
+    settings = {**settings_record(cfg), "model": model, "benchmarks": list(benchmarks)}
+    written = write_stats(report_dir, stats, settings=settings, stage=STAGE)
+    return WarmStartResult(stats=written, model_dir=out_dir, rejects=rejects)
 
 
-def _copy_base(cfg: WarmStartConfig, out_dir: Path) -> dict[str, Any]:
-    base = Path(cfg.model)
+def _copy_base(model: str, out_dir: Path) -> dict[str, Any]:
+    """The figures of a disabled warm start: no problem is read."""
+    base = Path(model)
     if not base.is_dir():
         log.warning("warm start disabled and %s is not a local folder: nothing copied to %s; point the "
-                    "downstream model paths at %s", cfg.model, out_dir, cfg.model)
+                    "downstream model paths at %s", model, out_dir, model)
         _replace_dir(out_dir, None)
-        return {"enabled": False, "status": "skipped", "model": cfg.model, "copied": False}
+        return {"enabled": False, "status": "skipped", "copied": False}
     _replace_dir(out_dir, lambda tmp: shutil.copytree(base, tmp, dirs_exist_ok=True))
-    return {"enabled": False, "status": "copied base model", "model": cfg.model, "copied": True}
+    return {"enabled": False, "status": "copied base model", "copied": True}
 
 
 def _replace_dir(target: Path, fill) -> None:
@@ -265,7 +286,8 @@ def _replace_dir(target: Path, fill) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def _train(cfg: WarmStartConfig, problems_path: str | Path, out_dir: Path) -> tuple[dict[str, Any], list]:
+def _train(cfg: WarmStartConfig, problems_path: str | Path, out_dir: Path, model_path: str,
+           benchmarks: list[str], progress: bool = True) -> tuple[Any, list]:
     import torch
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer, set_seed
@@ -273,11 +295,12 @@ def _train(cfg: WarmStartConfig, problems_path: str | Path, out_dir: Path) -> tu
 
     from pipeline.inputs import check_model_path
     from pipeline.io import reject_row
+    from pipeline.stage import StageStats
 
-    check_model_path(cfg.model, "warm-start model")
-    guard = BenchmarkGuard.from_files(cfg.benchmarks)
+    check_model_path(model_path, "warm-start model")
+    guard = BenchmarkGuard.from_files(benchmarks)
     loaded = load_problems(problems_path, "warm-start problems")
-    tokenizer = AutoTokenizer.from_pretrained(cfg.model)
+    tokenizer = AutoTokenizer.from_pretrained(model_path)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     data = build_sft_data(loaded.problems, tokenizer, cfg, guard)
@@ -290,7 +313,7 @@ def _train(cfg: WarmStartConfig, problems_path: str | Path, out_dir: Path) -> tu
         torch.set_num_threads(cfg.torch_threads)
     try:
         set_seed(cfg.seed)
-        model = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=getattr(torch, cfg.dtype))
+        model = AutoModelForCausalLM.from_pretrained(model_path, dtype=getattr(torch, cfg.dtype))
         work = out_dir.with_name(f".{out_dir.name}.trainer")
         shutil.rmtree(work, ignore_errors=True)
         args = SFTConfig(**{
@@ -299,7 +322,7 @@ def _train(cfg: WarmStartConfig, problems_path: str | Path, out_dir: Path) -> tu
             "weight_decay": cfg.weight_decay, "per_device_train_batch_size": cfg.batch_size, "seed": cfg.seed,
             "data_seed": cfg.seed, "max_length": None, "packing": False, "logging_steps": 10,
             "save_strategy": "no", "report_to": "none", "use_cpu": not torch.cuda.is_available(),
-            "dataloader_num_workers": 0, **cfg.sft,
+            "dataloader_num_workers": 0, "disable_tqdm": not progress, **cfg.sft,
         })
         dataset = Dataset.from_list([{"input_ids": r["input_ids"], "labels": r["labels"]} for r in data.rows])
         trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer)
@@ -311,11 +334,13 @@ def _train(cfg: WarmStartConfig, problems_path: str | Path, out_dir: Path) -> tu
         torch.set_num_threads(previous_threads)
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
     answer_tokens = sum(sum(t != -100 for t in r["labels"]) for r in data.rows)
-    stats = {
-        "enabled": True, "status": "trained", "model": cfg.model,
-        "problems_in": loaded.read, "problems_used": len(data.rows), "problems_rejected": len(rejects),
-        "reject_reasons": _count_reasons(rejects),
-        "examples": len(data.rows), "answer_tokens": answer_tokens,
+    stats = StageStats(unit="problems", read=loaded.read, kept=len(data.rows))
+    for r in loaded.rejects:
+        stats.reject(r.reason)  # invalid record, unreadable record, duplicate id
+    for r in data.rejects:
+        stats.reject(reject_kind(r["reason"]))
+    stats.figures = {
+        "enabled": True, "status": "trained", "answer_tokens": answer_tokens,
         "tokens": sum(len(r["input_ids"]) for r in data.rows),
         "steps": trainer.state.global_step, "epochs": round(trainer.state.epoch or 0.0, 2),
         "loss_first": losses[0] if losses else None, "loss_last": losses[-1] if losses else None,
@@ -326,12 +351,11 @@ def _train(cfg: WarmStartConfig, problems_path: str | Path, out_dir: Path) -> tu
     return stats, rejects
 
 
-def _count_reasons(rejects: list[dict[str, Any]]) -> dict[str, int]:
-    """Reject counts by kind (the reasons carry numbers and ids; the kinds do not)."""
-    kinds = (("benchmark", "benchmark"), ("max_answer_tokens", "answer_too_long"), ("max_length", "too_long"),
-             ("reference solution", "no_reference"), ("max_problems", "over_max_problems"), ("no prompt", "no_prompt"))
-    counts: dict[str, int] = {}
-    for r in rejects:
-        kind = next((k for needle, k in kinds if needle in r["reason"]), "unreadable_input")
-        counts[kind] = counts.get(kind, 0) + 1
-    return dict(sorted(counts.items()))
+REJECT_KINDS = (("benchmark", "benchmark"), ("max_answer_tokens", "answer_too_long"), ("max_length", "too_long"),
+                ("reference solution", "no_reference"), ("max_problems", "over_max_problems"),
+                ("no prompt", "no_prompt"))
+
+
+def reject_kind(reason: str) -> str:
+    """A training-data reject's kind for `rejected_by_reason` (the reasons carry numbers and ids)."""
+    return next((kind for needle, kind in REJECT_KINDS if needle in reason), reason)

@@ -7,29 +7,39 @@ from typing import Annotated
 
 import typer
 
-from stages.common import ParamsOpt, SetOpt
+from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
+
+CONFIG = ("warmstart", "pipeline.warmstart:WarmStartConfig")
 
 
 def main(
     problems: Annotated[Path, typer.Option(help="Validated problems (parquet file/dir or jsonl).")] = Path("data/validated/problems.parquet"),
+    model: Annotated[str, typer.Option(help="Base policy: a local folder (a Hub id only when warmstart.enabled is false).")] = "models/tiny",
+    benchmark: Annotated[list[Path] | None, typer.Option(
+        help="Benchmark problems (our schema) never trained on. Repeatable. [default: data/seed/benchmark.jsonl]")] = None,
     out_dir: Annotated[Path, typer.Option(help="Output folder for the warm-started model + tokenizer.")] = Path("models/warm"),
-    report_dir: Annotated[Path, typer.Option(help="Output folder for stats.json and rejects.jsonl.")] = Path("data/warmstart"),
+    report_dir: Annotated[Path, typer.Option(help="Output folder for stats.json, settings.json and rejects.jsonl.")] = Path("data/warmstart"),
     params: ParamsOpt = Path("params.yaml"),
     set_: SetOpt = None,
+    progress: ProgressOpt = True,
+    debug: DebugOpt = False,
 ) -> None:
     """Disabled (`warmstart.enabled: false`), the output is a copy of the base model."""
-    import logging
+    from pipeline.stage import run_stage
 
-    from pipeline.inputs import stage_config, stage_errors
-    from pipeline.warmstart import WarmStartConfig, run_warmstart
+    def body() -> None:
+        from pipeline.stage import load_config
+        from pipeline.warmstart import WarmStartConfig, run_warmstart
 
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    with stage_errors("warmstart"):
-        cfg = stage_config(WarmStartConfig, "warmstart", params, set_)
-        s = run_warmstart(cfg, problems, out_dir, report_dir).stats
-    if not s["enabled"]:
-        typer.echo(f"warmstart: disabled, {s['status']} ({s['model']}) -> {out_dir}")
-        return
-    typer.echo(f"warmstart: {s['steps']} steps ({s['epochs']} epochs) on {s['problems_used']}/{s['problems_in']} "
-               f"problems ({s['problems_rejected']} rejected: {s['reject_reasons']}), loss {s['loss_first']} -> "
-               f"{s['loss_last']}, {s['wall_s']} s -> {out_dir}")
+        cfg = load_config(WarmStartConfig, "warmstart", params, set_)
+        benchmarks = [str(b) for b in benchmark or [Path("data/seed/benchmark.jsonl")]]
+        s = run_warmstart(cfg, problems, out_dir, report_dir, model=model, benchmarks=benchmarks,
+                          progress=progress).stats
+        if not s["enabled"]:
+            typer.echo(f"warmstart: disabled, {s['status']} ({model}) -> {out_dir}")
+            return
+        typer.echo(f"warmstart: read {s['read']}, kept {s['kept']}, rejected {s['rejected']} {s['rejected_by_reason']}; "
+                   f"{s['steps']} steps ({s['epochs']} epochs), loss {s['loss_first']} -> {s['loss_last']}, "
+                   f"{s['wall_s']} s -> {out_dir}")
+
+    run_stage("warmstart", body, debug)

@@ -101,10 +101,10 @@ def _digest(folder: Path) -> str:
 
 
 def _tiny_run(tmp_path: Path, name: str, model: Path, seed: int) -> dict:
-    cfg = WarmStartConfig(model=str(model), benchmarks=[str(BENCHMARK)], max_steps=3, batch_size=2,
-                          learning_rate=1e-2, warmup_steps=0, max_problems=4, max_answer_tokens=None,
-                          max_length=None, seed=seed, sft={"logging_steps": 1, "disable_tqdm": True})
-    return run_warmstart(cfg, SEED, tmp_path / name, tmp_path / f"{name}-report").stats
+    cfg = WarmStartConfig(max_steps=3, batch_size=2, learning_rate=1e-2, warmup_steps=0, max_problems=4,
+                          max_answer_tokens=None, max_length=None, seed=seed, sft={"logging_steps": 1})
+    return run_warmstart(cfg, SEED, tmp_path / name, tmp_path / f"{name}-report", model=str(model),
+                         benchmarks=[str(BENCHMARK)], progress=False).stats
 
 
 def test_same_seed_same_weights_and_the_weights_move(tmp_path, tiny_model_dir):
@@ -112,12 +112,17 @@ def test_same_seed_same_weights_and_the_weights_move(tmp_path, tiny_model_dir):
     b = _tiny_run(tmp_path, "b", tiny_model_dir, seed=0)
     assert _digest(tmp_path / "a") == _digest(tmp_path / "b")
     assert _digest(tmp_path / "a") != _digest(tiny_model_dir)
-    assert a["steps"] == 3 and a["problems_used"] == 4
-    assert a["problems_used"] + a["problems_rejected"] == a["problems_in"]
-    assert a["reject_reasons"]["benchmark"] == 1  # seed/lamps-alternate-copy
-    assert sum(a["reject_reasons"].values()) == a["problems_rejected"]
+    assert a["steps"] == 3 and a["unit"] == "problems" and a["kept"] == 4
+    seed = load_problems(SEED)
+    assert a["kept"] + a["rejected"] == a["read"] == seed.read  # the seed's malformed records included
+    assert sum(a["rejected_by_reason"].get(k, 0) for k in ("invalid record", "not a Problem record")) == len(seed.rejects)
+    assert a["rejected_by_reason"]["benchmark"] == 1  # seed/lamps-alternate-copy
+    assert a["rejected_by_reason"]["over_max_problems"] > 0
     rejects = [json.loads(line) for line in (tmp_path / "a-report" / "rejects.jsonl").read_text().splitlines()]
-    assert len(rejects) == a["problems_rejected"]
+    assert len(rejects) == a["rejected"] and {r["stage"] for r in rejects} == {"warmstart"}
+    assert json.loads((tmp_path / "a-report" / "stats.json").read_text()) == a  # figures only, no settings
+    settings = json.loads((tmp_path / "a-report" / "settings.json").read_text())
+    assert settings["max_steps"] == 3 and settings["benchmarks"] == [str(BENCHMARK)]
     assert not set(a["problem_ids"]) & {p.id for p in load_problems(BENCHMARK).problems}
     assert a["loss_curve"] == b["loss_curve"]
     for f in ("tokenizer.json", "config.json", "tokenizer_config.json"):
@@ -126,12 +131,12 @@ def test_same_seed_same_weights_and_the_weights_move(tmp_path, tiny_model_dir):
 
 
 def test_disabled_copies_the_base_model(tmp_path, tiny_model_dir):
-    cfg = WarmStartConfig(enabled=False, model=str(tiny_model_dir))
-    stats = run_warmstart(cfg, SEED, tmp_path / "warm", tmp_path / "report").stats
-    assert stats["enabled"] is False and stats["copied"] is True
+    cfg = WarmStartConfig(enabled=False)
+    stats = run_warmstart(cfg, SEED, tmp_path / "warm", tmp_path / "report", model=str(tiny_model_dir)).stats
+    assert stats["enabled"] is False and stats["copied"] is True and stats["read"] == stats["kept"] == 0
     for f in Path(tiny_model_dir).iterdir():
         assert (tmp_path / "warm" / f.name).read_bytes() == f.read_bytes()
-    hub = run_warmstart(dataclasses.replace(cfg, model="Qwen/Qwen3-4B"), SEED, tmp_path / "hub", tmp_path / "r2")
+    hub = run_warmstart(cfg, SEED, tmp_path / "hub", tmp_path / "r2", model="Qwen/Qwen3-4B")
     assert hub.stats["status"] == "skipped" and (tmp_path / "hub").is_dir()
 
 
@@ -144,7 +149,7 @@ def check_default_run(root: Path) -> dict:
 
     data = root / "data"
     warm = json.loads((data / "warmstart" / "stats.json").read_text())
-    assert warm["enabled"] and warm["problems_used"] > 0
+    assert warm["enabled"] and warm["kept"] > 0
     bench_ids = {p.id for p in load_problems(ROOT / "data" / "seed" / "benchmark.jsonl").problems}
     assert not set(warm["problem_ids"]) & bench_ids
     rows = pq.read_table(sorted((data / "rollouts" / "shards").glob("part-*.parquet"))).to_pylist()
@@ -173,7 +178,10 @@ def check_default_run(root: Path) -> dict:
     import yaml
 
     grpo = yaml.safe_load((ROOT / "params.yaml").read_text())["train"]["grpo"]
-    batch, group = grpo["per_device_train_batch_size"], metrics["settings"]["num_generations"]
+    train_settings = data / "train" / "settings.json"  # the train stage's settings, apart from its figures
+    settings = json.loads(train_settings.read_text()) if train_settings.exists() else metrics["settings"]
+    group = settings.get("num_generations") or settings.get("grpo", {}).get("num_generations") or grpo["num_generations"]
+    batch = grpo["per_device_train_batch_size"]
     passes = [round(r * batch) for r in column("reward_mean")]
     assert any(n % group for n in passes), f"no generation with a mixed group: passes {passes} of {batch}"
     assert max(column("mask_candidates_frac")) > 0
@@ -189,8 +197,10 @@ def test_the_default_run_shows_the_method():
     import yaml
 
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
-    warm = json.loads((ROOT / "data" / "warmstart" / "stats.json").read_text())
-    settings = {k: v for k, v in warm["settings"].items() if k in params["warmstart"]}
+    recorded = ROOT / "data" / "warmstart" / "settings.json"
+    if not recorded.exists():
+        pytest.skip("data/warmstart predates settings.json (run `make repro`)")
+    settings = {k: v for k, v in json.loads(recorded.read_text()).items() if k in params["warmstart"]}
     if settings != params["warmstart"]:
         pytest.skip("data/ was built with other warmstart params than params.yaml (run `make repro`)")
     check_default_run(ROOT)
@@ -206,3 +216,48 @@ def test_max_problems_keeps_the_shortest_answers(seed_problems, tokenizer):
     over = [r for r in data.rejects if "over max_problems=3" in r["reason"]]
     assert len(over) == len(everything.rows) - 3
     assert len(data.rows) + len(data.rejects) == len(seed_problems)
+
+
+def _cli(tmp_path, *args: str):
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    return CliRunner().invoke(app, ["warmstart", *args, "--out-dir", str(tmp_path / "warm"), "--report-dir",
+                                    str(tmp_path / "report"), "--params", str(tmp_path / "none.yaml"), "--no-progress"])
+
+
+def test_cli_user_errors_are_one_line_exit_2(tmp_path, tiny_model_dir):
+    for args, needle in (
+        (["--problems", str(tmp_path / "missing.parquet"), "--model", str(tiny_model_dir)], "does not exist"),
+        (["--problems", str(SEED), "--model", str(tmp_path / "no-model")], "no-model"),
+        (["--problems", str(SEED), "--set", "model=models/tiny"], "unknown warmstart params ['model']"),
+        (["--problems", str(SEED), "--set", "sft={nope: 1}"], "not trl.SFTConfig fields"),
+        (["--problems", str(SEED), "--model", str(tiny_model_dir), "--benchmark", str(tmp_path / "b.jsonl")],
+         "b.jsonl"),
+    ):
+        res = _cli(tmp_path, *args)
+        assert res.exit_code == 2, (args, res.output)
+        assert needle in res.output and "Traceback" not in res.output, res.output
+        assert len(res.output.strip().splitlines()) == 1, res.output
+    assert not (tmp_path / "warm").exists()
+
+
+def test_cli_disabled_copies_and_reports(tmp_path, tiny_model_dir):
+    res = _cli(tmp_path, "--problems", str(SEED), "--model", str(tiny_model_dir), "--set", "enabled=false")
+    assert res.exit_code == 0, res.output
+    assert "warmstart: disabled, copied base model" in res.output
+    stats = json.loads((tmp_path / "report" / "stats.json").read_text())
+    assert (stats["read"], stats["kept"], stats["rejected"], stats["enabled"]) == (0, 0, 0, False)
+    assert json.loads((tmp_path / "report" / "settings.json").read_text())["model"] == str(tiny_model_dir)
+    assert (tmp_path / "warm" / "config.json").exists()
+
+
+def test_help_lists_the_config_fields():
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    out = CliRunner().invoke(app, ["warmstart", "--help"]).output
+    for name in ("max_steps", "learning_rate", "max_problems", "--model", "--benchmark"):
+        assert name in out
