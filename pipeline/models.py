@@ -8,7 +8,7 @@ default run, where the warm-start stage teaches it a little code). Same seed -> 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 CORPUS = Path(__file__).parent / "assets" / "tokenizer_corpus.txt"
@@ -30,15 +30,15 @@ CHAT_TEMPLATE = (
 
 @dataclass
 class TinyModelConfig:
-    vocab_size: int = 512
-    hidden_size: int = 64
-    intermediate_size: int | None = None  # None: 2 * hidden_size
-    num_hidden_layers: int = 2
-    num_attention_heads: int | None = None  # None: hidden_size // head_dim
-    num_key_value_heads: int | None = None  # None: half the attention heads
-    head_dim: int = 16
-    max_position_embeddings: int = 4096
-    seed: int = 0
+    vocab_size: int = field(default=512, metadata={"help": "BPE vocabulary size (trained on the shipped corpus)."})
+    hidden_size: int = field(default=64, metadata={"help": "Hidden size."})
+    intermediate_size: int | None = field(default=None, metadata={"help": "MLP size (null: 2 x hidden_size)."})
+    num_hidden_layers: int = field(default=2, metadata={"help": "Number of decoder layers."})
+    num_attention_heads: int | None = field(default=None, metadata={"help": "Attention heads (null: hidden_size // head_dim)."})
+    num_key_value_heads: int | None = field(default=None, metadata={"help": "Key/value heads (null: half the attention heads)."})
+    head_dim: int = field(default=16, metadata={"help": "Size of one attention head."})
+    max_position_embeddings: int = field(default=4096, metadata={"help": "Context length."})
+    seed: int = field(default=0, metadata={"help": "Weight-initialisation seed (same seed, byte-identical files)."})
 
 
 def build_tokenizer(vocab_size: int = 512):

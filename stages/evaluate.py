@@ -1,4 +1,6 @@
-"""`microcoder evaluate`: judge a jsonl of submissions against problems with the sandboxed evaluator."""
+"""`microcoder evaluate`: judge a jsonl of submissions against problems with the sandboxed evaluator
+(pipeline/evaluator; docs/evaluator.md). Its settings are the params' `evaluator:` section, the one
+every judging stage uses; `--workers/--timeout-scale/--sandbox` override it for this call."""
 
 from __future__ import annotations
 
@@ -7,7 +9,9 @@ from typing import Annotated
 
 import typer
 
-from stages.common import ParamsOpt, SetOpt
+from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
+
+CONFIG = ("evaluator", "pipeline.evaluator.config:EvaluatorConfig")
 
 
 def main(
@@ -15,53 +19,74 @@ def main(
     submissions: Annotated[Path, typer.Option(
         "--submissions", help="Submissions jsonl: problem_id, submission_id, language (python|cpp), code.")],
     output: Annotated[Path, typer.Option("-o", "--output", help="Verdicts jsonl (one line per submission, in input order).")],
-    workers: Annotated[int | None, typer.Option(help="Parallel judges (default: params, else all cores).")] = None,
+    workers: Annotated[int | None, typer.Option(help="Parallel judges (default: evaluator.workers, else all cores).")] = None,
     mode: Annotated[str, typer.Option(help="first-failure (stop at the first failing test) | all.")] = "first-failure",
-    timeout_scale: Annotated[float | None, typer.Option(help="Multiply every time limit (default: params).")] = None,
-    sandbox: Annotated[str | None, typer.Option(help="auto | bwrap | unshare | none (default: params).")] = None,
+    timeout_scale: Annotated[float | None, typer.Option(help="Multiply every time limit (default: evaluator.timeout_scale).")] = None,
+    sandbox: Annotated[str | None, typer.Option(help="auto | bwrap | unshare | none (default: evaluator.sandbox).")] = None,
     keep_outputs: Annotated[bool, typer.Option(help="Keep each test's actual output (truncated) in the verdicts.")] = False,
     params: ParamsOpt = Path("params.yaml"),
     set_: SetOpt = None,
-    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    progress: ProgressOpt = True,
+    debug: DebugOpt = False,
 ) -> None:
-    import dataclasses
-    import time
-    from collections import Counter
+    from pipeline.stage import run_stage
 
-    from pipeline.config import config_from_params
-    from pipeline.evaluator import Evaluator, EvaluatorConfig
-    from pipeline.evaluator.judge import MODES
-    from pipeline.params import load_params
+    def body() -> None:
+        import time
+        from collections import Counter
+
+        from pipeline.evaluator.judge import MODES
+        from pipeline.executor import make_evaluator
+        from pipeline.inputs import require_input
+        from pipeline.stage import ConfigError, load_evaluator_config
+
+        if mode not in MODES:
+            raise ConfigError(f"--mode must be one of {list(MODES)}, got {mode!r}")
+        # This command's own section is `evaluator:`: `--set workers=2` and `--set evaluator.workers=2` alike.
+        own = [s if s.startswith("evaluator.") else f"evaluator.{s}" for s in set_ or []]
+        ev_cfg = load_evaluator_config(params, own)
+        require_input(problems, "problems")
+        require_input(submissions, "submissions")
+        start = time.monotonic()
+        # The judges start (bwrap, interpreter, pre-imports) while this process reads its inputs.
+        with make_evaluator(ev_cfg, wait=False, workers=workers, timeout_scale=timeout_scale, sandbox=sandbox) as ev:
+            verdicts, unusable = _judge_file(ev, problems, submissions, output, mode=mode, keep_outputs=keep_outputs,
+                                             progress=progress)
+        seconds = time.monotonic() - start
+        counts = Counter(v["status"] for v in verdicts)
+        tests = sum(len(v["tests"]) for v in verdicts)
+        typer.echo(f"evaluate: {len(verdicts)} submissions, {tests} test runs in {seconds:.1f} s "
+                   f"({len(verdicts) / max(seconds, 1e-9):.1f} submissions/s) -> {output}"
+                   + (f"; {unusable} problem records unusable (see the log)" if unusable else ""))
+        typer.echo("  " + ", ".join(f"{s} {n}" for s, n in counts.most_common()))
+
+    run_stage("evaluate", body, debug)
+
+
+def _judge_file(ev, problems_path: Path, submissions_path: Path, output: Path, **kw) -> tuple[list[dict], int]:
+    """Verdict rows (one per submission line, in order, written to `output`) and the number of
+    unusable problem records."""
+    import logging
+
+    from pipeline import io
+    from pipeline.inputs import load_problems
     from pipeline.schema import Verdict
 
-    if mode not in MODES:
-        raise typer.BadParameter(f"must be one of {MODES}", param_hint="--mode")
-    cfg = config_from_params(EvaluatorConfig, load_params("evaluator", params, set_))
-    overrides = {"workers": workers, "timeout_scale": timeout_scale, "sandbox": sandbox}
-    cfg = dataclasses.replace(cfg, **{k: v for k, v in overrides.items() if v is not None})
-    start = time.monotonic()
-    # The judges start (bwrap, interpreter, pre-imports) while this process reads its inputs.
-    with Evaluator.from_config(cfg, wait=False) as ev:
-        from pipeline import io
-
-        problem_list = io.read_problems(problems)
-        # Every input line yields exactly one verdict line: unreadable lines become SE verdicts.
-        slots: list[Verdict | None] = []
-        items, where = [], []
-        for n, rec, err in io.read_jsonl(submissions):
-            if err:
-                slots.append(Verdict("", f"line{n}", "SE", reason=f"{submissions}:{err}"))
-                continue
-            where.append(len(slots))
-            slots.append(None)
-            items.append(rec)
-        verdicts = ev.evaluate_batch(problem_list, items, mode=mode, keep_outputs=keep_outputs, progress=progress)
-    for i, v in zip(where, verdicts, strict=True):
+    loaded = load_problems(problems_path, "problems")
+    for r in loaded.rejects[:5]:  # a submission to such a problem gets an SE verdict naming it unknown
+        logging.getLogger("stages.evaluate").warning("problem record %s unusable: %s", r.id, r.reason)
+    # Every input line yields exactly one verdict line: unreadable lines become SE verdicts.
+    slots: list[Verdict | None] = []
+    items, where = [], []
+    for n, rec, err in io.read_jsonl(submissions_path):
+        if err:
+            slots.append(Verdict("", f"line{n}", "SE", reason=f"{submissions_path}:{err}"))
+            continue
+        where.append(len(slots))
+        slots.append(None)
+        items.append(rec)
+    for i, v in zip(where, ev.evaluate_batch(loaded.problems, items, **kw), strict=True):
         slots[i] = v
-    io.write_jsonl(output, (v.to_dict() for v in slots))
-    seconds = time.monotonic() - start
-    counts = Counter(v.status for v in slots)
-    tests = sum(len(v.tests) for v in slots)
-    typer.echo(f"evaluate: {len(slots)} submissions, {tests} test runs in {seconds:.1f} s "
-               f"({len(slots) / max(seconds, 1e-9):.1f} submissions/s) -> {output}")
-    typer.echo("  " + ", ".join(f"{s} {n}" for s, n in counts.most_common()))
+    rows = [v.to_dict() for v in slots]
+    io.write_jsonl(output, rows)
+    return rows, len(loaded.rejects)

@@ -13,7 +13,7 @@ CONFIG = ("publish", "pipeline.publish:PublishConfig")
 
 
 def main(
-    curated: Annotated[Path, typer.Option(help="The built dataset folder.")] = Path("data/curated"),
+    dataset_dir: Annotated[Path, typer.Option(help="The built dataset folder (`microcoder build`'s --out-dir).")] = Path("data/curated"),
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print exactly what would be uploaded; upload nothing.")] = False,
     params: ParamsOpt = Path("params.yaml"),
     set_: SetOpt = None,
@@ -29,14 +29,15 @@ def main(
         from pipeline.stage import load_config
 
         cfg = load_config(PublishConfig, "publish", params, set_)
+        folder = require_input(dataset_dir, "built dataset folder")
         if dry_run:
-            typer.echo("dry run: nothing is uploaded\n" + format_plan(publish_plan(cfg, curated)))
+            typer.echo("dry run: nothing is uploaded\n" + format_plan(publish_plan(cfg, folder)))
             return
         if not cfg.enabled:
             typer.echo("publish: disabled (publish.enabled is false); nothing uploaded. "
                        "Use --dry-run to see what would be, --set enabled=true to upload.")
             return
-        result = publish(cfg, require_input(curated, "built dataset folder"))
+        result = publish(cfg, folder)
         typer.echo(format_plan(result) + f"\npublished: commit {result['commit']} tagged {result['tag']}")
 
     run_stage("publish", body, debug)

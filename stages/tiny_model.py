@@ -1,4 +1,4 @@
-"""`microcoder tiny-model OUT_DIR`: the deterministic tiny Qwen3 used offline and in tests."""
+"""`microcoder tiny-model`: the deterministic tiny Qwen3 (+ BPE tokenizer) used offline and in tests (pipeline/models.py)."""
 
 from __future__ import annotations
 
@@ -7,16 +7,27 @@ from typing import Annotated
 
 import typer
 
+from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
+
+CONFIG = ("tiny_model", "pipeline.models:TinyModelConfig")
+
 
 def main(
-    out_dir: Annotated[Path, typer.Argument(help="Directory to save the model and tokenizer to.")],
-    seed: Annotated[int, typer.Option(help="Weight-initialisation seed (same seed, same bytes).")] = 0,
-    hidden_size: Annotated[int, typer.Option(help="Hidden size.")] = 64,
-    layers: Annotated[int, typer.Option(help="Number of decoder layers.")] = 2,
-    vocab_size: Annotated[int, typer.Option(help="BPE vocabulary size (trained on the shipped corpus).")] = 512,
+    out_dir: Annotated[Path, typer.Option(help="Directory to save the model and tokenizer to.")] = Path("models/tiny"),
+    params: ParamsOpt = Path("params.yaml"),
+    set_: SetOpt = None,
+    progress: ProgressOpt = True,
+    debug: DebugOpt = False,
 ) -> None:
-    from pipeline.models import TinyModelConfig, build_tiny_model
+    from pipeline.stage import run_stage
 
-    cfg = TinyModelConfig(seed=seed, hidden_size=hidden_size, num_hidden_layers=layers, vocab_size=vocab_size)
-    path = build_tiny_model(out_dir, cfg)
-    typer.echo(f"tiny Qwen3 saved to {path}")
+    def body() -> None:
+        from pipeline.models import TinyModelConfig, build_tiny_model
+        from pipeline.stage import load_config
+
+        cfg = load_config(TinyModelConfig, "tiny_model", params, set_)
+        path = build_tiny_model(out_dir, cfg)
+        typer.echo(f"tiny-model: Qwen3 (hidden {cfg.hidden_size}, {cfg.num_hidden_layers} layers, vocab "
+                   f"{cfg.vocab_size}, seed {cfg.seed}) saved to {path}")
+
+    run_stage("tiny-model", body, debug)

@@ -40,3 +40,23 @@ def test_tokenizer_round_trips_code(tiny_model_dir):
     code = "def f(x):\n    return {'é': x ** 2}  # ünïcode\n"
     assert tok.decode(tok(code)["input_ids"]) == code
     assert tok.eos_token == "<|im_end|>"
+
+
+def test_tiny_model_command_reads_its_params_section(tmp_path):
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    params = tmp_path / "params.yaml"
+    params.write_text("tiny_model:\n  seed: 1\n  hidden_size: 32\n")
+    runner = CliRunner()
+    res = runner.invoke(app, ["tiny-model", "--out-dir", str(tmp_path / "m"), "--params", str(params),
+                              "--set", "num_hidden_layers=1"])
+    assert res.exit_code == 0, res.output
+    assert "hidden 32, 1 layers, vocab 512, seed 1" in res.output
+    model, _ = load_model_and_tokenizer(tmp_path / "m")
+    assert model.config.hidden_size == 32 and model.config.num_hidden_layers == 1
+    bad = runner.invoke(app, ["tiny-model", "--out-dir", str(tmp_path / "m2"), "--params", str(params),
+                              "--set", "layers=1"])
+    assert bad.exit_code == 2 and "unknown tiny_model params ['layers']; valid: [" in bad.output
+    assert not (tmp_path / "m2").exists()

@@ -124,17 +124,20 @@ def test_publish_command(curated, tmp_path, monkeypatch):
     params = tmp_path / "params.yaml"
     params.write_text("publish:\n  repo_id: me/microcoder\n")
     runner = CliRunner()
-    r = runner.invoke(app, ["publish", "--curated", str(curated), "--params", str(params), "--dry-run"])
+    r = runner.invoke(app, ["publish", "--dataset-dir", str(curated), "--params", str(params), "--dry-run"])
     assert r.exit_code == 0, r.output
     assert "dry run: nothing is uploaded" in r.output and "data/train-00000-of-00001.parquet" in r.output
-    r = runner.invoke(app, ["publish", "--curated", str(curated), "--params", str(params)])
+    r = runner.invoke(app, ["publish", "--dataset-dir", str(curated), "--params", str(params)])
     assert r.exit_code == 0 and "disabled" in r.output
-    r = runner.invoke(app, ["publish", "--curated", str(curated), "--params", str(params), "--set", "enabled=true"])
+    r = runner.invoke(app, ["publish", "--dataset-dir", str(curated), "--params", str(params), "--set", "enabled=true"])
     assert r.exit_code == 2 and "publish: error: HF_TOKEN is not set" in r.output and "Traceback" not in r.output
     # The contract's error path: a bad --set, a missing build, one line and exit status 2.
-    r = runner.invoke(app, ["publish", "--curated", str(curated), "--params", str(params), "--set", "nope=1"])
+    r = runner.invoke(app, ["publish", "--dataset-dir", str(curated), "--params", str(params), "--set", "nope=1"])
     assert r.exit_code == 2 and "unknown publish params ['nope']; valid: [" in r.output
-    r = runner.invoke(app, ["publish", "--curated", str(tmp_path / "absent"), "--params", str(params), "--dry-run"])
-    assert r.exit_code == 2 and "run `microcoder build` first" in r.output and len(r.output.strip().splitlines()) == 1
+    r = runner.invoke(app, ["publish", "--dataset-dir", str(tmp_path / "absent"), "--params", str(params), "--dry-run"])
+    assert r.exit_code == 2 and "built dataset folder" in r.output and "does not exist" in r.output and len(r.output.strip().splitlines()) == 1
+    (tmp_path / "not-built").mkdir()
+    r = runner.invoke(app, ["publish", "--dataset-dir", str(tmp_path / "not-built"), "--params", str(params), "--dry-run"])
+    assert r.exit_code == 2 and "run `microcoder build` first" in r.output
     r = runner.invoke(app, ["publish", "--help"])
     assert all(f in r.output for f in ("repo_id", "tag_prefix", "token_env", "endpoint"))
