@@ -57,7 +57,7 @@ def main(
         tests = sum(len(v["tests"]) for v in verdicts)
         typer.echo(f"evaluate: {len(verdicts)} submissions, {tests} test runs in {seconds:.1f} s "
                    f"({len(verdicts) / max(seconds, 1e-9):.1f} submissions/s) -> {output}"
-                   + (f"; {unusable} problem records unusable (see the log)" if unusable else ""))
+                   + (f"; {unusable} problem records unusable (their submissions: SE)" if unusable else ""))
         typer.echo("  " + ", ".join(f"{s} {n}" for s, n in counts.most_common()))
 
     run_stage("evaluate", body, debug)
@@ -65,26 +65,28 @@ def main(
 
 def _judge_file(ev, problems_path: Path, submissions_path: Path, output: Path, **kw) -> tuple[list[dict], int]:
     """Verdict rows (one per submission line, in order, written to `output`) and the number of
-    unusable problem records."""
-    import logging
-
+    unusable problem records. A line that is not a JSON object, or a submission to a problem whose
+    record is unusable (the tolerant reader's reject), gets an SE verdict saying why."""
     from pipeline import io
     from pipeline.inputs import load_problems
     from pipeline.schema import Verdict
 
     loaded = load_problems(problems_path, "problems")
-    for r in loaded.rejects[:5]:  # a submission to such a problem gets an SE verdict naming it unknown
-        logging.getLogger("stages.evaluate").warning("problem record %s unusable: %s", r.id, r.reason)
-    # Every input line yields exactly one verdict line: unreadable lines become SE verdicts.
+    known = {p.id for p in loaded.problems}
+    unusable = {r.id: r.reason for r in loaded.rejects if r.id is not None and r.id not in known}
     slots: list[Verdict | None] = []
     items, where = [], []
     for n, rec, err in io.read_jsonl(submissions_path):
+        pid = rec.get("problem_id") if rec else None
         if err:
             slots.append(Verdict("", f"line{n}", "SE", reason=f"{submissions_path}:{err}"))
-            continue
-        where.append(len(slots))
-        slots.append(None)
-        items.append(rec)
+        elif isinstance(pid, str) and pid in unusable:
+            slots.append(Verdict(pid, str(rec.get("submission_id") or f"line{n}"), "SE",
+                                 reason=f"{problems_path}: problem record unusable: {unusable[pid]}"))
+        else:
+            where.append(len(slots))
+            slots.append(None)
+            items.append(rec)
     for i, v in zip(where, ev.evaluate_batch(loaded.problems, items, **kw), strict=True):
         slots[i] = v
     rows = [v.to_dict() for v in slots]

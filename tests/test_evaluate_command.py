@@ -101,3 +101,18 @@ def test_help_lists_every_evaluator_field():
     text = " ".join(CliRunner().invoke(app, ["evaluate", "--help"], env={"COLUMNS": "200"}).output.split())
     assert "`evaluator:` section" in text
     assert all(f.name in text for f in dataclasses.fields(EvaluatorConfig))
+
+
+def test_a_submission_to_an_unusable_problem_record_is_an_se_verdict_saying_why(inputs):
+    bad = Problem(id="nostate", source="t", statement="", style="stdio", tests=[TestCase("1\n", "1\n")])
+    good = io.read_problems(inputs / "problems.jsonl")
+    io.write_problems(inputs / "problems.jsonl", good + [bad])
+    with open(inputs / "subs.jsonl", "a") as f:
+        f.write(json.dumps({"problem_id": "nostate", "submission_id": "n", "language": "python", "code": "print(1)"}) + "\n")
+    r = evaluate(inputs, "--set", "cpp_flags=[-DMC_FLAG]")
+    assert r.exit_code == 0, r.output
+    rows = [json.loads(line) for line in (inputs / "verdicts.jsonl").read_text().splitlines()]
+    assert [(v["submission_id"], v["status"]) for v in rows] == [("c", "AC"), ("n", "SE")]
+    assert "problem record unusable: invalid record: statement: empty" in rows[1]["reason"]
+    assert "1 problem records unusable" in r.output
+
