@@ -1,4 +1,4 @@
-"""`microcoder train`: MicroCoder-GRPO (TRL) on the curated shards; metrics, curves and a checkpoint."""
+"""`microcoder train`: MicroCoder-GRPO (TRL) on the curated shards; metrics, curves and a checkpoint (docs/training.md)."""
 
 from __future__ import annotations
 
@@ -7,43 +7,46 @@ from typing import Annotated
 
 import typer
 
-from stages.common import ParamsOpt, SetOpt
+from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
+
+CONFIG = ("train", "training.train:TrainConfig")
+JUDGES = True  # the reward's judge
 
 
 def main(
-    model: Annotated[str | None, typer.Option(help="Policy model dir or Hub id [params: train.model, models/tiny].")] = None,
-    input: Annotated[Path | None, typer.Option(
-        "--input", help="Training problems [params: train.input, data/curated].")] = None,
-    fallback_input: Annotated[Path | None, typer.Option(
-        help="Used only when --input does not exist [data/validated/problems.parquet].")] = None,
-    out_dir: Annotated[Path | None, typer.Option(help="Output directory [params: train.output_dir, data/train].")] = None,
+    model: Annotated[str, typer.Option(help="Policy model: local directory or Hub id.")] = "models/warm",
+    problems: Annotated[Path, typer.Option(
+        help="Training problems: curated shards (Hub layout), a Problem parquet file/dir, or our jsonl.")
+    ] = Path("data/curated"),
+    fallback_problems: Annotated[Path | None, typer.Option(
+        help="Used only when --problems does not exist (before the first build); an empty --problems is an error.")
+    ] = Path("data/validated/problems.parquet"),
+    out_dir: Annotated[Path, typer.Option(help="Output directory (metrics, curves, checkpoint, trainer/).")
+                       ] = Path("data/train"),
     resume: Annotated[bool, typer.Option(
-        "--resume", help="Continue the interrupted run from its latest checkpoint in <out-dir>/trainer "
-                         "[params: train.resume].")] = False,
+        "--resume", help="Continue the interrupted run from its latest checkpoint in <out-dir>/trainer.")] = False,
     params: ParamsOpt = Path("params.yaml"),
     set_: SetOpt = None,
+    progress: ProgressOpt = True,
+    debug: DebugOpt = False,
 ) -> None:
-    import logging
+    from pipeline.stage import run_stage
 
-    from pipeline.inputs import stage_config, stage_errors
-    from training.train import TrainConfig, run_training
+    def body() -> None:
+        from pipeline.stage import load_config, load_evaluator_config
+        from training.train import TrainConfig, TrainRun, run_training
 
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    with stage_errors("train"):
-        cfg = stage_config(TrainConfig, "train", params, set_)
-        for name, value in (("model", model), ("input", input), ("fallback_input", fallback_input),
-                            ("output_dir", out_dir)):
-            if value is not None:
-                setattr(cfg, name, str(value))
-        if resume:
-            cfg.resume = True
-        result = run_training(cfg)
-    m = result.metrics
-    final = m["final"]
-    typer.echo(
-        f"train: {m['steps']} steps on {m['problems']['used']} problems ({m['problems']['rejected']} rejected); "
-        f"last generation: reward {final['reward_mean']}, pass rate {final['pass_rate']}, "
-        f"masked {final['masked_frac']}, diversity {final['diversity']}, T {final['temperature']}, "
-        f"unjudged at the deadline {final['deadline_frac']}; "
-        f"checkpoint {result.checkpoint}"
-    )
+        cfg = load_config(TrainConfig, "train", params, set_)
+        run = TrainRun(model=model, problems=problems, out_dir=out_dir, fallback=fallback_problems, resume=resume)
+        result = run_training(cfg, run, evaluator=load_evaluator_config(params, set_), progress=progress)
+        s, m = result.stats, result.metrics
+        final = m["final"]
+        typer.echo(
+            f"train: read {s['read']} problems, kept {s['kept']} (trained on), rejected {s['rejected']} "
+            f"{s['rejected_by_reason']}; {m['steps']} steps; last generation: reward {final['reward_mean']}, "
+            f"pass rate {final['pass_rate']}, masked {final['masked_frac']}, diversity {final['diversity']}, "
+            f"T {final['temperature']}, unjudged at the deadline {final['deadline_frac']}; "
+            f"checkpoint {result.checkpoint}"
+        )
+
+    run_stage("train", body, debug)

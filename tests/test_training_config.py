@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -58,7 +59,13 @@ def project_train_config(**top):
     from pipeline.params import load_params
     from training.train import TrainConfig
 
-    cfg = config_from_params(TrainConfig, load_params("train", ROOT / "params.yaml", None))
+    section = load_params("train", ROOT / "params.yaml", None)
+    # Keys issue 15 moved out of the train section (paths and --resume are command-line options, the
+    # judge's settings live in the evaluator section): ignored here until params.yaml drops them.
+    for key in ("model", "input", "fallback_input", "output_dir", "resume"):
+        section.pop(key, None)
+    section.get("grpo", {}).pop("reward_workers", None)
+    cfg = config_from_params(TrainConfig, section)
     for k, v in top.items():
         setattr(cfg, k, v)
     return cfg
@@ -149,14 +156,19 @@ def test_docs_show_the_configs_the_presets_build(tmp_path):
 
 
 def test_preset_grpo_applies_only_to_its_preset(tmp_path):
-    from training.train import build_grpo_config
+    from pipeline.stage import ConfigError, build_config
+    from training.config import PRESETS
+    from training.train import PresetGrpo, TrainConfig, build_grpo_config
 
     schedule = [[0, 0.6], [2, 1.2]]
     for name in ("grpo", "dapo", "microcoder"):
         cfg = project_train_config(preset=name)
-        cfg.preset_grpo = {"microcoder": {"temperature_schedule": schedule}}
+        cfg.preset_grpo = PresetGrpo(microcoder={"temperature_schedule": schedule})
         args = build_grpo_config(cfg, tmp_path)
         assert args.temperature_schedule == (schedule if name == "microcoder" else None)
-    cfg.preset_grpo = {"grpo-ish": {}}
-    with pytest.raises(ValueError, match=r"unknown presets \['grpo-ish'\]"):
-        build_grpo_config(cfg, tmp_path)
+    # The section is typed: one field per preset, an unknown preset name is a one-line error.
+    assert {f.name for f in dataclasses.fields(PresetGrpo)} == set(PRESETS)
+    with pytest.raises(ConfigError, match=r"unknown train.preset_grpo params \['grpo-ish'\]"):
+        build_config(TrainConfig, {"preset_grpo": {"grpo-ish": {}}}, "train")
+    with pytest.raises(ConfigError, match="unknown train params"):
+        build_config(TrainConfig, {"reward_workers": 4}, "train")

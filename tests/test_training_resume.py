@@ -141,26 +141,28 @@ class NoCodeJudge:
         pass
 
 
-def stage_config(model_dir, inputs, out, **kw):
-    from training.train import TrainConfig
+def train(model_dir, inputs, out, resume=False, **kw):
+    from training.train import TrainConfig, TrainRun, run_training
 
+    callbacks = kw.pop("callbacks", None)
     grpo = dict(max_steps=3, per_device_train_batch_size=4, num_generations=2, max_completion_length=8,
                 repetition_window=2, learning_rate=1e-3, logging_steps=1, bf16=False, gradient_checkpointing=False,
                 save_strategy="steps", save_steps=1, report_to="none", dataloader_pin_memory=False,
                 temperature_schedule=[[0, 1.0], [2, 1.3]])
-    return TrainConfig(model=str(model_dir), input=str(inputs), fallback_input=None, output_dir=str(out),
-                       torch_threads=1, grpo=grpo, **kw)
+    cfg = TrainConfig(torch_threads=1, grpo=grpo, **kw)
+    run = TrainRun(model=str(model_dir), problems=inputs, out_dir=out, resume=resume)
+    return run_training(cfg, run, judge=NoCodeJudge(), callbacks=callbacks, progress=False)
 
 
 def test_stage_resume_from_the_latest_checkpoint(tiny_model_dir, tmp_path):
-    from training.train import RUN_FILE, run_training
+    from training.train import RUN_FILE
 
     inputs = write_inputs(tmp_path)
-    whole = run_training(stage_config(tiny_model_dir, inputs, tmp_path / "whole"), judge=NoCodeJudge())
+    whole = train(tiny_model_dir, inputs, tmp_path / "whole")
 
     out = tmp_path / "run"
     with pytest.raises(Killed):
-        run_training(stage_config(tiny_model_dir, inputs, out), judge=NoCodeJudge(), callbacks=[KillAfter(3)])
+        train(tiny_model_dir, inputs, out, callbacks=[KillAfter(3)])
     trainer_dir = out / "trainer"
     assert json.loads((trainer_dir / RUN_FILE).read_text())["finished"] is False
     assert sorted(p.name for p in trainer_dir.glob("checkpoint-*")) == ["checkpoint-1", "checkpoint-2"]
@@ -170,17 +172,15 @@ def test_stage_resume_from_the_latest_checkpoint(tiny_model_dir, tmp_path):
 
     # A new run would silently throw the interrupted one away: refused.
     with pytest.raises(InputError, match="--resume"):
-        run_training(stage_config(tiny_model_dir, inputs, out), judge=NoCodeJudge())
+        train(tiny_model_dir, inputs, out)
     # Resuming with another seed (or method, batch...) is not continuing the same run: refused, naming it.
     with pytest.raises(InputError, match="seed 0 -> 1"):
-        run_training(stage_config(tiny_model_dir, inputs, out, seed=1, resume=True), judge=NoCodeJudge())
+        train(tiny_model_dir, inputs, out, seed=1, resume=True)
 
-    resumed = run_training(stage_config(tiny_model_dir, inputs, out, resume=True), judge=NoCodeJudge())
+    resumed = train(tiny_model_dir, inputs, out, resume=True)
     assert resumed.metrics["steps"] == whole.metrics["steps"] == 3
     assert same_rows(resumed.curves, whole.curves)
-    strip = ("input",)
-    assert {k: v for k, v in resumed.metrics.items() if k not in strip} == \
-        {k: v for k, v in whole.metrics.items() if k not in strip}
+    assert resumed.metrics == whole.metrics and resumed.stats == whole.stats
     assert (out / "curves.csv").read_text() == (tmp_path / "whole" / "curves.csv").read_text()
     assert json.loads((trainer_dir / RUN_FILE).read_text())["finished"] is True
     from safetensors.torch import load_file
@@ -190,7 +190,7 @@ def test_stage_resume_from_the_latest_checkpoint(tiny_model_dir, tmp_path):
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
     # A finished run's checkpoints make way for a new run; --resume with nothing to resume is an error.
-    run_training(stage_config(tiny_model_dir, inputs, out), judge=NoCodeJudge())
+    train(tiny_model_dir, inputs, out)
     shutil.rmtree(trainer_dir)
     with pytest.raises(InputError, match="no complete checkpoint"):
-        run_training(stage_config(tiny_model_dir, inputs, out, resume=True), judge=NoCodeJudge())
+        train(tiny_model_dir, inputs, out, resume=True)

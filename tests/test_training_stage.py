@@ -29,12 +29,19 @@ def test_train_then_eval_model(tiny_model_dir, tmp_path):
     }))
     out = tmp_path / "train"
     runner = CliRunner()
-    result = runner.invoke(app, ["train", "--model", str(tiny_model_dir), "--input", str(tmp_path / "curated"),
-                                 "--fallback-input", str(validated), "--out-dir", str(out), "--params", str(params)])
+    result = runner.invoke(app, ["train", "--model", str(tiny_model_dir), "--problems", str(tmp_path / "curated"),
+                                 "--fallback-problems", str(validated), "--out-dir", str(out), "--params", str(params),
+                                 "--no-progress", "--set", "evaluator.workers=2"])
     assert result.exit_code == 0, result.output
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["steps"] == 2 and metrics["generations"] == 2
-    assert metrics["problems"] == {"read": 5, "used": 4, "rejected": 1}
+    stats = json.loads((out / "stats.json").read_text())
+    assert (stats["unit"], stats["read"], stats["kept"], stats["rejected"]) == ("problems", 5, 4, 1)
+    assert stats["rejected_by_reason"] == {"invalid record": 1} and stats["steps"] == 2
+    assert "train: read 5 problems, kept 4 (trained on), rejected 1" in result.output
+    settings = json.loads((out / "settings.json").read_text())
+    assert settings["model"] == str(tiny_model_dir) and settings["preset"] == "microcoder"
+    assert not {"settings", "model", "preset", "problems"} & set(metrics)  # figures only
     assert metrics["final"]["temperature"] == 1.3 and metrics["temperature_changes"][-1]["to"] == 1.3
     for key in ("reward_mean", "pass_rate", "masked_frac", "diversity", "truncated_frac", "mean_length",
                 "deadline_frac"):
@@ -50,10 +57,11 @@ def test_train_then_eval_model(tiny_model_dir, tmp_path):
     eval_out = tmp_path / "eval"
     result = runner.invoke(app, ["eval-model", "--benchmark", str(SEED / "benchmark.jsonl"),
                                  "--model", f"base={tiny_model_dir}", "--model", f"trained={out / 'checkpoint'}",
-                                 "--out-dir", str(eval_out), "--params", str(params)])
+                                 "--out-dir", str(eval_out), "--params", str(params), "--no-progress",
+                                 "--set", "evaluator.workers=2"])
     assert result.exit_code == 0, result.output
     ev = json.loads((eval_out / "metrics.json").read_text())
-    assert list(ev["models"]) == ["base", "trained"] and ev["benchmark"]["problems"] == 3
+    assert list(ev["models"]) == ["base", "trained"] and json.loads((eval_out / "stats.json").read_text())["kept"] == 3
     for model in ev["models"].values():
         assert set(model) >= {"overall", "by_platform", "by_difficulty", "by_platform_difficulty", "samples"}
         assert model["overall"]["problems"] == 3 and 0.0 <= model["overall"]["pass@1"] <= 1.0
@@ -69,24 +77,35 @@ def test_bad_inputs_are_one_line_errors_not_tracebacks(tiny_model_dir, tmp_path)
     write_problems(validated, read_problems(SEED / "problems.jsonl")[:2])
     cases = [
         # An empty curated set is an error, never a silent fallback to the unfiltered problems.
-        (["train", "--model", str(tiny_model_dir), "--input", str(empty), "--fallback-input", str(validated)],
+        (["train", "--model", str(tiny_model_dir), "--problems", str(empty), "--fallback-problems", str(validated)],
          "holds no training problems"),
-        (["train", "--model", str(tmp_path / "no-model"), "--input", str(validated)], "train model"),
-        (["train", "--input", str(validated), "--set", "preset=nonsense"], "preset"),
+        (["train", "--model", str(tmp_path / "no-model"), "--problems", str(validated)], "train model"),
+        (["train", "--model", str(tiny_model_dir), "--problems", str(validated), "--set", "preset=nonsense"],
+         "preset"),
         # A preset defines the method: contradicting it is an error naming both values.
-        (["train", "--model", str(tiny_model_dir), "--input", str(validated), "--set", "preset=grpo",
+        (["train", "--model", str(tiny_model_dir), "--problems", str(validated), "--set", "preset=grpo",
           "--set", "grpo.truncation_mask_rho=0.1"], "preset 'grpo' sets truncation_mask_rho=0.0"),
-        (["train", "--model", str(tiny_model_dir), "--input", str(validated), "--resume"],
+        (["train", "--model", str(tiny_model_dir), "--problems", str(validated), "--resume"],
          "resume: no complete checkpoint"),
+        (["train", "--set", "input=data/x"], "unknown train params ['input']"),
+        (["train", "--set", "preset_grpo.grpo-ish={}"], "unknown train.preset_grpo params ['grpo-ish']"),
         (["eval-model", "--benchmark", str(tmp_path / "absent.jsonl"), "--model", f"base={tiny_model_dir}"],
          "benchmark"),
         (["eval-model", "--model", "just-a-name"], "--model expects name=path"),
     ]
     for args, message in cases:
         result = runner.invoke(app, [*args, "--out-dir", str(tmp_path / "out"), "--params", str(tmp_path / "none.yaml")])
-        assert result.exit_code == 1, (args, result.output)
+        assert result.exit_code == 2, (args, result.output)
         assert message in result.output and "error:" in result.output and "Traceback" not in result.output, args
         assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_train_help_lists_the_fields():
+    result = CliRunner().invoke(app, ["train", "--help"], terminal_width=200)
+    assert result.exit_code == 0
+    for name in ("preset (str)", "grpo (", "preset_grpo.microcoder", "executor", "--problems", "--resume",
+                 "evaluator"):
+        assert name in result.output, name
 
 
 def test_leftovers_of_a_killed_run_are_removed(tmp_path):

@@ -88,7 +88,7 @@ class MicroCoderGRPOConfig(GRPOConfig):
         default=3, metadata={"help": "Generation steps below diversity_floor before the guard moves to the next stage."}
     )
 
-    # --- reward (the evaluator) ---
+    # --- reward (the evaluator; its judges, time limits and sandbox: the params' `evaluator:` section) ---
     reward_pass: float = field(default=1.0, metadata={"help": "Reward of a sample that passes every test (AC)."})
     reward_fail: float = field(
         default=0.0, metadata={"help": "Reward of a sample whose code ran and failed (WA/TLE/MLE/RE/CE/OLE)."}
@@ -105,18 +105,12 @@ class MicroCoderGRPOConfig(GRPOConfig):
     reward_deadline_warn_frac: float = field(
         default=0.02,
         metadata={"help": "Warn when more than this share of a generation's samples were left unjudged at the batch "
-                          "deadline (reward None: no learning signal). Raise reward_workers or reward_deadline_s."},
+                          "deadline (reward None: no learning signal). Raise the evaluator's workers or reward_deadline_s."},
     )
     reward_deadline_stop_frac: float = field(
         default=0.5,
         metadata={"help": "Stop training when more than this share of a generation's samples were left unjudged at "
                           "the batch deadline: the judge is far too slow for the batch (1.0: never stop)."},
-    )
-    reward_workers: int | None = field(
-        default=None, metadata={"help": "Evaluator worker processes (None: the evaluator's default)."}
-    )
-    reward_timeout_scale: float = field(
-        default=1.0, metadata={"help": "Multiplier on each problem's time limit while judging rewards."}
     )
     reward_language: str = field(default="python", metadata={"help": "Language the policy is asked to answer in."})
 
@@ -162,8 +156,6 @@ class MicroCoderGRPOConfig(GRPOConfig):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 errs.append(f"{name} must be in [0, 1], got {getattr(self, name)}")
         errs.extend(self._checkpoint_errors())
-        if self.reward_timeout_scale <= 0:
-            errs.append(f"reward_timeout_scale must be positive, got {self.reward_timeout_scale}")
         if errs:
             raise ValueError("invalid MicroCoderGRPOConfig: " + "; ".join(errs))
 

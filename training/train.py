@@ -1,16 +1,23 @@
 """The train entry: problems -> prompt dataset -> model -> MicroCoderGRPOTrainer -> metrics, curves, checkpoint.
 
-Outputs (under `output_dir`, default `data/train/`):
+Inputs come from the command line (`--model`, `--problems`, `--fallback-problems`, `--out-dir`,
+`--resume`), settings from the params' `train:` section (`TrainConfig`), and the reward's judge from
+the `evaluator:` section (`pipeline.executor.make_evaluator`, through the one scoring path).
+
+Outputs (under `out_dir`, default `data/train/`):
+- `stats.json`: the stage contract's vocabulary in problems (read = kept + rejected: the problems
+  trained on and those rejected, by reason) plus the steps and generations run;
+- `settings.json`: the run's effective settings (the preset's method keys included);
 - `metrics.json`: DVC metrics (last generation's reward, pass rate, masked fraction, diversity,
-  temperature, unjudged share...; means over the run; problem accounting; temperature changes);
+  temperature, unjudged share...; means over the run; reward statuses; temperature changes);
 - `curves.csv`: one row per generation step (DVC plots: reward, length, diversity, temperature,
   masked fraction...);
 - `checkpoint/`: the trained model and tokenizer (`save_pretrained`), replaced atomically;
 - `rejects.jsonl`: problems that could not be trained on, with the reason;
 - `trainer/`: TRL's checkpoints (`checkpoint-<step>/`: weights, optimizer, scheduler, RNG states,
   trainer state, and MicroCoderGRPOTrainer's own state) and `run.json` (the run's settings and
-  whether it finished). `resume: true` (`microcoder train --resume`) continues an interrupted run
-  from its latest complete checkpoint; a new run refuses to start over an interrupted one.
+  whether it finished). `microcoder train --resume` continues an interrupted run from its latest
+  complete checkpoint; a new run refuses to start over an interrupted one.
 
 Under `accelerate launch` every process runs this; only the main process touches the output folder
 (cleanup, swaps, writes), the others wait for it at barriers, and every process takes part in
@@ -32,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline.executor import ExecutionFields
 from pipeline.inputs import InputError, check_model_path
 from pipeline.io import write_json, write_jsonl, write_text_atomic
 
@@ -41,7 +49,7 @@ log = logging.getLogger(__name__)
 TRAINER_DIR = "trainer"  # TRL's output_dir under the stage's output: checkpoints survive the run
 RUN_FILE = "run.json"
 # Settings a resumed run must share with the interrupted one (anything else may change, with a warning:
-# max_steps to train longer, reward_workers or reward_deadline_s to fix a slow judge...).
+# max_steps to train longer, reward_deadline_s or the evaluator's workers to fix a slow judge...).
 RESUME_FIXED = ("preset", "model", "seed", "dtype", "thinking", "system_prompt", "use_dataset_prompts",
                 "max_problems", "num_generations", "per_device_train_batch_size", "gradient_accumulation_steps",
                 "steps_per_generation", "num_iterations", "max_completion_length", "repetition_window",
@@ -52,15 +60,19 @@ RESUME_FIXED = ("preset", "model", "seed", "dtype", "thinking", "system_prompt",
 
 
 @dataclass
-class TrainConfig:
-    model: str = field(default="models/tiny", metadata={"help": "Policy model: local directory or Hub id."})
-    input: str = field(default="data/curated", metadata={
-        "help": "Training problems: curated shards (Hub layout data/train-*.parquet), a Problem parquet file or "
-                "shard directory, or our jsonl."})
-    fallback_input: str | None = field(default="data/validated/problems.parquet", metadata={
-        "help": "Used only when `input` does not exist (before the first build); an empty input is an error."})
-    output_dir: str = field(default="data/train", metadata={"help": "Where metrics, curves and the checkpoint go."})
-    preset: str = field(default="microcoder", metadata={"help": "Recipe: microcoder | dapo | grpo."})
+class PresetGrpo:
+    """`train.preset_grpo`: GRPO fields applied only when that preset is chosen (one per preset of
+    training.config.PRESETS)."""
+
+    microcoder: dict[str, Any] = field(default_factory=dict, metadata={"help": "Over `grpo` for preset microcoder."})
+    dapo: dict[str, Any] = field(default_factory=dict, metadata={"help": "Over `grpo` for preset dapo."})
+    grpo: dict[str, Any] = field(default_factory=dict, metadata={"help": "Over `grpo` for preset grpo."})
+    custom: dict[str, Any] = field(default_factory=dict, metadata={"help": "Over `grpo` for preset custom."})
+
+
+@dataclass
+class TrainConfig(ExecutionFields):
+    preset: str = field(default="microcoder", metadata={"help": "Recipe: microcoder | dapo | grpo | custom."})
     max_problems: int | None = field(default=None, metadata={"help": "Train on at most this many problems."})
     thinking: bool = field(default=False, metadata={"help": "Chat-template thinking switch (Qwen3)."})
     system_prompt: str | None = field(default=None, metadata={
@@ -71,16 +83,16 @@ class TrainConfig:
     seed: int = field(default=0, metadata={"help": "Seed for data order, sampling and the mask's draws."})
     torch_threads: int | None = field(default=None, metadata={
         "help": "CPU threads for torch (None: torch's default). 1 avoids thread thrashing on a busy small CPU box."})
-    resume: bool = field(default=False, metadata={
-        "help": "Continue the interrupted run in output_dir/trainer from its latest complete checkpoint "
-                "(`microcoder train --resume`). False: start a new run (refused over an interrupted one)."})
+    # A mapping on purpose: only the keys written here override the preset (an absent key takes the
+    # paper default, a key that contradicts the preset is an error), which a typed copy of TRL's
+    # ~200-field GRPOConfig would lose; MicroCoderGRPOConfig itself checks names and values
+    # (build_grpo_config), before any model loads.
     grpo: dict[str, Any] = field(default_factory=dict, metadata={
         "help": "MicroCoderGRPOConfig fields (TRL GRPOConfig + MicroCoder knobs) over the preset. An absent key takes "
                 "the paper default (MicroCoderGRPOConfig); a key that contradicts the preset is an error."})
-    preset_grpo: dict[str, dict[str, Any]] = field(default_factory=dict, metadata={
-        "help": "Fields applied only when that preset is chosen, over `grpo`: {preset: {field: value}}. For keys a "
-                "baseline pins (e.g. a temperature_schedule for microcoder only), so one params file builds "
-                "every preset."})
+    preset_grpo: PresetGrpo = field(default_factory=PresetGrpo, metadata={
+        "help": "Fields applied only when that preset is chosen, over `grpo`. For keys a baseline pins (e.g. a "
+                "temperature_schedule for microcoder only), so one params file builds every preset."})
 
 
 @dataclass
@@ -88,29 +100,43 @@ class TrainResult:
     metrics: dict[str, Any]
     curves: list[dict[str, float]]
     checkpoint: Path
+    stats: dict[str, Any] = field(default_factory=dict)  # stats.json: problems read / kept / rejected
 
 
-def build_grpo_config(cfg: TrainConfig, output_dir: Path):
-    """The MicroCoderGRPOConfig of the preset with `cfg.grpo` over it (absent keys: the paper defaults)."""
-    from training.config import PRESETS, preset
+def build_grpo_config(cfg: TrainConfig, output_dir: Path, progress: bool = True):
+    """The MicroCoderGRPOConfig of the preset with `cfg.grpo` over it (absent keys: the paper defaults);
+    `progress` False turns TRL's progress bars off (`--no-progress`)."""
+    from training.config import preset
 
-    unknown = sorted(set(cfg.preset_grpo or {}) - set(PRESETS))
-    if unknown:
-        raise ValueError(f"preset_grpo names unknown presets {unknown}; valid: {sorted(PRESETS)}")
-    chosen = {**(cfg.grpo or {}), **((cfg.preset_grpo or {}).get(cfg.preset) or {})}
+    chosen = {**(cfg.grpo or {}), **(getattr(cfg.preset_grpo, cfg.preset, None) or {})}
     # YAML reads an unquoted `no` as False: `save_strategy: no` means the strategy "no".
     grpo = {k: ("no" if k.endswith("_strategy") and v is False else v) for k, v in chosen.items()}
     for key in ("output_dir", "seed"):
         if key in grpo:
             raise ValueError(f"set `{key}` at the top of the train params, not under `grpo`")
+    if not progress:
+        grpo["disable_tqdm"] = True
     return preset(cfg.preset, output_dir=str(output_dir), seed=cfg.seed, data_seed=cfg.seed,
                   chat_template_kwargs={"enable_thinking": cfg.thinking}, **grpo)
 
 
-def run_training(cfg: TrainConfig, *, judge: Any = None, callbacks: list[Any] | None = None) -> TrainResult:
-    """Train and write the outputs; `judge` replaces the evaluator, `callbacks` go to the trainer (tests)."""
+@dataclass
+class TrainRun:
+    """What one `microcoder train` works on (command-line options, not params)."""
+
+    model: str  # policy model: local directory or Hub id
+    problems: Path  # curated shards (Hub layout), a Problem parquet file / shard directory, or our jsonl
+    out_dir: Path
+    fallback: Path | None = None  # used only when `problems` does not exist (before the first build)
+    resume: bool = False  # continue the interrupted run in out_dir/trainer from its latest checkpoint
+
+
+def run_training(cfg: TrainConfig, run: TrainRun, *, evaluator: Any = None, judge: Any = None,
+                 callbacks: list[Any] | None = None, progress: bool = True) -> TrainResult:
+    """Train and write the outputs. `evaluator`: the params' `evaluator:` section (None: defaults);
+    `judge` replaces the evaluator, `callbacks` go to the trainer (tests)."""
     with torch_threads(cfg.torch_threads):
-        return _run_training(cfg, judge, callbacks)
+        return _run_training(cfg, run, evaluator, judge, callbacks, progress)
 
 
 @contextlib.contextmanager
@@ -127,28 +153,30 @@ def torch_threads(n: int | None):
         torch.set_num_threads(previous)
 
 
-def _run_training(cfg: TrainConfig, judge: Any, callbacks: list[Any] | None) -> TrainResult:
+def _run_training(cfg: TrainConfig, run: TrainRun, evaluator: Any, judge: Any,
+                  callbacks: list[Any] | None, progress: bool) -> TrainResult:
     import torch
     from accelerate import PartialState
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from pipeline.executor import make_evaluator
     from training.data import load_training_problems, prompt_dataset, resolve_input
     from training.rewards import EvaluatorReward
     from training.trainer import MicroCoderGRPOTrainer
 
-    out_dir = Path(cfg.output_dir)
+    out_dir = Path(run.out_dir)
     trainer_dir = out_dir / TRAINER_DIR
-    source = resolve_input(cfg.input, cfg.fallback_input)
-    check_model_path(cfg.model, "train model")
+    source = resolve_input(run.problems, run.fallback)
+    check_model_path(run.model, "train model")
     try:
-        args = build_grpo_config(cfg, trainer_dir)
+        args = build_grpo_config(cfg, trainer_dir, progress)
     except (ValueError, TypeError) as e:  # an unknown preset or GRPO field, a bad value, a preset conflict
         raise InputError(f"params `train`: {e}") from e
     _warn_about_precision(cfg, args)
     state = PartialState()
-    settings = run_settings(cfg, args)
+    settings = run_settings(cfg, args, run.model, source)
     # Every process decides from the same files (read-only), then the main process alone changes them.
-    resume_from = plan_run(trainer_dir, cfg.resume, settings, state.num_processes)
+    resume_from = plan_run(trainer_dir, run.resume, settings, state.num_processes)
     prepare_output(state, out_dir, trainer_dir, resume_from, settings)
     loaded = load_training_problems(source, language=args.reward_language, max_problems=cfg.max_problems)
     if not loaded.problems:
@@ -160,15 +188,19 @@ def _run_training(cfg: TrainConfig, judge: Any, callbacks: list[Any] | None) -> 
              f", resuming from {resume_from}" if resume_from else "")
     dataset = prompt_dataset(loaded.problems, language=args.reward_language, thinking=cfg.thinking,
                              system_prompt=cfg.system_prompt, use_dataset_prompts=cfg.use_dataset_prompts)
-    dataset = _within_prompt_budget(cfg, args, dataset, loaded, state.is_main_process, out_dir)
-    tokenizer = AutoTokenizer.from_pretrained(cfg.model)
+    dataset = _within_prompt_budget(run.model, cfg, args, dataset, loaded, state.is_main_process, out_dir)
+    tokenizer = AutoTokenizer.from_pretrained(run.model)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    model = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=getattr(torch, cfg.dtype))
+    model = AutoModelForCausalLM.from_pretrained(run.model, dtype=getattr(torch, cfg.dtype))
+
+    def make_judge():
+        return make_evaluator(evaluator, executor=cfg.executor, ray_address=cfg.ray_address)
+
     reward = EvaluatorReward(
-        loaded.problems, judge=judge, language=args.reward_language, deadline_s=args.reward_deadline_s,
-        workers=args.reward_workers, timeout_scale=args.reward_timeout_scale, reward_pass=args.reward_pass,
-        reward_fail=args.reward_fail, reward_no_code=args.reward_no_code,
+        loaded.problems, judge=judge, make_judge=make_judge, language=args.reward_language,
+        deadline_s=args.reward_deadline_s, reward_pass=args.reward_pass, reward_fail=args.reward_fail,
+        reward_no_code=args.reward_no_code,
     )
     with reward:
         trainer = MicroCoderGRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=[reward],
@@ -177,18 +209,25 @@ def _run_training(cfg: TrainConfig, judge: Any, callbacks: list[Any] | None) -> 
     checkpoint = out_dir / "checkpoint"
     _save_checkpoint(trainer, tokenizer, checkpoint)
     curves = trainer.generation_log
-    metrics = summarise(cfg, trainer, loaded, source, reward)
+    metrics = summarise(trainer, reward)
+    stats = stage_stats(loaded, metrics)
     if trainer.accelerator.is_main_process:
+        from pipeline.stage import write_stats
+
         # Written with the other outputs, so a killed run leaves the previous run's set whole.
         write_jsonl(out_dir / "rejects.jsonl", loaded.rejects)
         write_json(out_dir / "metrics.json", metrics)
+        write_stats(out_dir, stats, settings={**settings, "problems": str(source), "out_dir": str(out_dir),
+                                               "executor": cfg.executor, "ray_address": cfg.ray_address},
+                    stage="train")
         write_text_atomic(out_dir / "curves.csv", curves_csv(curves))
         write_json(trainer_dir / RUN_FILE, {"finished": True, "settings": settings})
     trainer.accelerator.wait_for_everyone()
-    return TrainResult(metrics=metrics, curves=curves, checkpoint=checkpoint)
+    return TrainResult(metrics=metrics, curves=curves, checkpoint=checkpoint, stats=stats.as_dict())
 
 
-def _within_prompt_budget(cfg: TrainConfig, args: Any, dataset: Any, loaded: Any, main: bool, out_dir: Path) -> Any:
+def _within_prompt_budget(model: str, cfg: TrainConfig, args: Any, dataset: Any, loaded: Any, main: bool,
+                          out_dir: Path) -> Any:
     """Problems whose prompt leaves less than max_completion_length tokens go to rejects (vLLM server
     mode answers them with HTTP 400, which stops training; colocate mode cuts them silently). The
     budget: grpo.vllm_max_model_length (in server mode, set it to the server's --max-model-len)
@@ -196,7 +235,7 @@ def _within_prompt_budget(cfg: TrainConfig, args: Any, dataset: Any, loaded: Any
     from pipeline.io import reject_row
     from pipeline.rollout.budget import budget_rejects
 
-    over = budget_rejects(zip(dataset["problem_id"], dataset["prompt"], strict=True), models=[cfg.model],
+    over = budget_rejects(zip(dataset["problem_id"], dataset["prompt"], strict=True), models=[model],
                           max_tokens=args.max_completion_length, thinking=cfg.thinking,
                           max_model_len=args.vllm_max_model_length if args.use_vllm else None, what="train")
     if not over:
@@ -234,10 +273,11 @@ def _warn_about_precision(cfg: TrainConfig, args: Any) -> None:
                     cfg.dtype)
 
 
-def run_settings(cfg: TrainConfig, args: Any) -> dict[str, Any]:
-    """The run's effective settings (recorded in trainer/run.json; compared on resume)."""
-    top = {k: getattr(cfg, k) for k in ("preset", "model", "seed", "dtype", "thinking", "system_prompt",
-                                         "use_dataset_prompts", "max_problems", "input")}
+def run_settings(cfg: TrainConfig, args: Any, model: str, source: str | Path) -> dict[str, Any]:
+    """The run's effective settings (recorded in trainer/run.json and settings.json; compared on resume)."""
+    top = {k: getattr(cfg, k) for k in ("preset", "seed", "dtype", "thinking", "system_prompt",
+                                         "use_dataset_prompts", "max_problems")}
+    top.update(model=model, input=str(source))
     from training.config import MicroCoderGRPOConfig
 
     names = [f.name for f in dataclasses.fields(MicroCoderGRPOConfig)]
@@ -273,7 +313,7 @@ def plan_run(trainer_dir: Path, resume: bool, settings: dict[str, Any], processe
     if not resume:
         if last is not None and not (previous or {}).get("finished", False):
             raise InputError(f"{trainer_dir} holds checkpoints of an interrupted run (latest {last.name}): rerun with "
-                             f"--resume (or `--set resume=true`) to continue it, or delete {trainer_dir} to start over")
+                             f"--resume to continue it, or delete {trainer_dir} to start over")
         return None
     if last is None:
         raise InputError(f"resume: no complete checkpoint in {trainer_dir} to continue from")
@@ -343,18 +383,14 @@ def _clean(x: Any) -> Any:
     return None if isinstance(x, float) and math.isnan(x) else x
 
 
-def summarise(cfg: TrainConfig, trainer: Any, loaded: Any, source: Path, reward: Any) -> dict[str, Any]:
+def summarise(trainer: Any, reward: Any) -> dict[str, Any]:
+    """metrics.json: the run's figures (the settings go to settings.json, the problem counts to stats.json)."""
     from training.trainer import GENERATION_FIELDS
 
     rows = trainer.generation_log
     last = rows[-1] if rows else {}
     keys = [k for k in GENERATION_FIELDS if k not in ("step", "generation")]
-    args = trainer.args
     return {
-        "preset": cfg.preset,
-        "model": cfg.model,
-        "input": str(source),
-        "problems": {"read": loaded.read, "used": len(loaded.problems), "rejected": len(loaded.rejects)},
         "steps": trainer.state.global_step,
         "generations": len(rows),
         "final": {k: _clean(last.get(k, math.nan)) for k in keys},
@@ -362,15 +398,18 @@ def summarise(cfg: TrainConfig, trainer: Any, loaded: Any, source: Path, reward:
         "reward_statuses": _reward_statuses(trainer, reward),
         "temperature_changes": trainer.temperature_changes,
         "temperature_probe": {str(t): d for t, d in sorted(trainer.probe_results.items())},
-        "settings": {
-            "num_generations": args.num_generations, "max_completion_length": args.max_completion_length,
-            "truncation_mask_rho": args.truncation_mask_rho, "repetition_window": args.repetition_window,
-            "beta": args.beta, "epsilon": args.epsilon, "epsilon_high": args.epsilon_high,
-            "loss_type": args.loss_type, "mask_truncated_completions": args.mask_truncated_completions,
-            "temperature": args.temperature, "temperature_schedule": args.temperature_schedule,
-            "scale_rewards": args.scale_rewards, "learning_rate": args.learning_rate,
-        },
     }
+
+
+def stage_stats(loaded: Any, metrics: dict[str, Any]):
+    """The stage contract's counts: problems read, trained on (kept) and rejected by reason."""
+    from pipeline.stage import StageStats
+
+    stats = StageStats(unit="problems", read=loaded.read, kept=len(loaded.problems),
+                       figures={"steps": metrics["steps"], "generations": metrics["generations"]})
+    for row in loaded.rejects:
+        stats.reject(row["reason"])
+    return stats
 
 
 def _reward_statuses(trainer: Any, reward: Any) -> dict[str, int]:

@@ -286,7 +286,7 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
             return
         message = (f"step {self.state.global_step}: {100 * frac:.1f}% of the samples were not judged before the "
                    f"{self.args.reward_deadline_s:g} s reward deadline (reward None, no learning signal); raise "
-                   "reward_workers or reward_deadline_s")
+                   "evaluator.workers or reward_deadline_s")
         if frac > self.args.reward_deadline_stop_frac:
             raise UnjudgedSamplesError(f"{message}. Stopping: over reward_deadline_stop_frac="
                                        f"{self.args.reward_deadline_stop_frac:g} (resume from the last checkpoint "
