@@ -53,6 +53,7 @@ from typing import Any
 from tqdm import tqdm
 
 from pipeline.evaluator.config import EvaluatorConfig
+from pipeline.evaluator.verdict_key import verdict_key
 from pipeline.executor import ExecutionFields
 from pipeline.io import content_hash
 from pipeline.schema import Problem, TestCase
@@ -123,20 +124,9 @@ def is_interactive(p: Problem) -> bool:
     return bool(p.meta.get("interactive")) or "interactive" in (p.tags or [])
 
 
-# Evaluator settings that change how fast the work goes, never a verdict: not in the cache key.
-SPEED_ONLY = ("workers", "input_cache_problems")
-
-
-def evaluator_key(ev: EvaluatorConfig) -> str:
-    """The evaluator settings a verdict depends on (timeout_scale, limits, sandbox, compiler and its
-    flags, ...), as one hash: changing any of them re-runs what they judge."""
-    settings = {k: v for k, v in sorted(vars(ev).items()) if k not in SPEED_ONLY}
-    return content_hash(json.dumps(settings, sort_keys=True, default=str))
-
-
 def problem_hash(p: Problem, evaluator: str) -> str:
     """What, besides the code and the test, decides a run's verdict: the problem as judged (its
-    time limit included) and the evaluator's settings (`evaluator_key`)."""
+    time limit included) and the evaluator's settings (`verdict_key`)."""
     checker = json.dumps(p.checker.__dict__ if p.checker else None, sort_keys=True)
     return content_hash(p.style, p.entry_point or "", p.starter_code or "", checker, repr(p.time_limit_s),
                 repr(p.memory_limit_mb), evaluator)
@@ -266,7 +256,7 @@ class Runner:
 
     def __init__(self, cfg: ValidateConfig, evaluator: EvaluatorConfig, cache: ResultCache, progress: bool):
         self.cfg, self.evaluator, self.cache, self.progress = cfg, evaluator, cache, progress
-        self.key = evaluator_key(evaluator)
+        self.key = verdict_key(evaluator)
         self.ev = None
         self._ids = itertools.count()
         self._lock = threading.Lock()

@@ -292,3 +292,18 @@ def test_multiple_answer_problems_without_a_checker_program_are_rejected_unrun(c
     assert [p.id for p in validate_problems([bare], keep, evaluator=EV, progress=False).kept] == ["t/any"]
     with pytest.raises(ValueError, match="multiple_answers"):
         ValidateConfig(multiple_answers="sometimes")
+
+
+def test_the_cache_key_takes_every_verdict_setting_once():
+    """params.yaml's `output_limit_mb: 64` (built as 64.0) and the default are one setting; the
+    workers are not a verdict setting; compiler flags are."""
+    from dataclasses import replace
+
+    from pipeline.evaluator.verdict_key import verdict_key
+    from pipeline.stage import build_config
+
+    default = EvaluatorConfig()
+    assert verdict_key(build_config(EvaluatorConfig, {"output_limit_mb": 64, "workers": 3}, "evaluator")) == \
+        verdict_key(default)
+    assert verdict_key(replace(default, cpp_flags=["-O0"])) != verdict_key(default)
+    assert verdict_key(replace(default, syscall_filter=False)) != verdict_key(default)

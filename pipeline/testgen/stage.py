@@ -29,6 +29,7 @@ from typing import Any
 from tqdm import tqdm
 
 from pipeline.evaluator.config import EvaluatorConfig
+from pipeline.evaluator.verdict_key import verdict_key
 from pipeline.io import content_hash
 from pipeline.schema import Problem, TestCase
 from pipeline.stage import StageStats
@@ -89,16 +90,6 @@ class TestgenConfig:
             raise ValueError("target_tests and max_elements must be >= 1, overgenerate >= 1")
 
 
-# Evaluator settings that change how fast the work goes, never a verdict: not in the cache key.
-SPEED_ONLY = ("workers", "input_cache_problems")
-
-
-def evaluator_key(ev: EvaluatorConfig) -> str:
-    """The evaluator settings a verdict depends on (timeout_scale, limits, sandbox, compiler, ...)."""
-    return content_hash(json.dumps({k: v for k, v in vars(ev).items() if k not in SPEED_ONLY}, sort_keys=True,
-                                   default=str))
-
-
 def judge_config(cfg: TestgenConfig, evaluator: EvaluatorConfig | None) -> EvaluatorConfig:
     """The evaluator section, keeping whole outputs: a reference's output becomes a test's expected
     output, and a generator's output its input."""
@@ -111,7 +102,7 @@ def problem_key(p: Problem, cfg: TestgenConfig, generator: Generator | None, eva
     judge's settings."""
     knobs = {k: getattr(cfg, k) for k in ("target_tests", "seed", "max_elements", "max_input_bytes", "max_output_bytes",
                                           "overgenerate", "slow_fraction", "time_budget_s", "mutants")}
-    knobs["evaluator"] = evaluator_key(evaluator)
+    knobs["evaluator"] = verdict_key(evaluator)
     return content_hash(VERSION, p.id, p.style, p.statement, p.entry_point or "", p.starter_code or "",
                 json.dumps([[t.input, t.output] for t in p.tests]),
                 json.dumps([[r.language, r.code] for r in p.reference_solutions]),
