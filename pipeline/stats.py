@@ -1,5 +1,6 @@
-"""DuckDB SQL over any stage's shards: one view per stage (`raw`, `dedup`, `validated`, `rollouts`,
-`filtered`, `curated`), plus `<stage>_<name>` for a stage's other parquet files.
+"""DuckDB SQL over any stage's shards: one view per stage (`raw`, `dedup`, `testgen`, `validated`,
+`rollouts`, `filtered`, `curated`), plus `<stage>_<name>` for a stage's other parquet files. Bad SQL
+or an unknown stage is the user's to fix: an InputError (one line, exit 2 under the stage contract).
 
     SELECT source, count(*) FROM curated GROUP BY 1
 """
@@ -10,10 +11,13 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pipeline.inputs import InputError
+
 # view name -> folder under the data directory
 STAGES = {
     "raw": "raw",
     "dedup": "dedup",
+    "testgen": "testgen",
     "validated": "validated",
     "rollouts": "rollouts",
     "filtered": "filtered",
@@ -55,7 +59,7 @@ def connect(data_dir: str | Path = "data", stages: list[str] | None = None):
 
     unknown = sorted(set(stages or []) - set(STAGES))
     if unknown:
-        raise ValueError(f"unknown stage(s) {unknown}; choose from {list(STAGES)}")
+        raise InputError(f"unknown stage(s) {unknown}; choose from {list(STAGES)}")
     con = duckdb.connect()
     for stage in stages or list(STAGES):
         for view, files in stage_files(data_dir, stage).items():
@@ -70,10 +74,14 @@ def views(con) -> list[str]:
 
 def query(sql: str, data_dir: str | Path = "data", stages: list[str] | None = None) -> tuple[list[str], list[tuple]]:
     """(column names, rows) of `sql` over the stage views."""
+    import duckdb
+
     con = connect(data_dir, stages)
     try:
         cur = con.execute(sql)
         return [d[0] for d in cur.description], cur.fetchall()
+    except duckdb.Error as e:  # bad SQL, an unknown view or column
+        raise InputError(f"{type(e).__name__}: {e}") from e
     finally:
         con.close()
 

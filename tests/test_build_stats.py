@@ -59,3 +59,78 @@ def test_stats_command(data_dir):
     assert r.exit_code == 0 and r.output.startswith("rollouts: 4 rows; columns: problem_id, sample_index")
     r = runner.invoke(app, ["stats", "SELECT * FROM nowhere", "--data-dir", str(data_dir)])
     assert r.exit_code == 2 and "nowhere" in r.output
+
+
+DVC_YAML = """stages:
+  tiny-model:
+    cmd: microcoder tiny-model
+    outs: [models/tiny]
+  scrape:
+    cmd: microcoder scrape
+    metrics:
+      - data/raw/stats.json:
+          cache: false
+  filter:
+    cmd: microcoder filter
+    metrics:
+      - data/filtered/stats.json
+  build:
+    cmd: microcoder build
+    metrics:
+      - data/curated/stats.json:
+          cache: false
+  train:
+    cmd: microcoder train
+    metrics:
+      - data/train/metrics.json:
+          cache: false
+"""
+
+
+@pytest.fixture
+def pipeline_tree(tmp_path):
+    from pipeline.io import write_json
+
+    (tmp_path / "dvc.yaml").write_text(DVC_YAML)
+    write_json(tmp_path / "data" / "raw" / "stats.json", {
+        "unit": "problems", "read": 12, "kept": 5, "rejected": 7,
+        "rejected_by_reason": {"bad_json": 2, "invalid_problem": 2, "duplicate_id": 2, "before_since": 1},
+        "sources": {"seed": {"read": 12}}})
+    write_json(tmp_path / "data" / "filtered" / "stats.json", {
+        "unit": "problems", "read": 5, "kept": 5, "rejected": 0, "rejected_by_reason": {}, "measured": 5})
+    write_json(tmp_path / "data" / "train" / "metrics.json", {"reward_mean": 0.5})
+    return tmp_path
+
+
+def test_pipeline_summary_is_one_row_per_stage_from_dvc_yaml(pipeline_tree):
+    from pipeline.summary import format_summary, pipeline_summary
+
+    table = pipeline_summary(pipeline_tree / "dvc.yaml")
+    assert table["stage"].to_list() == ["scrape", "filter", "build", "train"]  # dvc.yaml order, metrics only
+    assert table["status"].to_list() == ["ok", "ok", "not run", "figures only"]
+    scrape = table.row(0, named=True)
+    assert (scrape["unit"], scrape["read"], scrape["kept"], scrape["rejected"]) == ("problems", 12, 5, 7)
+    assert scrape["top_reasons"] == "bad_json 2, duplicate_id 2, invalid_problem 2, +1 more"
+    assert table.row(2, named=True)["read"] is None
+    text = format_summary(table).splitlines()
+    assert [c.strip() for c in text[0].split("|")[1:-1]] == ["stage", "unit", "read", "kept", "rejected",
+                                                             "top_reasons", "status"]
+    assert "| build " in text[4] and "not run" in text[4]
+
+
+def test_stats_command_prints_the_summary(pipeline_tree, data_dir):
+    from pipeline.cli import app
+
+    runner = CliRunner()
+    dvc = str(pipeline_tree / "dvc.yaml")
+    r = runner.invoke(app, ["stats", "--summary", "--dvc-file", dvc])
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert len(lines) == 6 and lines[2].startswith("| scrape ") and "| 12 " in lines[2] and "not run" in lines[4]
+    r = runner.invoke(app, ["stats", "--summary", "--dvc-file", dvc, "--format", "json"])
+    assert [row["stage"] for row in json.loads(r.output)] == ["scrape", "filter", "build", "train"]
+    # Without SQL: the table first, then the views.
+    r = runner.invoke(app, ["stats", "--dvc-file", dvc, "--data-dir", str(data_dir)])
+    assert r.exit_code == 0 and r.output.startswith("| stage ") and "\nrollouts: 4 rows; columns:" in r.output
+    r = runner.invoke(app, ["stats", "--summary", "--dvc-file", str(pipeline_tree / "none.yaml")])
+    assert r.exit_code == 2 and r.output.startswith("stats: error:") and "none.yaml does not exist" in r.output

@@ -1,0 +1,71 @@
+"""The pipeline's counts in one table (`microcoder stats --summary`): a row per stage, in pipeline
+order, from the stats.json each stage writes in the shared vocabulary (pipeline/stage.py).
+
+The stages and their stats files are read from dvc.yaml's `metrics:` entries, so the table follows
+the pipeline as it is wired and cannot drift from it. A stage whose stats file is missing is shown
+as not run; one whose metrics file lacks the shared counts (read/kept/rejected) as figures only.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import yaml
+
+from pipeline.inputs import InputError
+
+TOP_REASONS = 3
+COLUMNS = {"stage": pl.String, "unit": pl.String, "read": pl.Int64, "kept": pl.Int64, "rejected": pl.Int64,
+           "top_reasons": pl.String, "status": pl.String, "stats_file": pl.String}
+
+
+def metrics_files(dvc_file: str | Path) -> list[tuple[str, Path]]:
+    """(stage, metrics file) in dvc.yaml order; paths resolved against dvc.yaml's folder."""
+    dvc_file = Path(dvc_file)
+    if not dvc_file.is_file():
+        raise InputError(f"{dvc_file} does not exist: the summary lists the stages of a dvc.yaml (pass --dvc-file)")
+    try:
+        stages = (yaml.safe_load(dvc_file.read_text()) or {}).get("stages") or {}
+    except yaml.YAMLError as e:
+        raise InputError(f"{dvc_file}: not valid YAML ({e})") from e
+    out = []
+    for stage, spec in stages.items():
+        for entry in (spec or {}).get("metrics") or []:
+            path = next(iter(entry)) if isinstance(entry, dict) else entry
+            out.append((stage, dvc_file.parent / path))
+    return out
+
+
+def _row(stage: str, path: Path) -> dict[str, Any]:
+    row: dict[str, Any] = {"stage": stage, "stats_file": str(path)}
+    if not path.is_file():
+        return {**row, "status": "not run"}
+    try:
+        stats = json.loads(path.read_text())
+    except ValueError as e:
+        return {**row, "status": f"unreadable: {e}"}
+    if not isinstance(stats, dict) or not all(k in stats for k in ("read", "kept", "rejected")):
+        return {**row, "status": "figures only"}
+    reasons = sorted((stats.get("rejected_by_reason") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
+    top = ", ".join(f"{k} {v}" for k, v in reasons[:TOP_REASONS])
+    if len(reasons) > TOP_REASONS:
+        top += f", +{len(reasons) - TOP_REASONS} more"
+    return {**row, "unit": stats.get("unit"), "read": stats["read"], "kept": stats["kept"],
+            "rejected": stats["rejected"], "top_reasons": top, "status": "ok"}
+
+
+def pipeline_summary(dvc_file: str | Path = "dvc.yaml") -> pl.DataFrame:
+    """One row per stage with a metrics file: stage, unit, read, kept, rejected, top_reasons, status."""
+    rows = [_row(stage, path) for stage, path in metrics_files(dvc_file)]
+    return pl.DataFrame(rows, schema=COLUMNS)
+
+
+def format_summary(table: pl.DataFrame) -> str:
+    """The table as aligned text, every row and column shown."""
+    shown = table.drop("stats_file").with_columns(pl.all().cast(pl.String).fill_null("-"))
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True,
+                   fmt_str_lengths=120, tbl_width_chars=240, tbl_formatting="ASCII_MARKDOWN"):
+        return str(shown)
