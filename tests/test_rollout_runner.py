@@ -411,3 +411,25 @@ def test_cli_errors_are_one_line_exit_2_and_help_lists_the_fields(tmp_path):
     assert result.exit_code == 0
     for name in ("k (int)", "backend_options", "executor", "ray_address", "evaluator"):
         assert name in result.output, name
+
+
+def test_the_evaluator_section_reaches_the_judge(tmp_path):
+    # The judge is built from the params' `evaluator:` section: its C++ flags decide whether this
+    # answer compiles (CE without -DANSWER) - and a changed section re-judges the stored samples.
+    from pipeline.evaluator.config import EvaluatorConfig
+
+    class CppBackend(CountingBackend):
+        def generate(self, prompts, n, sampling):
+            code = "```cpp\n#include <cstdio>\nint main() { std::printf(\"%d\\n\", ANSWER); }\n```"
+            return [[Sample(code, 9, "stop", False) for _ in range(n)] for _ in prompts]
+
+    path = tmp_path / "validated.parquet"
+    write_problems(path, problems(1))  # p0: print 0
+    cfg = RolloutConfig(k=1, language="cpp")
+    plain = run_rollout(cfg, path, tmp_path / "out", evaluator=EvaluatorConfig(workers=1), backend=CppBackend(),
+                        progress=False)
+    assert plain["status"] == {"CE": 1}
+    flags = EvaluatorConfig(workers=1, cpp_flags=["-O0", "-DANSWER=0"])
+    backend = CppBackend()
+    defined = run_rollout(cfg, path, tmp_path / "out", evaluator=flags, backend=backend, progress=False)
+    assert defined["status"] == {"AC": 1} and backend.calls == 0 and defined["this_run"]["samples_rejudged"] == 1
