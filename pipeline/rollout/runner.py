@@ -19,7 +19,6 @@ changed evaluator) keeps its samples and is judged again.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import importlib.util
 import json
@@ -71,8 +70,6 @@ SHARD_GLOB = "part-*.parquet"
 MANIFEST_FORMAT = 2  # shards carry prompt_hash / judge_hash
 JUDGE_FIELDS = ("style", "entry_point", "starter_code", "tests", "checker", "time_limit_s", "memory_limit_mb",
                 "tags", "meta")  # what the evaluator reads of a problem
-# Evaluator settings that cannot change a verdict (how many judges, caches, kept output bytes).
-JUDGE_NEUTRAL = ("workers", "input_cache_problems", "keep_output_bytes")
 
 
 @dataclass
@@ -121,13 +118,13 @@ class RolloutConfig(ExecutionFields):
         (the evaluator's code and verdict-changing settings from the params' `evaluator:` section:
         a change re-judges the stored completions, no new generation)."""
         from pipeline.evaluator.config import EvaluatorConfig
+        from pipeline.evaluator.verdict_key import verdict_key
 
         gen = ("backend", "model", "k", "temperature", "top_p", "max_tokens", "seed", "thinking", "language",
                "system_prompt")
-        settings = dataclasses.asdict(evaluator if evaluator is not None else EvaluatorConfig())
-        judging = {k: v for k, v in sorted(settings.items()) if k not in JUDGE_NEUTRAL}
         return {"generation": {key: getattr(self, key) for key in gen},
-                "judge": {"evaluator": evaluator_digest(), "settings": judging}}
+                "judge": {"evaluator": evaluator_digest(),
+                          "settings": verdict_key(evaluator if evaluator is not None else EvaluatorConfig())}}
 
 
 def prompt_hash(messages: list[dict[str, str]]) -> str:
