@@ -208,7 +208,8 @@ def run_sources(cfg: ScrapeConfig, rejects: RejectsWriter, *, since: str | None 
 
         ctx = SourceContext(name=entry.name, since=entry_since,
                             http_factory=make_client if entry.kind in LIVE_KINDS else None)
-        bar = tqdm(desc=f"scrape {entry.name}", unit="rec", total=entry_limit, disable=not progress)
+        # disable=None: no bar where stderr is not a terminal (DVC logs, pipes, tests)
+        bar = tqdm(desc=f"scrape {entry.name}", unit="rec", total=entry_limit, disable=None if progress else True)
         try:
             if entry_limit != 0:
                 for item in read_source(entry.kind, entry.options, ctx):

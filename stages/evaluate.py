@@ -15,10 +15,10 @@ CONFIG = ("evaluator", "pipeline.evaluator.config:EvaluatorConfig")
 
 
 def main(
-    problems: Annotated[Path, typer.Option("--problems", help="Problems: parquet file / shard dir, or jsonl.")],
-    submissions: Annotated[Path, typer.Option(
-        "--submissions", help="Submissions jsonl: problem_id, submission_id, language (python|cpp), code.")],
-    output: Annotated[Path, typer.Option("-o", "--output", help="Verdicts jsonl (one line per submission, in input order).")],
+    problems: Annotated[Path | None, typer.Option("--problems", help="Problems: parquet file / shard dir, or jsonl (required).")] = None,
+    submissions: Annotated[Path | None, typer.Option(
+        "--submissions", help="Submissions jsonl: problem_id, submission_id, language (python|cpp), code (required).")] = None,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Verdicts jsonl, one line per submission in input order (required).")] = None,
     workers: Annotated[int | None, typer.Option(help="Parallel judges (default: evaluator.workers, else all cores).")] = None,
     mode: Annotated[str, typer.Option(help="first-failure (stop at the first failing test) | all.")] = "first-failure",
     timeout_scale: Annotated[float | None, typer.Option(help="Multiply every time limit (default: evaluator.timeout_scale).")] = None,
@@ -45,6 +45,8 @@ def main(
         # This command's own section is `evaluator:`: `--set workers=2` and `--set evaluator.workers=2` alike.
         own = [s if s.startswith("evaluator.") else f"evaluator.{s}" for s in set_ or []]
         ev_cfg = load_evaluator_config(params, own)
+        if problems is None or submissions is None or output is None:
+            raise ConfigError("--problems, --submissions and -o/--output are required")
         require_input(problems, "problems")
         require_input(submissions, "submissions")
         start = time.monotonic()
