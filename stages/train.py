@@ -19,8 +19,9 @@ def main(
         help="Training problems: curated shards (Hub layout), a Problem parquet file/dir, or our jsonl.")
     ] = Path("data/curated"),
     fallback_problems: Annotated[Path | None, typer.Option(
-        help="Used only when --problems does not exist (before the first build); an empty --problems is an error.")
-    ] = Path("data/validated/problems.parquet"),
+        help="Used only when --problems does not exist (before the first build: dvc.yaml passes "
+             "data/validated/problems.parquet); an empty --problems is an error. Default: no fallback.")
+    ] = None,
     out_dir: Annotated[Path, typer.Option(help="Output directory (metrics, curves, checkpoint, trainer/).")
                        ] = Path("data/train"),
     resume: Annotated[bool, typer.Option(
