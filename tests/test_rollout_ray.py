@@ -1,5 +1,6 @@
 """Rollouts on Ray: hf (and the vLLM stand-in) replicas as actors of the session's real local Ray
-cluster (`ray_cluster`, 2 CPUs: one CPU per replica), no mocks of Ray."""
+cluster (`ray_cluster`, 2 CPUs), no mocks of Ray. Replicas ask for half a CPU so that the shared
+pair and another test's pair fit together."""
 
 from __future__ import annotations
 
@@ -29,47 +30,51 @@ def local_samples(tiny_model_dir):
 
 def _ray_hf(tiny_model_dir, **options):
     options = {"batch_size": 2, **options}
-    return get_backend("hf", model=str(tiny_model_dir), executor="ray", replicas=2, replica_cpus=1, progress=False,
+    return get_backend("hf", model=str(tiny_model_dir), executor="ray", replicas=2, replica_cpus=0.5, progress=False,
                        **options)
 
 
-def test_hf_replicas_give_the_local_samples_in_prompt_order(ray_cluster, tiny_model_dir, local_samples):
+@pytest.fixture(scope="module")
+def ray_hf(ray_cluster, tiny_model_dir):
+    """Two hf replicas (batch_size 2) shared by the tests below: actors are slow to start."""
     backend = _ray_hf(tiny_model_dir)
+    yield backend
+    backend.close()
+
+
+def test_hf_replicas_give_the_local_samples_in_prompt_order(ray_hf, local_samples):
+    seen = []
+    ray_hf.progress = seen.append
     try:
-        seen = []
-        backend.progress = seen.append
-        out = backend.generate(PROMPTS, 2, SAMPLING)
-        assert out == local_samples  # same batches, same per-batch seeds: the same draws, back in order
-        assert seen[-1] == len(PROMPTS) and len(seen) == 3  # 5 prompts in batches of 2: three tasks
-        assert len(set(backend.pids())) == 2 and os.getpid() not in backend.pids()  # two actor processes
-        assert backend.generate(PROMPTS, 2, SamplingParams(max_tokens=12, seed=12)) != out
+        out = ray_hf.generate(PROMPTS, 2, SAMPLING)
     finally:
-        backend.close()
+        ray_hf.progress = None
+    assert out == local_samples  # same batches, same per-batch seeds: the same draws, back in order
+    assert seen[-1] == len(PROMPTS) and len(seen) == 3  # 5 prompts in batches of 2: three tasks
+    assert len(set(ray_hf.pids())) == 2 and os.getpid() not in ray_hf.pids()  # two actor processes
+    assert ray_hf.generate(PROMPTS, 2, SamplingParams(max_tokens=12, seed=12)) != out
 
 
-def test_replica_killed_mid_run_is_replaced_and_nothing_is_lost(ray_cluster, tiny_model_dir, local_samples):
-    backend = _ray_hf(tiny_model_dir, batch_size=1)
-    local_one = get_backend("hf", model=str(tiny_model_dir), batch_size=1, progress=False)
+def test_replica_killed_mid_run_is_replaced_and_nothing_is_lost(ray_hf, local_samples):
+    victim = ray_hf.pids()[0]
+    restarts = ray_hf.restarts
+    killed = []
+
+    def kill_once(done: int) -> None:
+        # After the first of three chunks: replica 0 is either running a chunk (lost, sent again)
+        # or about to be handed the last one (refused by its dead actor, sent again).
+        if not killed:
+            os.kill(victim, signal.SIGKILL)
+            killed.append(done)
+
+    ray_hf.progress = kill_once
     try:
-        expected = local_one.generate(PROMPTS, 2, SAMPLING)
-        victim = backend.pids()[0]
-        killed = []
-
-        def kill_once(done: int) -> None:
-            # After the first of five chunks: replica 0 is either running a chunk (lost, sent again)
-            # or about to be handed the next one (refused by its dead actor, sent again).
-            if not killed:
-                os.kill(victim, signal.SIGKILL)
-                killed.append(done)
-
-        backend.progress = kill_once
-        out = backend.generate(PROMPTS, 2, SAMPLING)
-        assert killed and backend.restarts == 1
-        assert out == expected  # every prompt once, in order, with its own seeds
-        assert victim not in backend.pids()
+        out = ray_hf.generate(PROMPTS, 2, SAMPLING)
     finally:
-        local_one.close()
-        backend.close()
+        ray_hf.progress = None
+    assert killed and ray_hf.restarts == restarts + 1
+    assert out == local_samples  # every prompt once, in order, with its own batch's seed
+    assert victim not in ray_hf.pids()
 
 
 def test_replica_error_is_one_line_and_not_retried(ray_cluster, tiny_model_dir):
@@ -93,7 +98,7 @@ def test_vllm_replicas_in_actors_match_one_engine(ray_cluster, tiny_model_dir, m
         expected = one.generate(PROMPTS, 2, sp)
         one.close()
         backend = get_backend("vllm", model=str(tiny_model_dir), max_model_len=1024, executor="ray", replicas=2,
-                              replica_gpus=0, chunk_prompts=2, progress=False,
+                              replica_cpus=0.5, replica_gpus=0, chunk_prompts=2, progress=False,
                               runtime_env={"env_vars": {"PYTHONPATH": str(STAND_IN)}})
         try:
             assert backend.generate(PROMPTS, 2, sp) == expected
@@ -113,3 +118,28 @@ def test_executor_options_are_checked():
     from pipeline.rollout.backends.openai_api import OpenAIBackend
 
     assert isinstance(get_backend("openai", model="m", executor="ray"), OpenAIBackend)  # its servers scale it
+
+
+def test_rollout_stage_on_ray_replicas_resumes_and_matches_local(ray_hf, tiny_model_dir, tmp_path):
+    """Through the stage's runner: a rollout started on one machine and finished on Ray replicas
+    (resumed by content hash) stores what a rollout on one machine stores."""
+    from pipeline.config import config_from_params
+    from pipeline.io import write_problems
+    from pipeline.rollout.runner import RolloutConfig, read_rollouts, run_rollout
+    from pipeline.schema import TestCase
+
+    probs = [Problem(id=f"p{i}", source="seed", statement=f"Print the number {i}." + " Really." * i, style="stdio",
+                     tests=[TestCase("\n", f"{i}\n")]) for i in range(4)]
+    cfg = config_from_params(RolloutConfig, {"model": str(tiny_model_dir), "k": 2, "max_tokens": 12, "shard_size": 2,
+                                             "backend_options": {"batch_size": 2}})
+    write_problems(tmp_path / "half.parquet", probs[:2])
+    write_problems(tmp_path / "all.parquet", probs)
+    keys = ["problem_id", "sample_index", "completion", "tokens", "status"]
+    run_rollout(cfg, tmp_path / "all.parquet", tmp_path / "local", progress=False)
+    run_rollout(cfg, tmp_path / "half.parquet", tmp_path / "ray", progress=False)
+    stats = run_rollout(cfg, tmp_path / "all.parquet", tmp_path / "ray", progress=False,
+                        backend=ray_hf)  # the runner closes it (the last test to use it)
+    assert stats["this_run"]["problems_resumed"] == 2 and stats["this_run"]["problems_generated"] == 2
+    rows = [sorted(read_rollouts(tmp_path / d, keys).to_pylist(), key=lambda r: (r["problem_id"], r["sample_index"]))
+            for d in ("local", "ray")]
+    assert len(rows[0]) == 8 and rows[0] == rows[1]

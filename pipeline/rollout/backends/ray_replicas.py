@@ -83,11 +83,22 @@ class RayReplicasBackend:
 
         ray = ray_init(self.ray_address)
         if not self._actors:
+            self._warn_if_unschedulable(ray)
             self._cls = ray.remote(Replica).options(**self._actor_options)
             self._actors = [self._cls.remote(self.name, self._inner()) for _ in range(self.replicas)]
             log.info("executor: ray (%d %s replicas, %s CPU / %s GPU each)", self.replicas, self.name,
                      self._actor_options["num_cpus"], self._actor_options["num_gpus"])
         return ray
+
+    def _warn_if_unschedulable(self, ray) -> None:
+        """Ray waits (for an autoscaler) when no node has a replica's resources: say why it waits."""
+        have = ray.cluster_resources()
+        ask = {"CPU": self._actor_options["num_cpus"], "GPU": self._actor_options["num_gpus"]}
+        short = {k: v for k, v in ask.items() if v and have.get(k, 0) < v}
+        if short:
+            log.warning("executor=ray: a %s replica asks for %s but the cluster has %s; the replicas wait until "
+                        "such a node joins (set backend_options.replica_cpus / replica_gpus)", self.name, ask,
+                        {k: have.get(k, 0) for k in ask})
 
     def _replace(self, ray, slot: int, error: Exception) -> None:
         ray.kill(self._actors[slot], no_restart=True)  # a hung or half-dead actor frees its resources
