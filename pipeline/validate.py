@@ -749,17 +749,17 @@ def hopeless(c: Case, cfg: ValidateConfig) -> str | None:
     return early_reject(c, cfg) or ("too few tests" if len(c.candidates) < cfg.min_tests else None)
 
 
-# rejected_by_reason keys: a reason's category, without the problem's particulars
-REASON_KEYS = (("interactive problem", "interactive problem"),
+# rejected_by_reason keys: (words of the reason, its category without the problem's particulars)
+REASON_KEYS = (("interactive problem:", "interactive problem"),
                ("any of several answers", "multiple answers without a checker program"),
-               ("no reference solution compiled", "no reference solution compiled and ran"),
+               ("no reference solution compiled and ran", "no reference solution compiled and ran"),
                ("no reference solution to verify", "no reference solution to verify the tests"),
-               ("only ", "too few valid tests after validation and caps"),
-               ("weak tests", "weak tests"))
+               ("valid tests after validation and caps", "too few valid tests after validation and caps"),
+               ("weak tests:", "weak tests"))
 
 
 def reason_category(reason: str) -> str:
-    return next((key for prefix, key in REASON_KEYS if reason.startswith(prefix)), reason)
+    return next((key for words, key in REASON_KEYS if words in reason), reason)
 
 
 def decide(cases: list[Case], aside: list[tuple[Problem, str, str]], cfg: ValidateConfig) -> ValidateResult:

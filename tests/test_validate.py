@@ -92,6 +92,9 @@ def test_problem_below_min_tests_is_rejected_and_unverified_is_kept(cfg):
     reasons = {p.id: r for p, r in res.rejects}
     assert reasons["t/few"].startswith("only 2 valid tests")
     assert "CE" in reasons["t/ce"]
+    # counted by category, without the problem's particulars
+    assert res.stats.as_dict()["rejected_by_reason"] == {"no reference solution compiled and ran": 1,
+                                                         "too few valid tests after validation and caps": 1}
     rej = validate_problems([noref], ValidateConfig(unverified="reject", cache_path=cfg.cache_path), evaluator=EV, progress=False)
     assert rej.rejects[0][1].startswith("no reference solution")
 
