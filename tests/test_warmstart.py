@@ -180,7 +180,7 @@ def check_default_run(root: Path) -> dict:
     grpo = yaml.safe_load((ROOT / "params.yaml").read_text())["train"]["grpo"]
     train_settings = data / "train" / "settings.json"  # the train stage's settings, apart from its figures
     settings = json.loads(train_settings.read_text()) if train_settings.exists() else metrics["settings"]
-    group = settings.get("num_generations") or settings.get("grpo", {}).get("num_generations") or grpo["num_generations"]
+    group = settings["num_generations"]
     batch = grpo["per_device_train_batch_size"]
     passes = [round(r * batch) for r in column("reward_mean")]
     assert any(n % group for n in passes), f"no generation with a mixed group: passes {passes} of {batch}"
