@@ -20,7 +20,7 @@ SHARD_PATTERN = "data/train-*"
 # Upstream stage -> its output folder under the data directory (in pipeline order).
 UPSTREAM = {"scrape": "raw", "dedup": "dedup", "testgen": "testgen", "validate": "validated",
             "rollout": "rollouts", "filter": "filtered"}
-NOISE = ("this_run",)  # a run's own timing is noise in a card
+NOISE = ("this_run", "config")  # a run's own timing is noise in a card; settings are shown apart
 DEFAULT_TAGS = ["code", "competitive-programming", "reinforcement-learning", "rlvr", "microcoder"]
 CARD_SUMMARY = (
     "Competitive-programming problems curated for reinforcement learning of coding models "
@@ -44,6 +44,8 @@ def upstream_records(data_dir: str | Path, params_path: str | Path) -> tuple[dic
         st = _read_json(data_dir / folder / "stats.json")
         figures[stage] = st and {k: v for k, v in st.items() if k not in NOISE}
         recorded = _read_json(data_dir / folder / "settings.json")
+        if recorded is None and isinstance(st, dict):  # written before settings.json existed
+            recorded = st.get("config")
         if isinstance(recorded, dict):
             settings[stage] = settings_record(recorded)
         elif stage in all_params:
