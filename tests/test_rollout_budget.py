@@ -108,15 +108,14 @@ def test_eval_model_rejects_over_budget_problems_for_every_model(tmp_path, tiny_
 def test_train_rejects_over_budget_prompts_before_loading_the_model(tmp_path, tiny_model_dir):
     from pipeline.inputs import InputError
     from pipeline.io import read_jsonl, write_problems
-    from training.train import TrainConfig, run_training
+    from training.train import TrainConfig, TrainRun, run_training
 
     path = tmp_path / "problems.parquet"
     write_problems(path, [problem("a"), problem("b", 30)])
     # The model's context is 4096 tokens: a 4000-token completion leaves 96 for the prompt.
-    cfg = TrainConfig(model=str(tiny_model_dir), input=str(path), fallback_input=None,
-                      output_dir=str(tmp_path / "train"), grpo={"max_completion_length": 4000, "max_steps": 1})
+    cfg = TrainConfig(grpo={"max_completion_length": 4000, "max_steps": 1})
     with pytest.raises(InputError, match="every prompt is over the token budget"):
-        run_training(cfg)
+        run_training(cfg, TrainRun(model=str(tiny_model_dir), problems=path, out_dir=tmp_path / "train"))
     reasons = {r["id"]: r["reason"] for _, r, _ in read_jsonl(tmp_path / "train" / "rejects.jsonl")}
     assert set(reasons) == {"a", "b"}
     assert all("at most 96 (the model's context length 4096 - max_tokens 4000)" in r for r in reasons.values())

@@ -433,3 +433,25 @@ def test_the_evaluator_section_reaches_the_judge(tmp_path):
     backend = CppBackend()
     defined = run_rollout(cfg, path, tmp_path / "out", evaluator=flags, backend=backend, progress=False)
     assert defined["status"] == {"AC": 1} and backend.calls == 0 and defined["this_run"]["samples_rejudged"] == 1
+
+
+def test_the_executor_reaches_the_backend(tmp_path, monkeypatch):
+    # executor=ray: the backend factory gets the executor and the cluster address (it runs hf/vllm as
+    # Ray replicas; tests/test_rollout_ray.py runs them), with the backend options as they are.
+    import pipeline.rollout.runner as runner
+
+    asked = {}
+
+    def factory(name, **kwargs):
+        asked.update(kwargs, name=name)
+        return CountingBackend()
+
+    monkeypatch.setattr(runner, "get_backend", factory)
+    path = tmp_path / "validated.parquet"
+    write_problems(path, problems(1))
+    cfg = config_from_params(RolloutConfig, {"k": 1, "executor": "ray", "ray_address": "auto", "model": "org/model",
+                                             "backend_options": {"replicas": 2}})
+    run_rollout(cfg, path, tmp_path / "out", judge=NoEvaluator(), progress=False)
+    assert (asked["executor"], asked["ray_address"], asked["replicas"], asked["model"]) == ("ray", "auto", 2, "org/model")
+    with pytest.raises(ValueError, match="ray_address"):
+        RolloutConfig(executor="ray", ray_address="not an address")

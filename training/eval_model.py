@@ -236,7 +236,8 @@ def generate_samples(path: str, problems: list[Problem], cfg: EvalModelConfig, b
     from pipeline.rollout.prompts import build_messages
 
     factory = backend_factory or get_backend
-    backend = factory(cfg.backend, model=path, thinking=cfg.thinking, **_placement(cfg), **cfg.backend_options)
+    backend = factory(cfg.backend, model=path, thinking=cfg.thinking, executor=cfg.executor,
+                      ray_address=cfg.ray_address, **cfg.backend_options)
     try:
         prompts = [build_messages(p, thinking=cfg.thinking, language=cfg.language, system_prompt=cfg.system_prompt)
                    for p in problems]
@@ -253,12 +254,6 @@ def generate_samples(path: str, problems: list[Problem], cfg: EvalModelConfig, b
         raise RuntimeError(f"backend returned {[len(s) for s in samples]} samples for {len(problems)} problems "
                            f"x {cfg.n_samples}")
     return samples
-
-
-def _placement(cfg: EvalModelConfig) -> dict[str, Any]:
-    """Where the backend runs: only executor=ray is passed on, so that backends that do not know
-    the executor (and test doubles) see the same arguments as before."""
-    return {} if cfg.executor == "local" else {"executor": cfg.executor, "ray_address": cfg.ray_address}
 
 
 def _free_accelerator_memory() -> None:

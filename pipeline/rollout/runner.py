@@ -386,7 +386,8 @@ def _generate(cfg: RolloutConfig, pending, n_done: int, out_dir: Path, backend, 
 
     if backend is None:
         options = {"progress": False, **cfg.backend_options}
-        backend = get_backend(cfg.backend, model=cfg.model, thinking=cfg.thinking, **options)
+        backend = get_backend(cfg.backend, model=cfg.model, thinking=cfg.thinking, executor=cfg.executor,
+                              ray_address=cfg.ray_address, **options)
     existing = shard_paths(out_dir)
     next_index = _shard_index(existing[-1]) + 1 if existing else 0
     bar = tqdm(total=len(pending) + n_done, initial=n_done, desc="rollout", unit="problem", disable=not progress)
