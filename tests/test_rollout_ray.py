@@ -113,6 +113,8 @@ def test_executor_options_are_checked():
         get_backend("hf", model="m", executor="slurm")
     with pytest.raises(ValueError, match=r"\['replicas'\] apply to executor=ray"):
         get_backend("hf", model="m", replicas=2)
+    with pytest.raises(ValueError, match="replicas and chunk_prompts must be >= 1"):
+        get_backend("hf", model="m", executor="ray", replicas=0)
     with pytest.raises(ValueError, match="data_parallel_size"):
         get_backend("vllm", model="m", executor="ray", data_parallel_size=2)
     from pipeline.rollout.backends.openai_api import OpenAIBackend

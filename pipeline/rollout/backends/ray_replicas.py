@@ -46,18 +46,19 @@ class Replica:
 
 class RayReplicasBackend:
     """name: the backend inside each replica (hf | vllm); options: its constructor arguments;
-    replicas: actors; replica_cpus / replica_gpus: each actor's Ray resources (default 1 CPU, and
+    replicas: actors (default: vllm, one per `tensor_parallel_size` GPUs of the cluster; hf, 2);
+    replica_cpus / replica_gpus: each actor's Ray resources (default 1 CPU, and
     `tensor_parallel_size` GPUs for vllm, none for hf); replica_retries: fresh actors tried per chunk
     after its replica died; chunk_prompts: prompts per task for vllm; runtime_env: Ray's per-actor
     environment (env_vars such as HF_TOKEN or VLLM_BATCH_INVARIANT); ray_address: see
     `pipeline.executor.ray_init`."""
 
-    def __init__(self, name: str, *, ray_address: str | None = None, replicas: int = 2,
+    def __init__(self, name: str, *, ray_address: str | None = None, replicas: int | None = None,
                  replica_cpus: float = 1, replica_gpus: float | None = None, replica_retries: int = 3,
                  chunk_prompts: int | None = None, runtime_env: dict[str, Any] | None = None, **options: Any):
         if name not in ("hf", "vllm"):
             raise ValueError(f"executor=ray runs hf or vllm replicas, not {name!r}")
-        if replicas < 1 or replica_retries < 0 or (chunk_prompts is not None and chunk_prompts < 1):
+        if any(v is not None and v < 1 for v in (replicas, chunk_prompts)) or replica_retries < 0:
             raise ValueError("replicas and chunk_prompts must be >= 1 and replica_retries >= 0")
         if name == "vllm" and options.get("data_parallel_size", 1) != 1:
             raise ValueError("executor=ray: the replicas are the data parallelism; leave data_parallel_size at 1")
@@ -83,6 +84,9 @@ class RayReplicasBackend:
 
         ray = ray_init(self.ray_address)
         if not self._actors:
+            if self.replicas is None:
+                gpus = self._actor_options["num_gpus"]
+                self.replicas = max(1, int(ray.cluster_resources().get("GPU", 0) // gpus)) if gpus else 2
             self._warn_if_unschedulable(ray)
             self._cls = ray.remote(Replica).options(**self._actor_options)
             self._actors = [self._cls.remote(self.name, self._inner()) for _ in range(self.replicas)]
@@ -131,7 +135,7 @@ class RayReplicasBackend:
         if not prompts:
             return []
         ray = self._start()
-        from ray.exceptions import RayActorError, RayTaskError
+        from ray.exceptions import RayError, RayTaskError
 
         chunks = self._chunks(prompts)
         results: list[list[Sample] | None] = [None] * len(prompts)
@@ -149,7 +153,11 @@ class RayReplicasBackend:
             slot, c = running.pop(ready[0])
             try:
                 samples = ray.get(ready[0])
-            except RayActorError as e:  # the replica died (or is unreachable): its chunk goes again
+            except RayTaskError as e:  # the backend raised inside a live replica: a real error, not retried
+                cause = e.cause if e.cause is not None else e
+                raise RuntimeError(f"rollout replica {slot} failed: {type(cause).__name__}: "
+                                   f"{_one_line(cause)}") from None
+            except RayError as e:  # the replica is gone (died, OOM-killed, node lost): its chunk goes again
                 tries[c] += 1
                 if tries[c] > self.replica_retries:
                     raise RuntimeError(f"rollout replicas died {tries[c]} times on the same {len(chunks[c])} "
@@ -157,10 +165,6 @@ class RayReplicasBackend:
                                        f"{_one_line(e)}") from None
                 self._replace(ray, slot, e)
                 todo.appendleft(c)
-            except RayTaskError as e:  # the backend raised inside a live replica: a real error
-                cause = e.cause if e.cause is not None else e
-                raise RuntimeError(f"rollout replica {slot} failed: {type(cause).__name__}: "
-                                   f"{_one_line(cause)}") from None
             else:
                 if len(samples) != len(chunks[c]):
                     raise RuntimeError(f"replica {slot} returned {len(samples)} results for {len(chunks[c])} prompts")
