@@ -237,3 +237,13 @@ def test_card_shows_the_generated_tests_strength(filtered):
     card = (data / "curated" / "README.md").read_text()
     assert "added 30 tests to 3 problems" in card and "alone kill 50.0%" in card and "generated tests 87.5%" in card
     assert "### testgen" in card
+
+
+def test_card_reads_settings_from_stats_written_before_settings_json(filtered):
+    """An upstream stats.json of the old shape (settings under `config`) shows them as settings, not figures."""
+    tmp, data, params = filtered
+    write_json(data / "dedup" / "stats.json", {"read": 20, "kept": 12, "config": {"threshold": 0.55}})
+    run_build(BuildConfig(), data / "filtered" / "problems.parquet", data / "curated", data_dir=data, params_path=params)
+    card = (data / "curated" / "README.md").read_text()
+    settings = yaml.safe_load(card.split("```yaml\n")[-1].split("```")[0])
+    assert settings["dedup"] == {"threshold": 0.55} and "config.threshold" not in card and "| kept | 12 |" in card
