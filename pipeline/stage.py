@@ -266,15 +266,27 @@ def write_stats(out_dir: str | Path, stats: StageStats | dict[str, Any], setting
 
 
 # --- running a stage command -----------------------------------------------------------------------
+class _CurrentStderr(logging.StreamHandler):
+    """Writes to whatever sys.stderr is at the time (a test runner swaps it per invocation)."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
+
+
 def setup_logging(debug: bool = False) -> None:
     """Once per process: INFO (DEBUG with --debug) to stderr, one format for every stage."""
     root = logging.getLogger()
     if not getattr(root, "_microcoder", False):
         logging.basicConfig(level=logging.DEBUG if debug else logging.INFO,
-                            format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr, force=True)
+                            format="%(levelname)s %(name)s: %(message)s", handlers=[_CurrentStderr()], force=True)
         root._microcoder = True  # type: ignore[attr-defined]
-    elif debug:
-        root.setLevel(logging.DEBUG)
+    else:
+        root.setLevel(logging.DEBUG if debug else logging.INFO)
 
 
 def run_stage(command: str, body: Callable[[], T], debug: bool = False) -> T:

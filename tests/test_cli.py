@@ -16,7 +16,8 @@ def test_help_lists_commands():
 
 
 def test_tiny_model_command(tmp_path):
-    res = runner.invoke(app, ["tiny-model", str(tmp_path / "m"), "--seed", "3"])
+    res = runner.invoke(app, ["tiny-model", "--out-dir", str(tmp_path / "m"), "--set", "seed=3",
+                              "--params", str(tmp_path / "none.yaml")])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "m" / "model.safetensors").exists()
 

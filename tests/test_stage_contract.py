@@ -24,7 +24,7 @@ MISSING = "/nonexistent/microcoder-input"
 # command -> the arguments that name one missing input (None: the command reads no input file)
 MISSING_INPUT = {
     "tiny-model": None,
-    "scrape": ["--set", f"sources=[{{name: local, path: {MISSING}.jsonl}}]"],
+    "scrape": ["--set", f"sources=[{{name: local, kind: jsonl, path: {MISSING}.jsonl}}]"],
     "dedup": ["--problems", MISSING],
     "testgen": ["--problems", MISSING],
     "validate": ["--problems", MISSING],
