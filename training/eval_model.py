@@ -206,8 +206,9 @@ def model_metrics(rows: list[dict[str, Any]], problems: list[Problem], ks: list[
 
     meta = pl.DataFrame({"problem_id": [p.id for p in problems], "platform": [platform_of(p) for p in problems],
                          "difficulty": [difficulty_of(p) for p in problems]})
-    samples = pl.DataFrame(rows).select("problem_id", "status").join(meta, on="problem_id", how="left", maintain_order="left").with_columns(
-        judged=pl.col("status").is_in(list(JUDGED)), correct=pl.col("status") == "pass")
+    samples = (pl.DataFrame(rows).select("problem_id", "status")
+               .join(meta, on="problem_id", how="left", maintain_order="left")
+               .with_columns(judged=pl.col("status").is_in(list(JUDGED)), correct=pl.col("status") == "pass"))
     scores = per_problem(samples, ks, keys=["problem_id", "platform", "difficulty"]).with_columns(
         platform_difficulty=pl.col("platform") + "/" + pl.col("difficulty"))
 
