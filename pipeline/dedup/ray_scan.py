@@ -111,7 +111,17 @@ def ray_scan(files: list[Path], cfg: DedupConfig, items: list[BenchmarkItem], sc
 
     ray = ray_init(cfg.ray_address)
     ctx = ray.data.DataContext.get_current()
-    ctx.enable_progress_bars = progress
+    # The sort-based shuffle: the hash shuffle starts its own aggregator actors for every job
+    # (seconds each on a small input, and CPUs a small cluster lacks). Both settings are put back.
+    saved = ctx.enable_progress_bars, ctx.shuffle_strategy
+    ctx.enable_progress_bars, ctx.shuffle_strategy = progress, ray.data.context.ShuffleStrategy.SORT_SHUFFLE_PULL_BASED
+    try:
+        return _ray_scan(ray, files, cfg, items, scan)
+    finally:
+        ctx.enable_progress_bars, ctx.shuffle_strategy = saved
+
+
+def _ray_scan(ray: Any, files: list[Path], cfg: DedupConfig, items: list[BenchmarkItem], scan: Scanner) -> dict[str, Any]:
     cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
     nodes = sum(1 for n in ray.nodes() if n.get("Alive"))
 
@@ -135,14 +145,13 @@ def ray_scan(files: list[Path], cfg: DedupConfig, items: list[BenchmarkItem], sc
     pool = ray.data.ActorPoolStrategy(min_size=1, max_size=min(cpus, len(blocks)))
     features = ray.data.from_arrow(blocks).map_batches(
         Sketcher, fn_constructor_args=(cfg, items), batch_format="pyarrow", batch_size=None, compute=pool,
-        num_cpus=1)
-    table = pa.concat_tables(list(features.iter_batches(batch_format="pyarrow", batch_size=None)),
-                             promote_options="default").sort_by("i") if statements else FEATURES_SCHEMA.empty_table()
+        num_cpus=1).materialize()  # the band keys stay in the cluster for the shuffle
+    table = (pa.concat_tables(ray.get(features.to_arrow_refs()), promote_options="default").sort_by("i")
+             if statements else FEATURES_SCHEMA.empty_table())
     shingles = [np.frombuffer(s, dtype=np.uint32) for s in table.column("shingles").to_pylist()]
-    keys, bands = table.column("key").to_pylist(), table.column("bands").to_pylist()
-    evidence = table.column("evidence").to_pylist()
+    keys, evidence = table.column("key").to_pylist(), table.column("evidence").to_pylist()
 
-    lsh_nodes, lsh_bands = [], []
+    lsh_node = np.full(len(statements), -1, dtype=np.int64)  # statement -> its node when it goes to the LSH
     for facts, where in entries:
         if facts is None:
             scan.reject_record(*where)
@@ -150,40 +159,54 @@ def ray_scan(files: list[Path], cfg: DedupConfig, items: list[BenchmarkItem], sc
         ev = evidence[where]
         node = scan.register(facts, shingles[where], keys[where], lambda ev=ev: None if ev is None else json.loads(ev))
         if node is not None:
-            lsh_nodes.append(node)
-            lsh_bands.append(bands[where])
+            lsh_node[where] = node
 
-    pairs = _candidate_pairs(ray, scan, lsh_nodes, lsh_bands, cfg, cpus) if len(lsh_nodes) > 1 else []
-    for a, b, near in pairs:
-        scan.add_pair(a, b, near)
+    if (lsh_node >= 0).sum() > 1:
+        for a, b, near in _candidate_pairs(ray, features, lsh_node, scan, cfg, cpus):
+            scan.add_pair(a, b, near)
     return {"executor": "ray", "cpus": cpus, "nodes": nodes, "blocks": len(blocks)}
 
 
-def _candidate_pairs(ray: Any, scan: Scanner, lsh_nodes: list[int], lsh_bands: list[list[int]],
-                     cfg: DedupConfig, cpus: int) -> list[tuple[int, int, bool]]:
-    """(a, b, near) for every LSH candidate pair, sorted: banding and checks on the cluster."""
-    n_bands = scan.lsh.bands
-    node = np.repeat(np.asarray(lsh_nodes, dtype=np.int64), n_bands)
-    flat_keys = np.asarray(lsh_bands, dtype=np.int64)
-    band_rows = pa.table({
-        "band": np.tile(np.arange(n_bands, dtype=np.int64), len(lsh_nodes)),
-        "key": flat_keys.reshape(-1),
-        "node": node,
-        "keys": pa.FixedSizeListArray.from_arrays(pa.array(np.repeat(flat_keys, n_bands, axis=0).reshape(-1)),
-                                                  n_bands),
+def band_rows(batch: pa.Table, lsh_node: Any, n_bands: int) -> pa.Table:
+    """One row per (LSH problem, band): band, band key, node, and all the node's band keys."""
+    import ray
+
+    lsh_node = ray.get(lsh_node) if isinstance(lsh_node, ray.ObjectRef) else lsh_node
+    node = lsh_node[batch.column("i").to_numpy()]
+    keep = np.flatnonzero(node >= 0)
+    bands = batch.column("bands").take(pa.array(keep, type=pa.int64()))
+    keys = np.asarray(bands.combine_chunks().flatten().to_numpy(zero_copy_only=False), dtype=np.int64)
+    keys = keys.reshape(len(keep), n_bands)
+    return pa.table({
+        "band": np.tile(np.arange(n_bands, dtype=np.int64), len(keep)),
+        "key": keys.reshape(-1),
+        "node": np.repeat(node[keep], n_bands),
+        "keys": pa.FixedSizeListArray.from_arrays(pa.array(np.repeat(keys, n_bands, axis=0).reshape(-1)), n_bands),
     })
+
+
+def _candidate_pairs(ray: Any, features: Any, lsh_node: np.ndarray, scan: Scanner, cfg: DedupConfig,
+                     cpus: int) -> list[tuple[int, int, bool]]:
+    """(a, b, near) for every LSH candidate pair, sorted: banding and checks on the cluster. The
+    driver sends the LSH mask and the shingle sets (once, through the object store)."""
+    n_bands = scan.lsh.bands
     sizes = np.array([s.size for s in scan.shingles], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(sizes)])
     flat = np.concatenate(scan.shingles).astype(np.uint32) if scan.shingles else np.zeros(0, np.uint32)
     packed = ray.put((flat, offsets))
-    rows_per_block = max(1, cfg.ray_block_size * n_bands)
     # Ray's default of 200 shuffle partitions costs seconds on a small input: about one partition
-    # per block of band rows, at least one per CPU
-    partitions = max(cpus, -(-band_rows.num_rows // rows_per_block))
-    checked = (ray.data.from_arrow(_blocks(band_rows, rows_per_block))
+    # per block of problems, at least one per CPU.
+    partitions = max(cpus, features.num_blocks())
+    return _shuffle_and_check(features, ray.put(lsh_node), n_bands, partitions, packed, cfg.threshold)
+
+
+def _shuffle_and_check(features: Any, lsh_node: Any, n_bands: int, partitions: int, packed: Any,
+                       threshold: float) -> list[tuple[int, int, bool]]:
+    checked = (features.map_batches(band_rows, fn_args=(lsh_node, n_bands), batch_format="pyarrow",
+                                    batch_size=None, num_cpus=1)
                .groupby(["band", "key"], num_partitions=partitions)
                .map_groups(bucket_pairs, batch_format="pyarrow")
-               .map_batches(verify_pairs, fn_args=(packed,), fn_kwargs={"threshold": cfg.threshold},
+               .map_batches(verify_pairs, fn_args=(packed,), fn_kwargs={"threshold": threshold},
                             batch_format="pyarrow", num_cpus=1))
     out = [(a, b, near) for batch in checked.iter_batches(batch_format="pyarrow", batch_size=None)
            for a, b, near in zip(batch.column("a").to_pylist(), batch.column("b").to_pylist(),
