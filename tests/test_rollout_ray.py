@@ -85,6 +85,8 @@ def test_replica_error_is_one_line_and_not_retried(ray_cluster, tiny_model_dir):
         assert "\n" not in str(info.value) and backend.restarts == 0
     finally:
         backend.close()
+    with pytest.raises(TypeError, match="no_such_option"):  # refused on the driver, before any actor
+        _ray_hf(tiny_model_dir, no_such_option=1)
 
 
 def test_vllm_replicas_in_actors_match_one_engine(ray_cluster, tiny_model_dir, monkeypatch):

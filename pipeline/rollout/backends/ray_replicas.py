@@ -76,7 +76,11 @@ class RayReplicasBackend:
         self.restarts = 0  # replicas replaced after dying, over this backend's life
         self.progress = None  # optional callback(prompts_done) after each chunk (progress, tests)
         self._actors: list[Any] = []
-        self._planner = None  # hf: renders the prompts (tokenizer only) to plan the batches
+        from pipeline.rollout.backends import get_backend
+
+        # Built here too: bad options fail now, in one line, not in every actor; for hf it renders
+        # the prompts (tokenizer only, the model is never loaded here) to plan the batches.
+        self._planner = get_backend(name, **self._inner())
 
     # --- replicas -----------------------------------------------------------------------------
     def _start(self):
@@ -121,10 +125,8 @@ class RayReplicasBackend:
     # --- work -----------------------------------------------------------------------------------
     def _chunks(self, prompts: list[list[dict[str, str]]]) -> list[list[int]]:
         if self.name == "hf":
-            from pipeline.rollout.backends.hf import HFBackend, batch_plan
+            from pipeline.rollout.backends.hf import batch_plan
 
-            if self._planner is None:
-                self._planner = HFBackend(self.options["model"], thinking=self.options.get("thinking", False))
             return batch_plan(self._planner.render(prompts), self.options.get("batch_size", 8))
         size = self.chunk_prompts or -(-len(prompts) // self.replicas)
         return [list(range(start, min(start + size, len(prompts)))) for start in range(0, len(prompts), size)]
@@ -158,6 +160,9 @@ class RayReplicasBackend:
                 raise RuntimeError(f"rollout replica {slot} failed: {type(cause).__name__}: "
                                    f"{_one_line(cause)}") from None
             except RayError as e:  # the replica is gone (died, OOM-killed, node lost): its chunk goes again
+                if getattr(e, "actor_init_failed", False):  # its constructor raised: so would the next one's
+                    lines = [x for x in str(e).splitlines() if x.strip()]
+                    raise RuntimeError(f"rollout replica {slot} could not start: {_one_line(lines[-1])}") from None
                 tries[c] += 1
                 if tries[c] > self.replica_retries:
                     raise RuntimeError(f"rollout replicas died {tries[c]} times on the same {len(chunks[c])} "
