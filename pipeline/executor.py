@@ -54,6 +54,8 @@ def ray_init(address: str | None = None):
         raise RuntimeError(f"executor=ray needs the ray package (pip install 'ray[data]==2.60.0'): {e}") from None
     if ray.is_initialized():
         return ray
+    if address is not None and address != "auto":
+        _check_reachable(address)
     try:
         if address is None:  # "local": a cluster of our own even where `ray start` left one running
             ray.init(address="local", num_cpus=os.cpu_count() or 1, include_dashboard=False,
@@ -64,6 +66,18 @@ def ray_init(address: str | None = None):
         where = "start a local Ray cluster" if address is None else f"join the Ray cluster at {address!r}"
         raise RuntimeError(f"executor=ray: could not {where}: {str(e).strip().splitlines()[0][:300]}") from None
     return ray
+
+
+def _check_reachable(address: str, timeout_s: float = 10.0) -> None:
+    """Fail in seconds where nothing listens (ray.init retries an unreachable address for minutes)."""
+    import socket
+
+    hostport = address.removeprefix("ray://")
+    host, _, port = hostport.partition(":")
+    try:
+        socket.create_connection((host, int(port or 10001)), timeout=timeout_s).close()
+    except OSError as e:
+        raise RuntimeError(f"executor=ray: no Ray cluster answers at {address!r}: {e}") from None
 
 
 def make_evaluator(config: Any = None, *, executor: str = "local", ray_address: str | None = None,

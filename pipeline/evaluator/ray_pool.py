@@ -117,7 +117,8 @@ class RayEvaluator:
         if not node_cpus:
             raise RuntimeError(f"executor=ray: no alive node of the Ray cluster has CPUs"
                                f"{f' and the resource {self.resource!r}' if self.resource else ''} to judge on")
-        requested = cpus_per_actor or int(os.environ.get("MICROCODER_RAY_JUDGE_CPUS", DEFAULT_CPUS_PER_ACTOR))
+        requested = cpus_per_actor if cpus_per_actor is not None else int(
+            os.environ.get("MICROCODER_RAY_JUDGE_CPUS", DEFAULT_CPUS_PER_ACTOR))
         if requested < 1:
             raise ValueError(f"judges per Ray actor must be >= 1, got {requested}")
         total = cfg.workers or sum(node_cpus)
@@ -140,6 +141,10 @@ class RayEvaluator:
             options["resources"] = {self.resource: RESOURCE_SHARE}
         self._actor_cls = ray.remote(JudgeActor).options(**options)
         self._actor_cfg = dataclasses.replace(cfg, workers=self.cpus_per_actor)
+        free = ray.available_resources().get("CPU", 0)
+        if free < self.workers:  # shared cluster: the actors wait for CPUs other work holds
+            log.warning("executor: ray has %g CPUs free for %d judges: some actors wait for CPUs to free up "
+                        "(up to %.0fs)", free, self.workers, start_timeout_s)
         self._slots = [self._spawn() for _ in range(self.n_actors)]
         log.info("executor: ray (%d actors x %d judges = %d judges; cluster %s)", self.n_actors,
                  self.cpus_per_actor, self.workers, address or "local")
