@@ -290,7 +290,9 @@ def contest_problems(n: int, timeout: float) -> list[tuple[Problem, str]]:
         tests = contest_tests(rec["test"], sig.params) if sig else []
         if not tests:
             continue
-        out.append((Problem(id=rec["meta"]["titleSlug"], source="leetcode_contest", statement="",
+        # the statement is not needed to judge, but a record without one is unusable to the CLI
+        out.append((Problem(id=rec["meta"]["titleSlug"], source="leetcode_contest",
+                            statement=rec.get("prompt") or rec["meta"]["titleSlug"],
                             style="functional", entry_point=ref["entry_point"], tests=tests,
                             time_limit_s=timeout), code))
         if len(out) == n:

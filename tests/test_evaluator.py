@@ -471,6 +471,7 @@ def test_every_worker_box_starts_with_the_pool():
 
 # --- CLI -------------------------------------------------------------------------------------------------------------
 def test_cli_writes_one_verdict_line_per_submission(tmp_path):
+    import dataclasses
     import json
 
     from typer.testing import CliRunner
@@ -478,7 +479,8 @@ def test_cli_writes_one_verdict_line_per_submission(tmp_path):
     from pipeline import io
     from pipeline.cli import app
 
-    io.write_problems(tmp_path / "problems.jsonl", [SUM, ADD])
+    # the CLI's reader refuses records without a statement (unusable: their submissions get SE)
+    io.write_problems(tmp_path / "problems.jsonl", [dataclasses.replace(p, statement=p.id) for p in (SUM, ADD)])
     lines = [json.dumps({"problem_id": "sum", "submission_id": "ok", "language": "python",
                          "code": "a,b=map(int,input().split())\nprint(a+b)"}),
              "{not json",

@@ -165,6 +165,22 @@ def test_functional_bad_expected_json_raises():
         compare_functional("not json", "1")
 
 
+def test_identical_text_shortcut_keeps_the_cascade_rules():
+    """A return value whose JSON text equals the expected text is accepted without decoding it,
+    but only where the full cascade would say `exact`: broken test data still raises (SE), an
+    unsupported return type is still WA, a converted value or a checker takes the full path."""
+    assert compare_functional("[1, 2]", "[1, 2]").strategy == "exact"
+    assert compare_functional("NaN", "NaN").strategy == "exact"
+    with pytest.raises(json.JSONDecodeError):  # the same broken text from a program: still the data's error
+        compare_functional("[1, 2", "[1, 2")
+    with pytest.raises(json.JSONDecodeError):
+        compare_functional("", "")
+    unsupported = '{"__repr__": "<object>", "__type__": "Foo"}'
+    assert not compare_functional(unsupported, unsupported).ok
+    assert compare_functional("[1, 2]", "[1, 2]", converted=True).strategy == "structural"
+    assert compare_functional("[1, 2]", "[1, 2]", Checker(kind="exact")).strategy == "exact"
+
+
 def test_program_checker_is_not_a_comparator_kind():
     with pytest.raises(ValueError):
         compare_stdio("1", "1", Checker(kind="program", program="x", language="python"))

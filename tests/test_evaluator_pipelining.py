@@ -166,6 +166,25 @@ def test_a_session_child_cannot_find_later_inputs(judge):
     assert judge.reply()[0]["end"]
 
 
+def test_a_forged_frame_header_reaches_the_parent_as_valid_json(judge):
+    """The judge forwards a frame header as the text it came in, which the program writes. One
+    in UTF-16 (json.loads takes it, but its NUL bytes would break the parent's reader: an SE for
+    the program's own doing) or with control characters is encoded again instead."""
+    code = """
+        import json, os
+        def f(x):
+            header = {"event": "result", "ok": True, "n": 1}
+            raw = json.dumps(header).encode("utf-16-le") if x == 1 else b'{"n": 1,\t"event": "result"}'
+            os.write(3, raw + b"\\n" + b"7")
+            os._exit(0)
+    """
+    for x in (1, 2):
+        assert judge.open(code, "f", [str(x)])["frame"]["event"] == "ready"
+        header, blobs = judge.reply()  # json.loads in reply(): the line must be valid JSON
+        assert header["frame"]["n"] == 1 and blobs == [b"7"]
+        assert judge.reply()[0]["end"]
+
+
 # --- verdicts, through the sandboxed evaluator --------------------------------------------------------
 @pytest.fixture(scope="module")
 def ev():

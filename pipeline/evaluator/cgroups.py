@@ -320,7 +320,13 @@ class RunGroup:
         if self._events_fd is None:
             name = "memory.events" if self.version == "cgroup-v2" else "memory.oom_control"
             self._events_fd = os.open(self.dirs["memory"] / name, os.O_RDONLY | os.O_CLOEXEC)
-        return _kv(os.pread(self._events_fd, 4096, 0).decode()).get("oom_kill", 0)
+        # read after every call: the one line, not the whole file through _kv
+        text = b"\n" + os.pread(self._events_fd, 4096, 0)
+        at = text.find(b"\noom_kill ")
+        if at < 0:
+            return 0
+        end = text.find(b"\n", at + 1)
+        return int(text[at + 10:end if end >= 0 else None])
 
     def peak_bytes(self) -> int:
         d = self.dirs["memory"]

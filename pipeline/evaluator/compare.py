@@ -274,6 +274,8 @@ def compare_functional(expected_json: str, actual_json: str, checker: Checker | 
     """Judge a functional return value (both as JSON text). Raises ValueError if the *expected*
     JSON is invalid (a problem-data error, not the submission's)."""
     expected = json.loads(expected_json)
+    if checker is None and not converted and actual_json == expected_json and "__repr__" not in actual_json:
+        return Comparison(True, "exact")  # the same (valid) text: the same values of the same types
     try:
         actual = json.loads(actual_json)
     except ValueError:

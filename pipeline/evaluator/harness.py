@@ -330,6 +330,21 @@ class Harness:
         header["sizes"] = [len(b) for b in blobs]
         writev_all(self.wfd, [json.dumps(header).encode() + b"\n", *blobs])
 
+    def respond_call(self, reply, payload):
+        """`respond` for one call's reply. A frame's header goes as the JSON text it came in
+        (`take_frame` parsed and checked it: a flat object of finite scalars, on one line)
+        instead of being encoded again."""
+        raw = reply.pop("_raw", None)
+        # the program wrote these bytes: forwarded only as printable ASCII (json.loads also takes
+        # UTF-16/32, whose NUL bytes the parent's reader would refuse: its verdict would be SE)
+        if raw is None or not raw.isascii() or not raw.decode("ascii").isprintable():
+            self.respond(reply, [payload])
+            return
+        del reply["frame"]
+        reply["sizes"] = [len(payload)]
+        head = json.dumps(reply).encode()
+        writev_all(self.wfd, [b'{"frame":', raw, b",", head[1:], b"\n", payload])
+
     def stop_requested(self):
         """Whether the parent sent `stop` (it found a failing test: the batch of calls ends).
         Reads what the parent sent without blocking; any other request stays queued."""
@@ -553,6 +568,7 @@ class Harness:
         meter.pid = pid
         reply, payload, finished = self.await_frame(t0 + float(req["wall_s"]), req.get("cpu_s"), meter)
         reply["wall_s"] = time.monotonic() - t0
+        reply.pop("_raw", None)
         self.respond(reply, [payload])
         if finished or reply.get("frame", {}).get("event") != "ready":
             self.close_session()
@@ -588,7 +604,7 @@ class Harness:
                 break
             if not finished and k + 1 < len(inputs):
                 t0 = self.send_call(inputs[k + 1])  # metered from here (lapped above)
-            self.respond(reply, [payload])  # the payload stays valid: the next read comes later
+            self.respond_call(reply, payload)  # the payload stays valid: the next read comes later
             ran += 1
             if finished:
                 self.close_session()
@@ -599,7 +615,8 @@ class Harness:
         """Send one call to the session child; the time it was sent."""
         t0 = time.monotonic()
         try:
-            write_all(self.session["cmd"], json.dumps({"input_text": input_text}).encode() + b"\n")
+            data = input_text.encode("utf-8", "surrogatepass")
+            write_all(self.session["cmd"], b"%d\n%s" % (len(data), data))
         except OSError:
             pass  # the child is gone; await_frame reports how it died
         return t0
@@ -649,8 +666,8 @@ class Harness:
         if stopped and not frame:
             return None, b"", True
         if why == "until":  # the frame is the program's to write: it travels under "frame" only
-            header, payload = frame[0]
-            return {"ok": True, "frame": header}, payload, False
+            header, payload, raw = frame[0]
+            return {"ok": True, "frame": header, "_raw": raw}, payload, False
         if why == "exit":  # died between frames: report how, with its stderr
             drain([res, err], 0.05)
             exit_code, sig = describe_status(status)

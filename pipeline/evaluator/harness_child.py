@@ -429,21 +429,22 @@ def session_child(req, res_fd, cmd_fd):
     except Exception as e:  # noqa: BLE001 - LookupError, or the submission's class failing a lookup
         fail("entry_error", msg=str(e) if isinstance(e, LookupError) else None, exc=e)
     send_frame(res_fd, {"event": "ready"})
-    # Buffered: a command line is read in one syscall, not byte by byte (the judge writes the
-    # next command only after this call's frame, so there is never more to read ahead).
+    # Buffered: a command is read in one syscall, not byte by byte (the judge writes the next
+    # command only after this call's frame, so there is never more to read ahead). A command is
+    # the input's length in bytes on a line, then the input itself (its JSON lines, one per
+    # argument): no JSON wrapper to decode first.
     cmds = os.fdopen(cmd_fd, "rb")
     shapes = {}  # id(function) -> (function, call_shapes): inspect.signature costs more than most calls
     while True:
         line = cmds.readline()
         if not line:
             os._exit(0)
-        command = json.loads(line)
         try:
-            text = command.get("input_text")
-            if text is None:
-                with open(command["input"], encoding="utf-8") as f:
-                    text = f.read()
-            args = [json.loads(s) for s in text.split("\n") if s.strip()]
+            size = int(line)
+            data = cmds.read(size)
+            if len(data) != size:
+                os._exit(0)  # the judge is gone mid-command
+            args = [json.loads(s) for s in data.decode("utf-8", "surrogatepass").split("\n") if s.strip()]
         except Exception as e:  # noqa: BLE001 - reported as a harness failure
             send_frame(res_fd, {"event": "harness_error"}, repr(e).encode())
             continue
@@ -475,12 +476,13 @@ def session_child(req, res_fd, cmd_fd):
         try:
             result = empty_nodes_as_lists(result, result_shape)  # LeetCode prints no list / tree as []
             payload = json.dumps(enc.enc(result)).encode()
-            header = {"event": "result", "ok": True, "converted": enc.converted}
         except (ValueError, TypeError, RecursionError, OverflowError) as e:
-            payload = f"return value cannot be serialised: {e}".encode()
-            header = {"event": "result", "ok": False, "error_type": "Unserialisable"}
-        header.update(cpu_s=cpu, maxrss_kb=maxrss_kb())
-        send_frame(res_fd, header, payload)
+            send_frame(res_fd, {"event": "result", "ok": False, "error_type": "Unserialisable", "cpu_s": cpu,
+                                "maxrss_kb": maxrss_kb()}, f"return value cannot be serialised: {e}".encode())
+            continue
+        # The common frame, formatted directly (json.dumps of the header dict costs more)
+        write_all(res_fd, b'{"event":"result","ok":true,"converted":%s,"cpu_s":%r,"maxrss_kb":%d,"n":%d}\n%s' % (
+            b"true" if enc.converted else b"false", cpu, maxrss_kb(), len(payload), payload))
 
 
 def maxrss_kb():

@@ -164,7 +164,8 @@ def frame_header(raw):
 
 
 def take_frame(sink):
-    """The next complete frame (header, payload view) of a 'frames' sink, or None if incomplete;
+    """The next complete frame (header, payload view, the header's checked JSON text) of a
+    'frames' sink, or None if incomplete;
     the payload view stays valid until the next pump / take_frame. Raises ValueError on a
     malformed stream (the program wrote into the judge's channel), OverflowError when the
     frame cannot fit the output limit."""
@@ -176,11 +177,12 @@ def take_frame(sink):
         if sink.overflow:
             raise OverflowError("result larger than the output limit")
         return None
-    header = frame_header(bytes(sink.buf.view[:nl]))  # frames sinks keep from offset 0
+    raw = bytes(sink.buf.view[:nl])  # frames sinks keep from offset 0
+    header = frame_header(raw)
     end = nl + 1 + header["n"]
     if sink.len < end:
         if sink.overflow or end > sink.buf.size:
             raise OverflowError("result larger than the output limit")
         return None
     sink.consumed = end
-    return header, sink.buf.view[nl + 1:end]
+    return header, sink.buf.view[nl + 1:end], raw
