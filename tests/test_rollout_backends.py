@@ -415,3 +415,13 @@ def test_openai_greedy_asks_one_choice_and_engine_failures_are_retried(httpserve
                        progress=False)
     with pytest.raises(OpenAIError, match="finished with 'error'"):
         once.generate(PROMPTS[:1], 2, SamplingParams(max_tokens=8))
+
+
+@pytest.mark.slow  # two spawned workers importing transformers
+def test_vllm_data_parallel_failure_is_one_line(stand_in_vllm, tmp_path):
+    backend = get_backend("vllm", model=str(tmp_path / "no-model"), max_model_len=1024, data_parallel_size=2,
+                          gpus="0,1", progress=False)
+    with pytest.raises(RuntimeError, match=r"^vLLM data-parallel generation failed: rank 0: \w+Error: .*no-model") as info:
+        backend.generate(PROMPTS, 1, SamplingParams(max_tokens=4))
+    assert "\n" not in str(info.value) and "Traceback" not in str(info.value)
+    assert not backend._workers  # stopped

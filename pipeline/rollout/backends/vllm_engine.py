@@ -26,6 +26,7 @@ What vLLM 0.31.0 does that shapes this file (read from the wheel):
 from __future__ import annotations
 
 import gc
+import logging
 import multiprocessing as mp
 import os
 import traceback
@@ -42,6 +43,8 @@ from pipeline.rollout.backends import (
     with_open_think,
 )
 from pipeline.rollout.prompts import render_prompt
+
+log = logging.getLogger(__name__)
 
 
 def _import_vllm():
@@ -209,11 +212,16 @@ class VLLMBackend:
                 status, payload = "error", f"engine process died (exit code {proc.exitcode})"
             if status == "ok":
                 results.extend(payload)
+            elif isinstance(payload, tuple):  # (one-line summary, the worker's traceback)
+                summary, trace = payload
+                log.debug("vLLM data-parallel rank %d failed:\n%s", rank, trace)
+                errors.append(f"rank {rank}: {summary}")
             else:
                 errors.append(f"rank {rank}: {payload}")
         if errors:
             self.close()
-            raise RuntimeError("vLLM data-parallel generation failed:\n" + "\n".join(errors))
+            # One line (the stage prints it as is); the workers' tracebacks are in the --debug log.
+            raise RuntimeError("vLLM data-parallel generation failed: " + "; ".join(errors))
         return results
 
     def generate(self, prompts: list[list[dict[str, str]]], n: int, sampling: SamplingParams) -> list[list[Sample]]:
@@ -307,8 +315,9 @@ def _dp_worker(conn, devices: str, options: dict[str, Any], rank: int) -> None:
             prompts, n, sampling = msg
             try:
                 reply = ("ok", backend.generate(prompts, n, sampling) if prompts else [])
-            except Exception:  # reported to the parent, which raises with the traceback
-                reply = ("error", traceback.format_exc())
+            except Exception as e:  # reported to the parent: one line, and the traceback for --debug
+                summary = " ".join(f"{type(e).__name__}: {e}".split())[:500]
+                reply = ("error", (summary, traceback.format_exc()))
             try:
                 conn.send(reply)
             except (BrokenPipeError, OSError):
