@@ -231,7 +231,7 @@ def run_ours(work: Path, threshold: float, shingle_size: int) -> list[list[str]]
     from pipeline.dedup import DedupConfig, run_dedup
     from pipeline.io import read_table
 
-    cfg = DedupConfig(threshold=threshold, shingle_size=shingle_size, benchmarks=[], progress=False)
+    cfg = DedupConfig(threshold=threshold, shingle_size=shingle_size, benchmarks=[])
     out = work / f"ours-{threshold}"
     run_dedup(work / "corpus.parquet", out, cfg)
     return [c["member_ids"] for c in read_table(out / "clusters.parquet").to_pylist()]

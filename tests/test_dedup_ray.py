@@ -77,16 +77,21 @@ def test_ray_gives_the_clusters_kept_problems_and_rejects_of_local(tmp_path, ray
     assert settings["executor"] == "ray" and json.loads((local_out / "settings.json").read_text())["executor"] == "local"
 
 
-def _bucket(band: int, rows: list[tuple[int, list[int]]]) -> pa.Table:
-    return pa.table({"band": [band] * len(rows), "key": [rows[0][1][band]] * len(rows),
-                     "node": [n for n, _ in rows], "keys": [k for _, k in rows]})
+def _part(*buckets: tuple[int, list[tuple[int, list[int]]]]) -> pa.Table:
+    """A shuffle partition holding the given (band, members) buckets, rows in no particular order."""
+    rows = [(band, keys[band], node, keys) for band, members in buckets for node, keys in members]
+    rows = rows[::-1]
+    return pa.table({"band": [r[0] for r in rows], "key": [r[1] for r in rows], "node": [r[2] for r in rows],
+                     "keys": [r[3] for r in rows]})
 
 
 def test_a_pair_sharing_several_bands_comes_out_of_its_first_shared_band_only():
-    # nodes 0 and 2 share bands 0 and 2; nodes 1 and 2 share band 2 only
-    keys = {0: [5, 1, 9], 1: [6, 2, 9], 2: [5, 3, 9]}
-    first = bucket_pairs(_bucket(0, [(2, keys[2]), (0, keys[0])]))
-    third = bucket_pairs(_bucket(2, [(0, keys[0]), (1, keys[1]), (2, keys[2])]))
+    # nodes 0 and 2 share bands 0 and 2; nodes 1 and 2 share band 2 only; node 3 shares nothing
+    keys = {0: [5, 1, 9], 1: [6, 2, 9], 2: [5, 3, 9], 3: [8, 4, 7]}
+    first = bucket_pairs(_part((0, [(2, keys[2]), (0, keys[0])])))
     assert first.to_pylist() == [{"a": 0, "b": 2}]
-    assert third.to_pylist() == [{"a": 0, "b": 1}, {"a": 1, "b": 2}]  # (0, 2) came out of band 0
-    assert bucket_pairs(_bucket(1, [(1, keys[1])])).num_rows == 0
+    # one partition with several buckets: band 2's bucket {0, 1, 2}, singletons of band 1 and node 3
+    mixed = bucket_pairs(_part((2, [(0, keys[0]), (1, keys[1]), (2, keys[2])]), (1, [(0, keys[0])]),
+                               (1, [(1, keys[1])]), (2, [(3, keys[3])])))
+    assert mixed.to_pylist() == [{"a": 0, "b": 1}, {"a": 1, "b": 2}]  # (0, 2) came out of band 0
+    assert bucket_pairs(_part((1, [(1, keys[1])]))).num_rows == 0

@@ -6,9 +6,10 @@ jobs do the heavy work:
 1. signatures: blocks of (row, statement) go to a pool of actors, each holding the benchmark index
    (built once per actor); per statement they return its shingle set, exact key, LSH band keys and
    benchmark match (`Sketcher`);
-2. LSH banding as a grouped shuffle: one row per (problem, band) grouped by (band, band key); a
-   bucket of two or more problems emits its pairs, each pair only in the first band the two share,
-   so every candidate pair appears once (`bucket_pairs`);
+2. LSH banding as a grouped shuffle: one row per (problem, band), made in the cluster from the
+   signatures (`band_rows`), grouped by a hash of (band, band key) so that every bucket lands whole
+   in one partition; a bucket of two or more problems emits its pairs, each pair only in the first
+   band the two share, so every candidate pair appears once (`bucket_pairs`);
 3. pair checks: the exact Jaccard of each candidate pair, against the shingle sets broadcast once
    through the object store (`verify_pairs`).
 
@@ -71,21 +72,27 @@ class Sketcher:
         }, schema=FEATURES_SCHEMA)
 
 
-def bucket_pairs(group: pa.Table) -> pa.Table:
-    """The pairs (a < b) of one LSH bucket that share no earlier band: each candidate pair once."""
-    if group.num_rows < 2:
+def bucket_pairs(part: pa.Table) -> pa.Table:
+    """The candidate pairs (a < b) of one shuffle partition, which holds whole LSH buckets: in each
+    bucket of two or more problems, the pairs that share no earlier band (so each pair once)."""
+    if part.num_rows < 2:
         return PAIRS_SCHEMA.empty_table()
-    band = group.column("band")[0].as_py()
-    nodes = group.column("node").to_numpy()
-    keys = np.asarray(group.column("keys").combine_chunks().flatten().to_numpy(), dtype=np.int64)
-    keys = keys.reshape(len(nodes), -1)[:, :band]
-    order = np.argsort(nodes, kind="stable")
-    nodes, keys = nodes[order], keys[order]
-    a, b = [], []
-    for i in range(len(nodes) - 1):
-        later = np.flatnonzero(~(keys[i + 1:] == keys[i]).any(axis=1)) + i + 1
-        a.append(np.full(later.size, nodes[i], dtype=np.int64))
-        b.append(nodes[later])
+    band, key = part.column("band").to_numpy(), part.column("key").to_numpy()
+    node = part.column("node").to_numpy()
+    keys = np.asarray(part.column("keys").combine_chunks().flatten().to_numpy(), dtype=np.int64)
+    keys = keys.reshape(len(node), -1)
+    order = np.lexsort((node, key, band))  # by bucket, then node
+    band, key, node, keys = band[order], key[order], node[order], keys[order]
+    starts = np.flatnonzero(np.r_[True, (band[1:] != band[:-1]) | (key[1:] != key[:-1]), True])
+    a, b = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    for lo, hi in zip(starts[:-1], starts[1:], strict=True):
+        if hi - lo < 2:  # most buckets hold one problem
+            continue
+        first = keys[lo:hi, :band[lo]]
+        for i in range(lo, hi - 1):
+            later = np.flatnonzero(~(first[i + 1 - lo:] == first[i - lo]).any(axis=1)) + i + 1
+            a.append(np.full(later.size, node[i], dtype=np.int64))
+            b.append(node[later])
     return pa.table({"a": np.concatenate(a), "b": np.concatenate(b).astype(np.int64)}, schema=PAIRS_SCHEMA)
 
 
@@ -167,8 +174,9 @@ def _ray_scan(ray: Any, files: list[Path], cfg: DedupConfig, items: list[Benchma
     return {"executor": "ray", "cpus": cpus, "nodes": nodes, "blocks": len(blocks)}
 
 
-def band_rows(batch: pa.Table, lsh_node: Any, n_bands: int) -> pa.Table:
-    """One row per (LSH problem, band): band, band key, node, and all the node's band keys."""
+def band_rows(batch: pa.Table, lsh_node: Any, n_bands: int, partitions: int) -> pa.Table:
+    """One row per (LSH problem, band): band, band key, node, all the node's band keys, and the
+    shuffle partition of its bucket (a hash of band and key, so a bucket is never split)."""
     import ray
 
     lsh_node = ray.get(lsh_node) if isinstance(lsh_node, ray.ObjectRef) else lsh_node
@@ -177,8 +185,12 @@ def band_rows(batch: pa.Table, lsh_node: Any, n_bands: int) -> pa.Table:
     bands = batch.column("bands").take(pa.array(keep, type=pa.int64()))
     keys = np.asarray(bands.combine_chunks().flatten().to_numpy(zero_copy_only=False), dtype=np.int64)
     keys = keys.reshape(len(keep), n_bands)
+    band = np.tile(np.arange(n_bands, dtype=np.int64), len(keep))
+    with np.errstate(over="ignore"):
+        bucket = keys.reshape(-1).view(np.uint64) + band.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     return pa.table({
-        "band": np.tile(np.arange(n_bands, dtype=np.int64), len(keep)),
+        "part": (bucket % np.uint64(partitions)).astype(np.int64),
+        "band": band,
         "key": keys.reshape(-1),
         "node": np.repeat(node[keep], n_bands),
         "keys": pa.FixedSizeListArray.from_arrays(pa.array(np.repeat(keys, n_bands, axis=0).reshape(-1)), n_bands),
@@ -194,19 +206,16 @@ def _candidate_pairs(ray: Any, features: Any, lsh_node: np.ndarray, scan: Scanne
     offsets = np.concatenate([[0], np.cumsum(sizes)])
     flat = np.concatenate(scan.shingles).astype(np.uint32) if scan.shingles else np.zeros(0, np.uint32)
     packed = ray.put((flat, offsets))
-    # Ray's default of 200 shuffle partitions costs seconds on a small input: about one partition
-    # per block of problems, at least one per CPU.
+    # Buckets are shuffled in partitions of whole buckets (grouped by a hash of band and key),
+    # and each partition finds its buckets' pairs with numpy: grouping by the bucket itself would
+    # call Python once per bucket, nearly one per (problem, band). Ray's default of 200 partitions
+    # costs seconds on a small input: about one per block of problems, at least one per CPU.
     partitions = max(cpus, features.num_blocks())
-    return _shuffle_and_check(features, ray.put(lsh_node), n_bands, partitions, packed, cfg.threshold)
-
-
-def _shuffle_and_check(features: Any, lsh_node: Any, n_bands: int, partitions: int, packed: Any,
-                       threshold: float) -> list[tuple[int, int, bool]]:
-    checked = (features.map_batches(band_rows, fn_args=(lsh_node, n_bands), batch_format="pyarrow",
-                                    batch_size=None, num_cpus=1)
-               .groupby(["band", "key"], num_partitions=partitions)
+    checked = (features.map_batches(band_rows, fn_args=(ray.put(lsh_node), n_bands, partitions),
+                                    batch_format="pyarrow", batch_size=None, num_cpus=1)
+               .groupby("part", num_partitions=partitions)
                .map_groups(bucket_pairs, batch_format="pyarrow")
-               .map_batches(verify_pairs, fn_args=(packed,), fn_kwargs={"threshold": threshold},
+               .map_batches(verify_pairs, fn_args=(packed,), fn_kwargs={"threshold": cfg.threshold},
                             batch_format="pyarrow", num_cpus=1))
     out = [(a, b, near) for batch in checked.iter_batches(batch_format="pyarrow", batch_size=None)
            for a, b, near in zip(batch.column("a").to_pylist(), batch.column("b").to_pylist(),
