@@ -95,3 +95,11 @@ def test_a_pair_sharing_several_bands_comes_out_of_its_first_shared_band_only():
                                (1, [(1, keys[1])]), (2, [(3, keys[3])])))
     assert mixed.to_pylist() == [{"a": 0, "b": 1}, {"a": 1, "b": 2}]  # (0, 2) came out of band 0
     assert bucket_pairs(_part((1, [(1, keys[1])]))).num_rows == 0
+
+
+def test_an_input_without_problems_needs_no_ray_job(tmp_path, ray_cluster):
+    inp = tmp_path / "empty.parquet"
+    write_problems(inp, [])
+    stats = run_dedup(inp, tmp_path / "out", DedupConfig(executor="ray", benchmarks=[]))
+    assert (stats["read"], stats["kept"], stats["rejected"]) == (0, 0, 0)
+    assert read_table(tmp_path / "out" / "problems.parquet").num_rows == 0

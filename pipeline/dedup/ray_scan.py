@@ -148,13 +148,14 @@ def _ray_scan(ray: Any, files: list[Path], cfg: DedupConfig, items: list[Benchma
     log.info("dedup: executor ray, %d CPUs on %d node(s); %d statements in %d blocks", cpus, nodes,
              len(statements), len(blocks))
 
-    # one actor per CPU at most (each builds the benchmark index once), one block per call
-    pool = ray.data.ActorPoolStrategy(min_size=1, max_size=min(cpus, len(blocks)))
-    features = ray.data.from_arrow(blocks).map_batches(
-        Sketcher, fn_constructor_args=(cfg, items), batch_format="pyarrow", batch_size=None, compute=pool,
-        num_cpus=1).materialize()  # the band keys stay in the cluster for the shuffle
-    table = (pa.concat_tables(ray.get(features.to_arrow_refs()), promote_options="default").sort_by("i")
-             if statements else FEATURES_SCHEMA.empty_table())
+    features, table = None, FEATURES_SCHEMA.empty_table()
+    if statements:
+        # one actor per CPU at most (each builds the benchmark index once), one block per call
+        pool = ray.data.ActorPoolStrategy(min_size=1, max_size=min(cpus, len(blocks)))
+        features = ray.data.from_arrow(blocks).map_batches(
+            Sketcher, fn_constructor_args=(cfg, items), batch_format="pyarrow", batch_size=None, compute=pool,
+            num_cpus=1).materialize()  # the band keys stay in the cluster for the shuffle
+        table = pa.concat_tables(ray.get(features.to_arrow_refs()), promote_options="default").sort_by("i")
     shingles = [np.frombuffer(s, dtype=np.uint32) for s in table.column("shingles").to_pylist()]
     keys, evidence = table.column("key").to_pylist(), table.column("evidence").to_pylist()
 
