@@ -58,7 +58,10 @@ def main() -> None:
     import ray
     from dedup_vs_datatrove import synthetic, write_corpus
 
-    logging.disable(logging.INFO)
+    # the stage's own log lines (executor, phase times); Ray's stay quiet
+    handler = logging.StreamHandler(sys.stdout)
+    handler.addFilter(logging.Filter("pipeline.dedup"))
+    logging.basicConfig(level=logging.INFO, format="  %(message)s", handlers=[handler])
     t0 = time.perf_counter()
     rows = synthetic(args.n, args.seed)
     with tempfile.TemporaryDirectory(prefix="dedup-ray-") as tmp:

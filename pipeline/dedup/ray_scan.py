@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -148,6 +149,7 @@ def _ray_scan(ray: Any, files: list[Path], cfg: DedupConfig, items: list[Benchma
     log.info("dedup: executor ray, %d CPUs on %d node(s); %d statements in %d blocks", cpus, nodes,
              len(statements), len(blocks))
 
+    t0 = time.perf_counter()
     features, table = None, FEATURES_SCHEMA.empty_table()
     if statements:
         # one actor per CPU at most (each builds the benchmark index once), one block per call
@@ -169,9 +171,12 @@ def _ray_scan(ray: Any, files: list[Path], cfg: DedupConfig, items: list[Benchma
         if node is not None:
             lsh_node[where] = node
 
-    if (lsh_node >= 0).sum() > 1:
-        for a, b, near in _candidate_pairs(ray, features, lsh_node, scan, cfg, cpus):
-            scan.add_pair(a, b, near)
+    t1 = time.perf_counter()
+    pairs = _candidate_pairs(ray, features, lsh_node, scan, cfg, cpus) if (lsh_node >= 0).sum() > 1 else []
+    for a, b, near in pairs:
+        scan.add_pair(a, b, near)
+    log.info("dedup on ray: signatures + registration %.1fs, LSH buckets + pair checks %.1fs (%d candidate pairs)",
+             t1 - t0, time.perf_counter() - t1, len(pairs))
     return {"executor": "ray", "cpus": cpus, "nodes": nodes, "blocks": len(blocks)}
 
 

@@ -18,6 +18,7 @@ holds the settings), and the stage fails rather than write numbers that do not a
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +119,9 @@ def run_dedup(input_path: str | Path, output_dir: str | Path, cfg: DedupConfig |
     input_path, output_dir = Path(input_path), Path(output_dir)
     files = input_files(input_path)
     schema = output_schema(input_schema(files))
+    t0 = time.perf_counter()
     scan, bench_stats = scan_input(files, cfg, progress)
+    log.info("dedup: scan (%s) %.1fs", cfg.executor, time.perf_counter() - t0)
     clusters = build_clusters(scan, cfg)
     stats = build_stats(scan, clusters, bench_stats)
 
