@@ -10,7 +10,7 @@ import typer
 
 from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
 
-CONFIG = ("evaluate", "training.eval_model:EvalModelConfig")
+CONFIG = ("eval_model", "training.eval_model:EvalModelConfig")
 JUDGES = True
 
 
@@ -40,7 +40,7 @@ def main(
         models = dict(pairs)
         if len(models) != len(pairs):
             raise InputError(f"--model names must differ, got {model}")
-        cfg = load_config(EvalModelConfig, "evaluate", params, set_)
+        cfg = load_config(EvalModelConfig, "eval_model", params, set_)
         result = run_evaluation(cfg, benchmark, models, out_dir, evaluator=load_evaluator_config(params, set_),
                                 progress=progress)
         s = result.stats

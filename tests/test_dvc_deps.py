@@ -1,6 +1,8 @@
 """dvc.yaml deps cannot drift from the code: every project module a stage imports (transitively,
 function-level imports included) lies under one of that stage's deps, so editing it reruns the
-stage. Run this file directly to print what each stage is missing."""
+stage, and no code dep names what the stage no longer imports. Run this file directly to print
+what each stage is missing, or with `--write` to regenerate every stage's code deps in dvc.yaml
+(data deps, comments and everything else are kept)."""
 
 from __future__ import annotations
 
@@ -83,10 +85,68 @@ def missing_deps() -> dict[str, list[str]]:
     return missing
 
 
+def _is_code(dep: str) -> bool:
+    return dep.endswith(".py") or (dep.split("/")[0] in PACKAGES and (ROOT / dep).is_dir())
+
+
+def code_deps(module: str) -> list[str]:
+    """The stage's code deps: its imported files, a whole package folder where it imports all of it."""
+    files = stage_files(module)
+    folders = sorted({str(Path(f).parent) for f in files if Path(f).parent != Path(".")}, key=len)
+    deps: set[str] = set(files)
+    for folder in folders:
+        if folder in PACKAGES or any(folder.startswith(d + "/") for d in deps if not d.endswith(".py")):
+            continue
+        inside = {str(p.relative_to(ROOT)) for p in (ROOT / folder).rglob("*.py") if p.stat().st_size > 0}
+        if inside and inside <= files:
+            deps = {d for d in deps if not d.startswith(folder + "/")} | {folder}
+    return sorted(deps)
+
+
+def stale_deps() -> dict[str, list[str]]:
+    """Code deps that the stage does not import (or that do not exist)."""
+    modules = {name: module for name, module, _ in COMMANDS}
+    stale = {}
+    for stage, spec in yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"].items():
+        words = spec["cmd"].split()
+        if words[0] != "microcoder" or words[1] not in modules:
+            continue
+        files = stage_files(modules[words[1]])
+        extra = [d for d in map(str, spec.get("deps", [])) if _is_code(d) or not (ROOT / d).exists() and d.endswith(".py")]
+        extra = [d for d in extra if not any(f == d or f.startswith(d.rstrip("/") + "/") for f in files)]
+        if extra:
+            stale[stage] = extra
+    return stale
+
+
+def write_deps(path: Path = ROOT / "dvc.yaml") -> None:
+    from ruamel.yaml import YAML
+
+    rt = YAML()
+    rt.preserve_quotes = True
+    rt.width = 200
+    doc = rt.load(path.read_text())
+    modules = {name: module for name, module, _ in COMMANDS}
+    for spec in doc["stages"].values():
+        words = str(spec["cmd"]).split()
+        if words[0] != "microcoder" or words[1] not in modules:
+            continue
+        data = [d for d in spec.get("deps", []) if not _is_code(str(d))]
+        spec["deps"] = code_deps(modules[words[1]]) + data
+    with path.open("w") as f:
+        rt.dump(doc, f)
+
+
 def test_every_dvc_stage_depends_on_the_code_it_imports():
     missing = missing_deps()
     assert not missing, "dvc.yaml deps miss imported code (add them): " + "; ".join(
         f"{stage}: {', '.join(files)}" for stage, files in missing.items())
+
+
+def test_no_code_dep_is_stale():
+    stale = stale_deps()
+    assert not stale, "dvc.yaml deps name code the stage does not import (python tests/test_dvc_deps.py --write): " + \
+        "; ".join(f"{stage}: {', '.join(files)}" for stage, files in stale.items())
 
 
 def test_the_import_walk_sees_function_level_imports():
@@ -95,6 +155,10 @@ def test_the_import_walk_sees_function_level_imports():
 
 
 if __name__ == "__main__":
+    if "--write" in sys.argv:
+        write_deps()
     for stage, files in missing_deps().items():
-        print(f"{stage}:", *files, sep="\n  - ")
+        print(f"{stage}: missing", *files, sep="\n  - ")
+    for stage, files in stale_deps().items():
+        print(f"{stage}: stale", *files, sep="\n  - ")
     sys.exit(0)

@@ -232,8 +232,8 @@ def test_cli_errors_are_one_line_exit_2_and_help_lists_the_fields(tmp_path):
     cases = [
         (["--benchmark", str(tmp_path / "absent.jsonl"), "--model", "base=x"], "benchmark"),
         (["--model", "just-a-name"], "--model expects name=path"),
-        (["--set", "workers=4"], "unknown evaluate params ['workers']"),
-        (["--set", "output_dir=x"], "unknown evaluate params ['output_dir']"),
+        (["--set", "workers=4"], "unknown eval_model params ['workers']"),
+        (["--set", "output_dir=x"], "unknown eval_model params ['output_dir']"),
         (["--set", "evaluator.timeout_scale=fast"], "evaluator.timeout_scale"),
     ]
     for args, message in cases:

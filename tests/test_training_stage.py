@@ -25,7 +25,7 @@ def test_train_then_eval_model(tiny_model_dir, tmp_path):
         "train": {"torch_threads": 1, "grpo": {"max_steps": 2, "per_device_train_batch_size": 4, "num_generations": 2,
                            "max_completion_length": 16, "temperature_schedule": [[0, 1.0], [1, 1.3]],
                            "dataloader_pin_memory": False}},
-        "evaluate": {"torch_threads": 1, "n_samples": 2, "max_tokens": 8, "max_problems": 3, "backend_options": {"progress": False}},
+        "eval_model": {"torch_threads": 1, "n_samples": 2, "max_tokens": 8, "max_problems": 3, "backend_options": {"progress": False}},
     }))
     out = tmp_path / "train"
     runner = CliRunner()
