@@ -119,6 +119,20 @@ class LoadedProblems:
     read: int = 0  # records read: len(problems) + len(rejects)
 
 
+def judge_record(row: dict[str, Any]) -> tuple[Problem | None, str | None, dict[str, Any]]:
+    """One record by the tolerant reader's rule: (problem, None, row) or (None, reason, row), with
+    `row` normalised where that worked. Repeated ids are the caller's to check (streaming readers
+    keep only the ids)."""
+    try:
+        row = normalise(row)
+        errors = validate_problem(row)
+        if errors:
+            return None, "invalid record: " + "; ".join(errors), row
+        return Problem.from_dict(row), None, row
+    except (TypeError, ValueError, KeyError) as e:
+        return None, f"not a Problem record: {e}", row
+
+
 def load_problems(path: str | Path, what: str = "problems") -> LoadedProblems:
     """Every usable problem of `path` in file order, every other record in `rejects`."""
     path = require_input(path, what)
@@ -129,16 +143,9 @@ def load_problems(path: str | Path, what: str = "problems") -> LoadedProblems:
         if row is None:
             out.rejects.append(Reject(None, f"unreadable record: {err}", None))
             continue
-        rid = row.get("id") if isinstance(row.get("id"), str) else None
-        try:
-            row = normalise(row)
-            errors = validate_problem(row)
-            if errors:
-                out.rejects.append(Reject(rid, "invalid record: " + "; ".join(errors), row))
-                continue
-            problem = Problem.from_dict(row)
-        except (TypeError, ValueError, KeyError) as e:
-            out.rejects.append(Reject(rid, f"not a Problem record: {e}", row))
+        problem, reason, row = judge_record(row)
+        if problem is None:
+            out.rejects.append(Reject(row.get("id") if isinstance(row.get("id"), str) else None, reason, row))
             continue
         if problem.id in seen:
             out.rejects.append(Reject(problem.id, DUPLICATE, row))

@@ -225,8 +225,9 @@ class RejectsWriter:
         self.stage = stage
         self.rows: list[dict[str, Any]] = []
 
-    def add(self, id: str | None, reason: str, record: Any) -> None:
-        self.rows.append(reject_row(id, self.stage, reason, record))
+    def add(self, id: str | None, reason: str, record: Any, **extra: Any) -> None:
+        """One reject; `extra` keys (evidence, ...) ride along in its row."""
+        self.rows.append(reject_row(id, self.stage, reason, record) | extra)
 
     def __len__(self) -> int:
         return len(self.rows)
