@@ -73,12 +73,6 @@ def load_benchmarks(cfg: DedupConfig) -> tuple[list[BenchmarkItem], dict[str, An
     return items, stats
 
 
-def load_decontaminator(cfg: DedupConfig) -> tuple[Decontaminator, dict[str, Any]]:
-    """The index over every configured benchmark, and load stats."""
-    items, stats = load_benchmarks(cfg)
-    return Decontaminator(items, cfg.decontamination()), stats
-
-
 def _gather_tests(files: list[Path], rows: set[int], cfg: DedupConfig) -> dict[int, list[TestCase]]:
     """Tests of the given input rows (the aliases that lend tests), read with one column."""
     tests: dict[int, list[TestCase]] = {}
