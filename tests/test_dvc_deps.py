@@ -124,15 +124,22 @@ def write_deps(path: Path = ROOT / "dvc.yaml") -> None:
 
     rt = YAML()
     rt.preserve_quotes = True
-    rt.width = 200
+    rt.width = 4096
+    rt.indent(mapping=2, sequence=4, offset=2)
     doc = rt.load(path.read_text())
     modules = {name: module for name, module, _ in COMMANDS}
     for spec in doc["stages"].values():
         words = str(spec["cmd"]).split()
         if words[0] != "microcoder" or words[1] not in modules:
             continue
-        data = [d for d in spec.get("deps", []) if not _is_code(str(d))]
-        spec["deps"] = code_deps(modules[words[1]]) + data
+        deps = [str(d) for d in spec.get("deps", [])]
+        files = stage_files(modules[words[1]])
+        # folder deps that still hold imported code stay (they also cover modules loaded by name)
+        folders = [d for d in deps if _is_code(d) and not d.endswith(".py")
+                   and any(f.startswith(d.rstrip("/") + "/") for f in files)]
+        code = folders + [d for d in code_deps(modules[words[1]])
+                          if not any(d == f or d.startswith(f.rstrip("/") + "/") for f in folders)]
+        spec["deps"] = sorted(code) + [d for d in spec.get("deps", []) if not _is_code(str(d))]
     with path.open("w") as f:
         rt.dump(doc, f)
 
