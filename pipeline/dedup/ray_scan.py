@@ -1,22 +1,23 @@
 """Pass 1 of the dedup stage on a Ray cluster (executor=ray), with the same result as one process.
 
-The driver streams the input and judges every record (tolerant reader rule), then three Ray Data
-jobs do the heavy work:
+The driver streams the input and judges every record (tolerant reader rule); the heavy work runs
+in two Ray Data jobs:
 
 1. signatures: blocks of (row, statement) go to a pool of actors, each holding the benchmark index
    (built once per actor); per statement they return its shingle set, exact key, LSH band keys and
-   benchmark match (`Sketcher`);
-2. LSH banding as a grouped shuffle: one row per (problem, band), made in the cluster from the
-   signatures (`band_rows`), grouped by a hash of (band, band key) so that every bucket lands whole
-   in one partition; a bucket of two or more problems emits its pairs, each pair only in the first
-   band the two share, so every candidate pair appears once (`bucket_pairs`);
-3. pair checks: the exact Jaccard of each candidate pair, against the shingle sets broadcast once
-   through the object store (`verify_pairs`).
+   benchmark match (`Sketcher`). The result stays materialised in the object store; the driver
+   fetches what the registration needs and registers the problems in input order (repeated ids,
+   exact keys, benchmark matches: `Scanner.register`), which decides which problems go to the LSH.
+2. LSH banding as a grouped shuffle: one row per (LSH problem, band), made in the cluster from the
+   stored band keys (`band_rows`), grouped by a hash of (band, band key) so that every bucket lands
+   whole in one partition; a bucket of two or more problems emits its pairs, each pair only in the
+   first band the two share, so every candidate pair appears once (`bucket_pairs`); then the exact
+   Jaccard of each pair, against the shingle sets broadcast once through the object store
+   (`verify_pairs`).
 
-The driver then registers the problems in input order (ids, exact keys, benchmark matches) and
-unions the verified pairs (`Scanner.register` / `Scanner.add_pair`). Candidate pairs are exactly
-those the local index proposes (same band keys, same exact-key shortcut), and union-find gives a
-partition that does not depend on the order of unions, so clusters, kept problems and rejects are
+The driver unions the verified pairs (`Scanner.add_pair`). Candidate pairs are exactly those the
+local index proposes (same band keys, same exact-key shortcut), and union-find gives a partition
+that does not depend on the order of unions, so clusters, kept problems, rejects and stats are
 those of executor=local for the same seed.
 """
 
