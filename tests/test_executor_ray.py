@@ -162,3 +162,4 @@ def test_local_default_never_imports_ray():
         print("ok")
     """)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]
+

@@ -141,10 +141,6 @@ class RayEvaluator:
             options["resources"] = {self.resource: RESOURCE_SHARE}
         self._actor_cls = ray.remote(JudgeActor).options(**options)
         self._actor_cfg = dataclasses.replace(cfg, workers=self.cpus_per_actor)
-        free = ray.available_resources().get("CPU", 0)
-        if free < self.workers:  # shared cluster: the actors wait for CPUs other work holds
-            log.warning("executor: ray has %g CPUs free for %d judges: some actors wait for CPUs to free up "
-                        "(up to %.0fs)", free, self.workers, start_timeout_s)
         self._slots = [self._spawn() for _ in range(self.n_actors)]
         log.info("executor: ray (%d actors x %d judges = %d judges; cluster %s)", self.n_actors,
                  self.cpus_per_actor, self.workers, address or "local")
@@ -166,6 +162,10 @@ class RayEvaluator:
         if self.meta:
             return
         refs = [s.ready_ref for s in self._slots]
+        _, waiting = ray.wait(refs, num_returns=len(refs), timeout=min(15.0, self.start_timeout_s))
+        if waiting:  # a shared cluster: other work holds the CPUs (or no node fits an actor)
+            log.warning("executor: %d of %d ray judge actors still wait for resources after 15s (free: %s); "
+                        "waiting up to %.0fs", len(waiting), len(refs), ray.available_resources(), self.start_timeout_s)
         try:
             infos = ray.get(refs, timeout=self.start_timeout_s)
         except GetTimeoutError:
