@@ -60,7 +60,7 @@ def test_ray_gives_the_clusters_kept_problems_and_rejects_of_local(tmp_path, ray
     local_out, local = _run(tmp_path, "local")
     with caplog.at_level(logging.INFO):
         ray_out, on_ray = _run(tmp_path, "ray", executor="ray")
-    assert "dedup: executor ray, 2 CPUs on 1 node(s)" in caplog.text
+    assert re.search(r"dedup: executor ray, \d+ CPUs on \d+ node", caplog.text)  # which executor, how many workers
     assert re.search(r"in [3-9] blocks", caplog.text), "the input should be spread over several blocks"
 
     # The input is worth deduplicating: every kind of outcome occurs.
