@@ -15,6 +15,7 @@ from tqdm import tqdm
 
 from pipeline.dedup.representative import union_tests
 from pipeline.dedup.scan import Scanner, iter_batches
+from pipeline.inputs import judge_record
 from pipeline.io import RejectsWriter, atomic_path
 from pipeline.schema import ALIAS_TYPE, PROBLEM_SCHEMA, Problem, TestCase
 from pipeline.stage import StageStats, reason_key
@@ -91,11 +92,10 @@ def write_kept_and_rejects(files: list[Path], out: Path, schema: pa.Schema, scan
                 if r in scan.rejected:
                     reason, evidence = scan.rejected[r]
                     row = batch.slice(r - start, 1).to_pylist()[0]
-                    # a record the reader rejected is written as read; the others as Problems
-                    record = row if r in scan.unreadable else Problem.from_dict(row)
-                    rejects.add(row.get("id") if r in scan.unreadable else record.id, reason, record)
-                    if evidence is not None:
-                        rejects.rows[-1]["evidence"] = evidence
+                    # a record the reader rejected is written as the reader saw it; the others as Problems
+                    record = judge_record(row)[2] if r in scan.unreadable else Problem.from_dict(row)
+                    rid = record.get("id") if r in scan.unreadable else record.id
+                    rejects.add(rid, reason, record, **({} if evidence is None else {"evidence": evidence}))
             rows = np.flatnonzero(keep[start:end])
             if rows.size:
                 writer.write_table(_conform(_with_clusters(batch, rows, start, scan, by_kept, lent), schema))

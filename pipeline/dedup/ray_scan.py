@@ -36,7 +36,8 @@ from pipeline.dedup.config import DedupConfig
 from pipeline.dedup.decontaminate import BenchmarkItem, Decontaminator
 from pipeline.dedup.features import Featurizer
 from pipeline.dedup.minhash import CandidateIndex, jaccard, minhashes
-from pipeline.dedup.scan import Scanner, iter_batches, judge_row, source_of
+from pipeline.dedup.scan import Scanner, iter_batches, source_of
+from pipeline.inputs import judge_record
 
 log = logging.getLogger(__name__)
 FEATURES_SCHEMA = pa.schema([("i", pa.int64()), ("shingles", pa.binary()), ("key", pa.binary()),
@@ -139,7 +140,7 @@ def _ray_scan(ray: Any, files: list[Path], cfg: DedupConfig, items: list[Benchma
     statements: list[str] = []
     for batch in iter_batches(files, cfg.batch_size):
         for row in batch.to_pylist():
-            p, reason = judge_row(row)
+            p, reason, _ = judge_record(row)
             if p is None:
                 entries.append((None, (source_of(row), reason)))
             else:

@@ -1,7 +1,7 @@
 """Pass 1 of the dedup stage: stream the shards once, decontaminate and find duplicate pairs.
 
-Records are judged by the tolerant reader's rule (`pipeline.inputs`: a record that is not a valid
-Problem, or repeats an id, is rejected with its reason, never a crash). Held per problem: its
+Records are judged by the tolerant reader's rule (`pipeline.inputs.judge_record`: a record that
+is not a valid Problem, or repeats an id, is rejected with its reason, never a crash). Held per problem: its
 `Facts` (representative rule), its exact key, its shingle set (4 bytes a shingle) and its LSH band
 entries; rejected rows keep only their reason and evidence. Benchmark matches are recorded here
 and rejected after clustering, together with their duplicates.
@@ -28,8 +28,8 @@ from pipeline.dedup.exact import ExactIndex
 from pipeline.dedup.features import Features, Featurizer
 from pipeline.dedup.minhash import CandidateIndex, UnionFind, jaccard, minhashes
 from pipeline.dedup.representative import Facts
-from pipeline.inputs import DUPLICATE, InputError, normalise, parquet_files, require_input
-from pipeline.schema import PROBLEM_SCHEMA, Problem, validate_problem
+from pipeline.inputs import DUPLICATE, InputError, judge_record, parquet_files, require_input
+from pipeline.schema import PROBLEM_SCHEMA, Problem
 
 REASON_CONTAMINATED, REASON_DUPLICATE_ID = "benchmark_contamination", DUPLICATE
 
@@ -66,19 +66,6 @@ def iter_batches(files: list[Path], batch_size: int, columns: list[str] | None =
             raise InputError(f"{f}: not a readable parquet file ({e})") from e
 
 
-def judge_row(row: dict[str, Any]) -> tuple[Problem | None, str | None]:
-    """(problem, None) or (None, reason): the record rule of `pipeline.inputs.load_problems`, one
-    row at a time so the stage keeps streaming (ids are checked by the Scanner)."""
-    try:
-        row = normalise(row)
-        errors = validate_problem(row)
-        if errors:
-            return None, "invalid record: " + "; ".join(errors)
-        return Problem.from_dict(row), None
-    except (TypeError, ValueError, KeyError) as e:
-        return None, f"not a Problem record: {e}"
-
-
 def source_of(row: dict[str, Any]) -> str:
     return row["source"] if isinstance(row.get("source"), str) else "(unknown)"
 
@@ -94,7 +81,7 @@ class Scanner:
         self.row_of_node: list[int] = []
         self.node_of_row: list[int] = []  # -1: rejected
         self.rejected: dict[int, tuple[str, dict[str, Any] | None]] = {}  # row -> (reason, evidence)
-        self.unreadable: set[int] = set()  # rejected rows that are no valid Problem (written raw)
+        self.unreadable: set[int] = set()  # rejected rows that are no valid Problem (written as read)
         self.contaminated: dict[int, dict[str, Any]] = {}  # node -> evidence of its benchmark match
         self.dropped: set[int] = set()  # nodes rejected after clustering
         self.seen_ids: set[str] = set()
@@ -111,7 +98,7 @@ class Scanner:
     def add_rows(self, rows: list[dict[str, Any]]) -> None:
         """Judge, sketch and index one batch of input rows (executor=local)."""
         cfg = self.cfg
-        judged = [judge_row(r) for r in rows]
+        judged = [judge_record(r)[:2] for r in rows]
         problems = [p for p, _ in judged if p is not None]
         features = [self.featurize(p.statement) for p in problems]
         sketched = [i for i, x in enumerate(features) if x.shingles.size]
@@ -127,7 +114,7 @@ class Scanner:
                 self.add(*next(done))
 
     def reject_record(self, source: str, reason: str) -> None:
-        """A row the reader rejects (not a valid Problem): written raw to rejects.jsonl."""
+        """A row the reader rejects (not a valid Problem): written as read to rejects.jsonl."""
         self.unreadable.add(len(self.node_of_row))
         self._reject(source, reason, None)
 
