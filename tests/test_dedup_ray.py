@@ -82,7 +82,7 @@ def _part(*buckets: tuple[int, list[tuple[int, list[int]]]]) -> pa.Table:
     rows = [(band, keys[band], node, keys) for band, members in buckets for node, keys in members]
     rows = rows[::-1]
     return pa.table({"band": [r[0] for r in rows], "key": [r[1] for r in rows], "node": [r[2] for r in rows],
-                     "keys": [r[3] for r in rows]})
+                     "earlier": [r[3][:r[0]] for r in rows]})
 
 
 def test_a_pair_sharing_several_bands_comes_out_of_its_first_shared_band_only():

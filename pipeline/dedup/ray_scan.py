@@ -82,16 +82,18 @@ def bucket_pairs(part: pa.Table) -> pa.Table:
         return PAIRS_SCHEMA.empty_table()
     band, key = part.column("band").to_numpy(), part.column("key").to_numpy()
     node = part.column("node").to_numpy()
-    keys = np.asarray(part.column("keys").combine_chunks().flatten().to_numpy(), dtype=np.int64)
-    keys = keys.reshape(len(node), -1)
+    earlier = part.column("earlier").combine_chunks()  # row r's keys: values[offsets[r]:offsets[r + 1]]
+    offsets = earlier.offsets.to_numpy()
+    values = np.asarray(earlier.values.to_numpy(zero_copy_only=False), dtype=np.int64)
     order = np.lexsort((node, key, band))  # by bucket, then node
-    band, key, node, keys = band[order], key[order], node[order], keys[order]
+    band, key, node = band[order], key[order], node[order]
     starts = np.flatnonzero(np.r_[True, (band[1:] != band[:-1]) | (key[1:] != key[:-1]), True])
     a, b = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
     for lo, hi in zip(starts[:-1], starts[1:], strict=True):
         if hi - lo < 2:  # most buckets hold one problem
             continue
-        first = keys[lo:hi, :band[lo]]
+        # the members' keys of the bands before this one (a bucket's rows all have band[lo] of them)
+        first = np.stack([values[offsets[r]:offsets[r] + band[lo]] for r in order[lo:hi]])
         for i in range(lo, hi - 1):
             later = np.flatnonzero(~(first[i + 1 - lo:] == first[i - lo]).any(axis=1)) + i + 1
             a.append(np.full(later.size, node[i], dtype=np.int64))
@@ -183,8 +185,9 @@ def _ray_scan(ray: Any, files: list[Path], cfg: DedupConfig, items: list[Benchma
 
 
 def band_rows(batch: pa.Table, lsh_node: Any, n_bands: int, partitions: int) -> pa.Table:
-    """One row per (LSH problem, band): band, band key, node, all the node's band keys, and the
-    shuffle partition of its bucket (a hash of band and key, so a bucket is never split)."""
+    """One row per (LSH problem, band): band, band key, node, the node's keys of the bands before
+    this one (`earlier`: to emit a pair only from the first band it shares), and the shuffle
+    partition of its bucket (a hash of band and key, so a bucket is never split)."""
     import ray
 
     lsh_node = ray.get(lsh_node) if isinstance(lsh_node, ray.ObjectRef) else lsh_node
@@ -194,6 +197,8 @@ def band_rows(batch: pa.Table, lsh_node: Any, n_bands: int, partitions: int) -> 
     keys = np.asarray(bands.combine_chunks().flatten().to_numpy(zero_copy_only=False), dtype=np.int64)
     keys = keys.reshape(len(keep), n_bands)
     band = np.tile(np.arange(n_bands, dtype=np.int64), len(keep))
+    before = np.concatenate([np.arange(k) for k in range(n_bands)]).astype(np.int64)  # bands 0..k-1 for each k
+    offsets = np.concatenate([[0], np.cumsum(band)])
     with np.errstate(over="ignore"):
         bucket = keys.reshape(-1).view(np.uint64) + band.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     return pa.table({
@@ -201,7 +206,7 @@ def band_rows(batch: pa.Table, lsh_node: Any, n_bands: int, partitions: int) -> 
         "band": band,
         "key": keys.reshape(-1),
         "node": np.repeat(node[keep], n_bands),
-        "keys": pa.FixedSizeListArray.from_arrays(pa.array(np.repeat(keys, n_bands, axis=0).reshape(-1)), n_bands),
+        "earlier": pa.ListArray.from_arrays(pa.array(offsets, type=pa.int32()), pa.array(keys[:, before].reshape(-1))),
     })
 
 
