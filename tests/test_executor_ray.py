@@ -108,6 +108,11 @@ def test_killed_actor_is_recovered(ray_cluster, ray_ev):
     assert ray_ev.restarts > restarts and victim not in ray_ev.actors() and len(ray_ev.actors()) == 2
     again = ray_ev.evaluate_batch([SUM], subs[:4])
     assert [v.status for v in again] == ["AC"] * 4
+    # a lost node: every actor dead while idle; the next call's chunks find out, all are replaced
+    for actor in ray_ev.actors():
+        ray_cluster.kill(actor, no_restart=True)
+    after = ray_ev.evaluate_batch([SUM], subs[:6])
+    assert [(v.submission_id, v.status) for v in after] == [(s.submission_id, "AC") for s in subs[:6]]
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [

@@ -133,6 +133,8 @@ class RayEvaluator:
         self.meta: dict[str, Any] = {}
         self.kind = None
         self.restarts = 0
+        self.max_restarts = 10 + 2 * self.n_actors  # in a row, with no chunk judged between: give up
+        self._failures = 0
         self._closed = False
         self._lock = threading.Lock()
         options: dict[str, Any] = {"num_cpus": self.cpus_per_actor, "num_gpus": 0,
@@ -184,19 +186,28 @@ class RayEvaluator:
         log.info("executor: ray judges ready on %d node(s), sandbox %s", nodes, self.kind)
 
     def _pick(self, size: int) -> _Slot:
-        """The ready actor with the fewest submissions in flight (a replacement joins once ready)."""
+        """The ready actor with the fewest submissions in flight (a replacement joins once ready;
+        one that failed to start is replaced again)."""
         deadline = time.monotonic() + self.start_timeout_s
         while True:
+            failed = []
             with self._lock:
                 for s in self._slots:
                     if not s.ready and ray.wait([s.ready_ref], timeout=0)[0]:
-                        s.ready = True  # started (or failed: its first chunk finds out and retries)
+                        try:
+                            s.info, s.ready = ray.get(s.ready_ref), True
+                        except RayError as e:
+                            failed.append((s, e))
                 ready = [s for s in self._slots if s.ready]
-                if ready:
+                if ready and not failed:
                     slot = min(ready, key=lambda s: s.inflight)
                     slot.inflight += size
                     return slot
-                waiting = [s.ready_ref for s in self._slots]
+                waiting = [s.ready_ref for s in self._slots if not s.ready]
+            for s, e in failed:
+                self._replace(s, e, sweep=False)
+            if failed:
+                continue
             if time.monotonic() > deadline:
                 raise RuntimeError(f"executor=ray: no judge actor could be restarted within "
                                    f"{self.start_timeout_s:.0f}s (cluster free: {ray.available_resources()})")
@@ -206,19 +217,38 @@ class RayEvaluator:
         with self._lock:
             slot.inflight -= size
 
-    def _replace(self, slot: _Slot, error: Exception) -> None:
-        """The actor behind `slot` is gone: start another in its place (once, whoever notices first)."""
+    def _replace(self, slot: _Slot, error: Exception, sweep: bool = True) -> None:
+        """The actor behind `slot` is gone: start another in its place (once, whoever notices
+        first), then ping the others, so that the actors a lost node took along are replaced now
+        rather than each costing a chunk an attempt."""
         with self._lock:
             if slot not in self._slots:
                 return
+            if self._failures >= self.max_restarts:
+                raise RuntimeError(f"executor=ray: judge actors died {self._failures} times in a row without "
+                                   f"judging anything; last: {_first_line(error)}")
             self._slots[self._slots.index(slot)] = self._spawn()
             self.restarts += 1
+            self._failures += 1
         log.warning("executor: ray judge actor lost (%s); restarted, its unfinished chunks are retried",
                     _first_line(error))
         try:
             ray.kill(slot.handle)
         except Exception:  # noqa: BLE001 - already gone
             pass
+        if sweep:
+            self._sweep()
+
+    def _sweep(self) -> None:
+        with self._lock:
+            slots = [s for s in self._slots if s.ready]
+        pings = {s.handle.ready.remote(): s for s in slots}
+        done, _ = ray.wait(list(pings), num_returns=len(pings), timeout=5.0)
+        for ref in done:  # an actor too busy to answer in 5 s is left alone: its chunks will tell
+            try:
+                ray.get(ref)
+            except RayError as e:
+                self._replace(pings[ref], e, sweep=False)
 
     # one call ----------------------------------------------------------------------------------------
     def _check(self, mode: str) -> None:
@@ -318,6 +348,7 @@ class RayEvaluator:
                     self._done(slot, len(chunk.subs))
                     try:
                         settle(chunk, ray.get(ref))
+                        self._failures = 0
                     except RayTaskError as e:  # a bug in the actor's code: retrying would repeat it
                         log.error("executor: ray judge actor error: %s", e)
                         settle(chunk, [self._error_verdict(pmap, s, f"evaluator error: {_first_line(e)}")
