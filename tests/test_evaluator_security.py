@@ -124,6 +124,22 @@ def test_no_keyrings_namespaces_or_ptrace_but_threads_and_processes_work(ev):
     assert v.status == "AC", v
 
 
+@needs_bwrap
+def test_the_filter_is_the_judges_own_and_inherited_once(ev):
+    """The judge (PID 1) installs the filter on itself once; a program inherits exactly that
+    one (not a second copy attached per run, which cost ~0.3 ms each)."""
+    v = judge(ev, ECHO, sub(ECHO, """
+        def seccomp(pid):
+            rows = dict(line.split(":", 1) for line in open(f"/proc/{pid}/status"))
+            return rows["Seccomp"].strip(), rows.get("Seccomp_filters", "1").strip()
+        input()
+        print(seccomp(1), seccomp("self"))
+    """), keep_outputs=True)
+    if not ev._all[0].boxes["run"].info.get("syscall_filter"):
+        pytest.skip("no syscall filter on this kernel")
+    assert v.tests[0].output.strip() == "('2', '1') ('2', '1')", v
+
+
 @pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
 def test_syscall_filter_assembles(machine):
     program = syscall_filter.build(machine)

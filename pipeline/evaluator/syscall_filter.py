@@ -152,8 +152,9 @@ def build(machine=None):
 
 
 class Installer:
-    """Built once in the judge process (ctypes and the program stay in memory for forked
-    children); `install()` runs in a child right before it becomes the program."""
+    """Built once in the judge process. `install()` runs once in the judge itself after its
+    start, so every child it forks inherits the filter; where that fails, in each child right
+    before it becomes the program (ctypes and the program stay in memory for it)."""
 
     PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
 
