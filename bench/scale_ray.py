@@ -13,7 +13,9 @@ Work (the problems of data/seed/problems.jsonl, or --problems FILE):
 Executors: the local Evaluator with 1 and 2 judges; RayEvaluator with 1 and 2 workers (actors of
 one judge each) on a local Ray cluster of this machine's cores (or --address). Times are wall clock
 around the judging only (judges started and warmed first; their start is printed apart); each
-cell runs --reps times, in a rotated order, and the fastest run counts (the machine is shared). Then the
+cell runs --reps times, in a rotated order, and the fastest run counts (the machine is shared).
+The driver's CPU time is printed for the Ray cells (on Ray the judging happens elsewhere), and
+once more for the rl batch with actors of 2 judges (bigger chunks: what a chunk costs). Then the
 per-task overhead of Ray: an actor call that does nothing, and one trivial submission judged per
 call through each executor (the latency a small call pays).
 """
@@ -71,12 +73,12 @@ def run_rl(ev, problems, subs) -> tuple[float, float]:
     return time.perf_counter() - start, time.process_time() - cpu
 
 
-def make(executor: str, judges: int, cfg: EvaluatorConfig, address: str | None):
+def make(executor: str, judges: int, cfg: EvaluatorConfig, address: str | None, actor_cpus: int = 1):
     from pipeline.executor import make_evaluator
 
     start = time.perf_counter()
     ev = make_evaluator(cfg, executor=executor, ray_address=address, workers=judges,
-                        **({"ray_actor_cpus": 1} if executor == "ray" else {}))
+                        **({"ray_actor_cpus": actor_cpus} if executor == "ray" else {}))
     warm = Problem(id="warm", source="bench", statement="", style="stdio", tests=[TestCase("1\n", "1\n")])
     ev.evaluate_batch([warm], [Submission("warm", f"w{i}", "python", "print(input())") for i in range(2 * judges)])
     return ev, time.perf_counter() - start
@@ -110,6 +112,18 @@ def overhead(cfg: EvaluatorConfig, address: str | None, calls: int) -> list[tupl
         ev.close()
         rows.append((f"1 trivial submission per call, {executor}", statistics.median(lat) * 1e3))
     rows.append(("  Ray's share of such a call", rows[2][1] - rows[1][1]))
+    return rows
+
+
+def chunk_cost(cfg: EvaluatorConfig, address: str | None, problems, subs) -> list[tuple[int, int, float]]:
+    """The driver's CPU per submission of the rl batch on 2 judges, as actors of 1 or 2 judges
+    (chunks of 2 or 4): (judges per actor, chunk size, ms per submission)."""
+    rows = []
+    for actor_cpus in (1, 2):
+        ev, _ = make("ray", 2, cfg, address, actor_cpus)
+        _, cpu = run_rl(ev, problems, subs)
+        rows.append((actor_cpus, ev._chunk_size(len(subs)), 1e3 * cpu / len(subs)))
+        ev.close()
     return rows
 
 
@@ -165,6 +179,9 @@ def main() -> None:
         print(f"{executor}: rl speed-up 1 -> 2 judges x{s1 / s2:.2f}; validate x"
               f"{results['validate', executor, 1] / results['validate', executor, 2]:.2f}")
     print("start (judges up and warm): " + ", ".join(f"{e} {j}: {s:.1f} s" for (e, j), s in starts.items()))
+    print("\nthe driver's CPU by chunk size (rl batch, 2 judges)")
+    for actor_cpus, chunk, ms in chunk_cost(cfg, args.address, problems, rsubs):
+        print(f"  actors of {actor_cpus} judges, chunks of {chunk}: {ms:.2f} ms per submission")
     print("\nper-task overhead (median of", args.calls, "calls)")
     for name, ms in overhead(cfg, args.address, args.calls):
         print(f"  {name:45s} {ms:7.1f} ms")
