@@ -168,3 +168,17 @@ def test_local_default_never_imports_ray():
     """)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]
 
+
+
+def test_reward_scoring_on_ray_as_local(ray_ev):
+    """The training reward's path (pipeline.scoring.Scorer with a batch deadline, as
+    EvaluatorReward uses it): the same statuses from Ray's judges as from the local pool."""
+    from pipeline.scoring import Scorer
+
+    texts = [f"```python\n{STDIO[k]}```" for k in ("ac", "wa", "ce", "tle")] + ["no code here"]
+    texts += [f"```python\n{FUNCTIONAL[k]}```" for k in ("ac", "wa")]
+    pids = ["sum"] * 5 + ["add"] * 2
+    with Evaluator(workers=2, config=FAST) as local_ev:
+        local = Scorer([SUM, ADD], judge=local_ev, deadline_s=60).score(texts, pids)
+    on_ray = Scorer([SUM, ADD], judge=ray_ev, deadline_s=60).score(texts, pids)
+    assert [s.status for s in on_ray] == [s.status for s in local] == ["AC", "WA", "CE", "TLE", "no_code", "AC", "WA"]
