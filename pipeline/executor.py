@@ -65,6 +65,10 @@ def ray_init(address: str | None = None):
     except Exception as e:  # noqa: BLE001 - ConnectionError, ValueError, RuntimeError: all one line
         where = "start a local Ray cluster" if address is None else f"join the Ray cluster at {address!r}"
         raise RuntimeError(f"executor=ray: could not {where}: {str(e).strip().splitlines()[0][:300]}") from None
+    res = ray.cluster_resources()
+    log.info("executor: ray %s (%d node(s), %g CPUs, %g GPUs)",
+             "started a local cluster" if address is None else f"joined the cluster at {address}",
+             sum(1 for n in ray.nodes() if n.get("Alive")), res.get("CPU", 0), res.get("GPU", 0))
     return ray
 
 
