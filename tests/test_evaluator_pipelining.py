@@ -166,6 +166,25 @@ def test_a_session_child_cannot_find_later_inputs(judge):
     assert judge.reply()[0]["end"]
 
 
+def test_results_encode_the_same_with_and_without_the_plain_fast_path(judge):
+    """Flat lists of exact JSON scalars skip the Encoder's walk; everything else takes it. The
+    text and the `converted` flag must be what the Encoder gives either way."""
+    code = """
+        class Big(int):
+            pass
+        VALUES = [[1, "a", None, True, 2.5], 7, "s", None, [], (1, 2), [[1], [2]], [Big(3)], Big(4), {1}]
+        def f(i):
+            return VALUES[i]
+    """
+    n = 10
+    assert judge.open(code, "f", [str(i) for i in range(n)])["frame"]["event"] == "ready"
+    got = [judge.reply() for _ in range(n)]
+    assert [b[0] for _, b in got] == [b'[1, "a", null, true, 2.5]', b"7", b'"s"', b"null", b"[]", b"[1, 2]",
+                                      b"[[1], [2]]", b"[3]", b"4", b'{"__set__": [1]}']
+    assert [h["frame"]["converted"] for h, _ in got] == [False] * 5 + [True, False, False, False, True]
+    assert judge.reply()[0]["end"]
+
+
 def test_a_forged_frame_header_reaches_the_parent_as_valid_json(judge):
     """The judge forwards a frame header as the text it came in, which the program writes. One
     in UTF-16 (json.loads takes it, but its NUL bytes would break the parent's reader: an SE for

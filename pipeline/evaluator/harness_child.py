@@ -389,6 +389,19 @@ class Encoder:
         return out
 
 
+_SCALARS = (int, str, bool, float, type(None))
+
+
+def plain(x):
+    """Whether `Encoder().enc(x)` would give back `x` as it is: a scalar of an exact JSON type,
+    or a flat list of those (the common LeetCode results), encoded without walking them in
+    Python. Anything else (nested, tuples, sets, nodes, subclasses) goes through the Encoder."""
+    t = type(x)
+    if t is list:
+        return all(type(v) in _SCALARS for v in x)
+    return t in _SCALARS
+
+
 def session_child(req, res_fd, cmd_fd):
     """Load the functional submission once, then answer one call per command line."""
     import io
@@ -474,8 +487,11 @@ def session_child(req, res_fd, cmd_fd):
             result, result_shape = call_args[0], params[0] if params else None
         enc = Encoder()
         try:
-            result = empty_nodes_as_lists(result, result_shape)  # LeetCode prints no list / tree as []
-            payload = json.dumps(enc.enc(result)).encode()
+            if result_shape is None and plain(result):  # what Encoder would return unchanged
+                payload = json.dumps(result).encode()
+            else:
+                result = empty_nodes_as_lists(result, result_shape)  # LeetCode prints no list / tree as []
+                payload = json.dumps(enc.enc(result)).encode()
         except (ValueError, TypeError, RecursionError, OverflowError) as e:
             send_frame(res_fd, {"event": "result", "ok": False, "error_type": "Unserialisable", "cpu_s": cpu,
                                 "maxrss_kb": maxrss_kb()}, f"return value cannot be serialised: {e}".encode())
