@@ -64,7 +64,15 @@ def ray_init(address: str | None = None):
             ray.init(address=address, logging_level="warning")
     except Exception as e:  # noqa: BLE001 - ConnectionError, ValueError, RuntimeError: all one line
         where = "start a local Ray cluster" if address is None else f"join the Ray cluster at {address!r}"
-        raise RuntimeError(f"executor=ray: could not {where}: {str(e).strip().splitlines()[0][:300]}") from None
+        why = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
+        cause: BaseException | None = e
+        for _ in range(8):  # Ray 2.60 clusters want a token: the cause says so, the error does not
+            if cause is None or "AuthenticationError" in f"{type(cause).__name__} {cause}":
+                break
+            cause = cause.__cause__ or cause.__context__
+        if cause is not None:
+            why += " (the cluster's auth token is missing or wrong: RAY_AUTH_TOKEN, see docs/scale-out.md)"
+        raise RuntimeError(f"executor=ray: could not {where}: {why}") from None
     res = ray.cluster_resources()
     log.info("executor: ray %s (%d node(s), %g CPUs, %g GPUs)",
              "started a local cluster" if address is None else f"joined the cluster at {address}",
