@@ -76,7 +76,7 @@ def test_same_verdicts_as_local(ray_ev, local_verdicts, mode):
     # the streaming call yields them in submission order too, dicts and malformed records included
     items = [{"problem_id": s.problem_id, "submission_id": s.submission_id, "language": s.language,
               "code": s.code} for s in samples()] + [{"problem_id": "sum", "code": 3}]
-    streamed = list(ray_ev.evaluate([SUM, ADD], items, mode=mode, progress=False))
+    streamed = list(ray_ev.evaluate([SUM, ADD], iter(items), mode=mode, progress=False))  # length unknown
     assert [shape(v) for v in streamed[:-1]] == [shape(v) for v in local]
     assert streamed[-1].status == "SE" and "malformed" in streamed[-1].reason
     assert all(v.meta.get("sandbox") == local[0].meta.get("sandbox") for v in streamed)
