@@ -1,11 +1,13 @@
-"""validate with executor=ray on the session's real Ray cluster against executor=local. (Its own
-module: the judging tests' evaluator holds the session cluster's 2 CPUs until their module ends.)"""
+"""validate with executor=ray on the session's real Ray cluster against executor=local, and judges
+starting on a cluster whose CPUs other work holds. (Their own module: the judging tests'
+evaluator holds the session cluster's 2 CPUs until that module ends.)"""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
-from pipeline.evaluator import EvaluatorConfig
+from pipeline.evaluator import EvaluatorConfig, Submission
 from pipeline.io import read_problems
 from pipeline.schema import Problem, ReferenceSolution, TestCase, WrongSolution
 from pipeline.validate import ValidateConfig, validate_problems
@@ -48,3 +50,29 @@ def test_validate_on_ray_same_report_and_kept_problems(ray_cluster, tmp_path, ca
     assert len(kept["t/sum-one-wrong-test"]["tests"]) == 4  # its wrong expected output was dropped
     assert any(r["role"] == "wrong" for r in local[2])  # the known-wrong solution ran too
     assert on_ray == local
+
+
+def test_judging_starts_on_the_actors_that_fit(ray_cluster, caplog):
+    """Another actor holds one of the 2 CPUs (a rollout replica, say): the judges start on the one
+    that fits instead of waiting for both, and the other joins once the CPU is free."""
+    from pipeline.evaluator.ray_pool import RayEvaluator
+
+    @ray_cluster.remote(num_cpus=1)
+    class Hog:
+        def ping(self) -> int:
+            return 1
+
+    hog = Hog.remote()
+    ray_cluster.get(hog.ping.remote())
+    problem = Problem(id="echo", source="t", statement="", style="stdio", tests=[TestCase("1\n", "1\n")])
+    subs = [Submission("echo", f"e{i}", "python", "print(input())") for i in range(4)]
+    with caplog.at_level("WARNING", logger="pipeline.evaluator.ray_pool"):
+        ev = RayEvaluator(dataclasses.replace(FAST, workers=2), cpus_per_actor=1, start_grace_s=1.0)
+    try:
+        assert "1 of 2 ray judge actors still wait for resources" in caplog.text
+        assert [v.status for v in ev.evaluate_batch([problem], subs)] == ["AC"] * 4
+        ray_cluster.kill(hog)
+        assert [v.status for v in ev.evaluate_batch([problem], subs)] == ["AC"] * 4
+    finally:
+        ev.close()
+        ray_cluster.kill(hog)

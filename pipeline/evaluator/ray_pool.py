@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import ray
-from ray.exceptions import GetTimeoutError, RayError, RayTaskError
+from ray.exceptions import RayError, RayTaskError
 
 from pipeline.evaluator.config import EvaluatorConfig, Submission
 from pipeline.evaluator.judge import MODES
@@ -103,11 +103,12 @@ class RayEvaluator:
     MICROCODER_RAY_JUDGE_CPUS or 4, at most the largest eligible node's CPUs); `resource` names a
     custom resource the actors need a share of (default MICROCODER_RAY_JUDGE_RESOURCE). A chunk
     whose actor dies is retried on another actor, up to `max_attempts` times in all (then its
-    submissions are judged SE, never dropped). `wait=False` returns while the actors start."""
+    submissions are judged SE, never dropped). `wait=False` returns while the actors start; the
+    first call waits for all of them, or `start_grace_s` and then starts on those that started."""
 
     def __init__(self, config: EvaluatorConfig | None = None, *, address: str | None = None,
                  cpus_per_actor: int | None = None, resource: str | None = None, max_attempts: int = 3,
-                 start_timeout_s: float = 300.0, wait: bool = True):
+                 start_timeout_s: float = 300.0, start_grace_s: float = 15.0, wait: bool = True):
         from pipeline.executor import ray_init
 
         ray_init(address)
@@ -129,6 +130,7 @@ class RayEvaluator:
         self.timeout_scale = cfg.timeout_scale
         self.max_attempts = max(1, max_attempts)
         self.start_timeout_s = start_timeout_s
+        self.start_grace_s = min(start_grace_s, start_timeout_s)
         self.address = address
         self.meta: dict[str, Any] = {}
         self.kind = None
@@ -160,26 +162,32 @@ class RayEvaluator:
         return _Slot(handle, handle.ready.remote())
 
     def _ensure_started(self) -> None:
-        """Wait for every actor's `ready` (once); an actor that cannot start is a clear error."""
+        """Wait (once) for the actors to start: all of them, or after `start_grace_s` those that did (on a
+        shared cluster the others wait for CPUs that other work holds and join when placed); none
+        within `start_timeout_s`, or one that failed to start, is a clear error."""
         if self.meta:
             return
         refs = [s.ready_ref for s in self._slots]
-        _, waiting = ray.wait(refs, num_returns=len(refs), timeout=min(15.0, self.start_timeout_s))
-        if waiting:  # a shared cluster: other work holds the CPUs (or no node fits an actor)
-            log.warning("executor: %d of %d ray judge actors still wait for resources after 15s (free: %s); "
-                        "waiting up to %.0fs", len(waiting), len(refs), ray.available_resources(), self.start_timeout_s)
-        try:
-            infos = ray.get(refs, timeout=self.start_timeout_s)
-        except GetTimeoutError:
+        ready, waiting = ray.wait(refs, num_returns=len(refs), timeout=self.start_grace_s)
+        if not ready:
+            ready, waiting = ray.wait(refs, num_returns=1, timeout=self.start_timeout_s - self.start_grace_s)
+        if not ready:
             raise RuntimeError(
                 f"executor=ray: {self.n_actors} judge actors ({self.cpus_per_actor} CPUs"
                 f"{f', resource {self.resource}' if self.resource else ''} each) did not start within "
-                f"{self.start_timeout_s:.0f}s; the cluster has {ray.available_resources()} free") from None
+                f"{self.start_timeout_s:.0f}s; the cluster has {ray.available_resources()} free")
+        if waiting:
+            log.warning("executor: %d of %d ray judge actors still wait for resources (free: %s); judging starts "
+                        "on the %d others", len(waiting), len(refs), ray.available_resources(), len(ready))
+        try:
+            infos = ray.get(ready)
         except RayError as e:
             raise RuntimeError(f"executor=ray: a judge actor failed to start: {_first_line(e)}") from None
+        started = dict(zip(ready, infos, strict=True))
         with self._lock:
-            for slot, info in zip(self._slots, infos, strict=True):
-                slot.ready, slot.info = True, info
+            for slot in self._slots:
+                if slot.ready_ref in started:
+                    slot.ready, slot.info = True, started[slot.ready_ref]
             self.meta = dict(infos[0]["meta"])
             self.kind = self.meta.get("sandbox")
         nodes = len({i["node"] for i in infos})
@@ -413,8 +421,8 @@ class RayEvaluator:
             return
         self._closed = True
         handles = [s.handle for s in self._slots]
-        try:
-            ray.get([h.close.remote() for h in handles], timeout=60)
+        try:  # an actor still waiting for resources has nothing to close
+            ray.get([s.handle.close.remote() for s in self._slots if s.ready], timeout=60)
         except Exception as e:  # noqa: BLE001 - a dead actor has nothing left to close
             log.debug("executor: closing ray judge actors: %s", e)
         for h in handles:
