@@ -146,8 +146,8 @@ class RayEvaluator:
         self._actor_cls = ray.remote(JudgeActor).options(**options)
         self._actor_cfg = dataclasses.replace(cfg, workers=self.cpus_per_actor)
         self._slots = [self._spawn() for _ in range(self.n_actors)]
-        log.info("executor: ray (%d actors x %d judges = %d judges; cluster %s)", self.n_actors,
-                 self.cpus_per_actor, self.workers, address or "local")
+        log.info("executor: ray (%d actors x %d judges = %d judges; cluster at %s)", self.n_actors,
+                 self.cpus_per_actor, self.workers, ray.get_runtime_context().gcs_address)
         if wait:
             self._ensure_started()
 
