@@ -5,6 +5,7 @@ error; and the default (local) path never imports Ray."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -101,11 +102,14 @@ def test_killed_actor_is_recovered(ray_cluster, ray_ev):
     stream = ray_ev.evaluate([SUM], subs, progress=False)
     out = [next(stream)]
     victim = ray_ev.actors()[0]
+    victim_root = ray_cluster.get(victim.ready.remote())["root"]
+    assert os.path.isdir(victim_root)
     ray_cluster.kill(victim, no_restart=True)
     out += list(stream)
     assert [v.submission_id for v in out] == [s.submission_id for s in subs]
     assert [v.status for v in out] == ["AC"] * len(subs)
     assert ray_ev.restarts > restarts and victim not in ray_ev.actors() and len(ray_ev.actors()) == 2
+    assert not os.path.exists(victim_root)  # the folder it could not remove, removed by a live actor
     again = ray_ev.evaluate_batch([SUM], subs[:4])
     assert [v.status for v in again] == ["AC"] * 4
     # a lost node: every actor dead while idle; the next call's chunks find out, all are replaced

@@ -18,11 +18,13 @@ import dataclasses
 import logging
 import math
 import os
+import shutil
 import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import ray
@@ -50,7 +52,15 @@ class JudgeActor:
 
     def ready(self) -> dict[str, Any]:
         return {"meta": self.ev.meta, "judges": self.ev.workers, "pid": os.getpid(),
-                "node": ray.get_runtime_context().get_node_id()}
+                "node": ray.get_runtime_context().get_node_id(), "root": str(self.ev.root)}
+
+    def remove_root(self, root: str) -> bool:
+        """Remove a killed actor's evaluator folder on this node (it could not close it itself)."""
+        path = Path(root)
+        if not path.name.startswith("microcoder-eval-") or path == self.ev.root:
+            return False
+        shutil.rmtree(path, ignore_errors=True)
+        return not path.exists()
 
     def _problems(self, refs: list[tuple[str, Any]]) -> dict[str, Problem]:
         with self.lock:
@@ -244,8 +254,21 @@ class RayEvaluator:
             ray.kill(slot.handle)
         except Exception:  # noqa: BLE001 - already gone
             pass
+        self._remove_root(slot)
         if sweep:
             self._sweep()
+
+    def _remove_root(self, dead: _Slot) -> None:
+        """A live actor on the dead one's node removes the folder it left (best effort)."""
+        node, root = dead.info.get("node"), dead.info.get("root")
+        with self._lock:
+            helpers = [s for s in self._slots if s.ready and node and s.info.get("node") == node]
+        if not root or not helpers:
+            return
+        try:
+            ray.get(helpers[0].handle.remove_root.remote(root), timeout=10)
+        except Exception as e:  # noqa: BLE001 - the helper may be gone too: the folder stays
+            log.debug("executor: removing %s on node %s: %s", root, node, e)
 
     def _sweep(self) -> None:
         with self._lock:
