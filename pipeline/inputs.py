@@ -106,9 +106,24 @@ def normalise(row: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class Reject:
-    id: str | None
-    reason: str
+    """One input record that did not become a Problem: the one class every reader and source uses.
+    `code` is the reason's category (the stats key), `detail` says exactly what was wrong, `record`
+    is the raw input."""
+
+    code: str
+    detail: str
     record: Any
+    id: str | None = None
+
+    @property
+    def reason(self) -> str:
+        return f"{self.code}: {self.detail}" if self.detail else self.code
+
+    @classmethod
+    def of(cls, id: str | None, reason: str, record: Any) -> Reject:
+        """From a whole reason text `category: detail`."""
+        code, _, detail = reason.partition(": ")
+        return cls(code, detail, record, id)
 
 
 @dataclass
@@ -141,14 +156,14 @@ def load_problems(path: str | Path, what: str = "problems") -> LoadedProblems:
     for row, err in iter_records(path):
         out.read += 1
         if row is None:
-            out.rejects.append(Reject(None, f"unreadable record: {err}", None))
+            out.rejects.append(Reject.of(None, f"unreadable record: {err}", None))
             continue
         problem, reason, row = judge_record(row)
         if problem is None:
-            out.rejects.append(Reject(row.get("id") if isinstance(row.get("id"), str) else None, reason, row))
+            out.rejects.append(Reject.of(row.get("id") if isinstance(row.get("id"), str) else None, reason, row))
             continue
         if problem.id in seen:
-            out.rejects.append(Reject(problem.id, DUPLICATE, row))
+            out.rejects.append(Reject.of(problem.id, DUPLICATE, row))
             continue
         seen.add(problem.id)
         out.problems.append(problem)

@@ -146,7 +146,7 @@ def load_benchmark(path: str | Path, fmt: str = "auto") -> tuple[list[Problem], 
         if isinstance(item, Problem):
             problems.append(item)
         else:
-            rejects.append(Reject(item.id, f"unreadable LiveCodeBench row ({item.code}): {item.detail}", item.record))
+            rejects.append(Reject.of(item.id, f"unreadable LiveCodeBench row ({item.code}): {item.detail}", item.record))
     return problems, rejects
 
 
@@ -161,7 +161,7 @@ def select_problems(problems: list[Problem], date_from: str | None, date_to: str
         if reason is None and max_problems is not None and len(kept) >= max_problems:
             reason = f"over max_problems={max_problems}"
         if reason is not None:
-            excluded.append(Reject(p.id, reason, p))
+            excluded.append(Reject.of(p.id, reason, p))
             continue
         seen.add(p.id)
         kept.append(p)
@@ -370,11 +370,11 @@ def _run_evaluation(cfg: EvalModelConfig, benchmark: Path, models: dict[str, str
             prompts[p.id] = build_messages(p, thinking=cfg.thinking, language=cfg.language,
                                            system_prompt=cfg.system_prompt)
         except ValueError as e:
-            rejects.append(Reject(p.id, f"cannot prompt: {e}", p))
+            rejects.append(Reject.of(p.id, f"cannot prompt: {e}", p))
             continue
         problems.append(p)
     over = _over_budget(cfg, models, prompts)  # counted with every model's tokenizer: the same problems for all
-    rejects += [Reject(p.id, over[p.id], p) for p in problems if p.id in over]
+    rejects += [Reject.of(p.id, over[p.id], p) for p in problems if p.id in over]
     problems = [p for p in problems if p.id not in over]
     for r in rejects:
         stats.reject(r.reason)

@@ -12,26 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline.inputs import Reject  # noqa: F401 - the one reject class; sources import it from here
 from pipeline.schema import Problem
 
 
 class SourceError(RuntimeError):
     """A whole source cannot be read (missing file, API down, bad options): not a record's fault."""
-
-
-@dataclass
-class Reject:
-    """One input record that did not become a Problem. `code` is a short reason category (the
-    stats key); `detail` says exactly what was wrong; `record` is the raw input."""
-
-    code: str
-    detail: str
-    record: Any
-    id: str | None = None
-
-    @property
-    def reason(self) -> str:
-        return f"{self.code}: {self.detail}" if self.detail else self.code
 
 
 Item = Problem | Reject
