@@ -16,6 +16,7 @@ limit was stated (or chosen by the author of our own jsonl).
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 import math
 from dataclasses import dataclass, field
@@ -388,3 +389,31 @@ class Verdict:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+def iso_date(value: object) -> str | None:
+    """An ISO date (YYYY-MM-DD) from a date, datetime, ISO string or unix seconds; None if absent.
+    Raises ValueError on a value that is present but not a date."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise ValueError(f"not a date: {value!r}")
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(dt.UTC)
+        return value.date().isoformat()
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, (int, float)):
+        return dt.datetime.fromtimestamp(value, tz=dt.UTC).date().isoformat()
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return iso_date(dt.datetime.fromisoformat(text.replace("Z", "+00:00")))
+        except ValueError:
+            pass
+        try:
+            return dt.date.fromisoformat(text[:10]).isoformat()
+        except ValueError:
+            raise ValueError(f"not a date: {value!r}") from None
+    raise ValueError(f"not a date: {value!r}")

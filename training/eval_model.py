@@ -37,7 +37,7 @@ from pipeline.inputs import (
     load_problems,
     require_input,
 )
-from pipeline.schema import Problem
+from pipeline.schema import Problem, iso_date
 from pipeline.scoring import JUDGED, UNJUDGED, Scorer
 
 log = logging.getLogger(__name__)
@@ -103,10 +103,13 @@ class EvalModelConfig(ExecutionFields):
 
 
 def _date(value: Any, what: str) -> str:
-    text = str(value)[:10]
-    if len(text) != 10 or text[4] != "-" or text[7] != "-" or not (text[:4] + text[5:7] + text[8:]).isdigit():
+    try:
+        date = iso_date(value)
+    except ValueError:
+        date = None
+    if date is None:
         raise ValueError(f"{what}: expected a YYYY-MM-DD date, got {value!r}")
-    return text
+    return date
 
 
 def platform_of(problem: Problem) -> str:

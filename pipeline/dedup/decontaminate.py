@@ -22,7 +22,6 @@ Both use the dedup stage's normalisation, so markdown/LaTeX/plain-text copies ma
 
 from __future__ import annotations
 
-import datetime as dt
 import gzip
 import json
 import re
@@ -38,21 +37,11 @@ from datasketch import MinHash
 
 from pipeline.dedup.features import Features, Featurizer
 from pipeline.dedup.minhash import CandidateIndex, jaccard, minhashes
+from pipeline.schema import iso_date
 
 BENCHMARK_FORMATS = ("problems", "livecodebench")
 _FILE_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".parquet")
 _HUB_ID = re.compile(r"[\w.-]+/[\w.-]+")
-
-
-def _iso_date(value: Any) -> str | None:
-    """YYYY-MM-DD from a date, datetime or ISO string (YAML turns 2024-08-01 into a date)."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, (dt.date, dt.datetime)):
-        return value.isoformat()[:10]
-    text = str(value)[:10]
-    dt.date.fromisoformat(text)  # raises ValueError with the offending text
-    return text
 
 
 @dataclass
@@ -84,7 +73,7 @@ class BenchmarkSpec:
             raise ValueError(f"benchmark {spec.name!r}: format must be one of {list(BENCHMARK_FORMATS)}, "
                              f"got {spec.format!r}")
         spec.path = str(spec.path)
-        spec.date_from, spec.date_to = _iso_date(spec.date_from), _iso_date(spec.date_to)
+        spec.date_from, spec.date_to = iso_date(spec.date_from), iso_date(spec.date_to)
         return spec
 
 
@@ -148,7 +137,7 @@ def _item(row: dict[str, Any], spec: BenchmarkSpec, n: int) -> BenchmarkItem:
         raise ValueError(f"benchmark {spec.name!r} row {n}: no {keys[1]!r} text (is format {spec.format!r} right?)")
     date = row.get(keys[2])
     return BenchmarkItem(spec.name, str(id_ if id_ not in (None, "") else n), statement,
-                         _iso_date(date) if date else None)
+                         iso_date(date) if date else None)
 
 
 def load_benchmark(spec: BenchmarkSpec) -> tuple[list[BenchmarkItem], dict[str, Any]]:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import xxhash
 
-from pipeline.schema import Problem, TestCase
+from pipeline.schema import Problem, TestCase, iso_date
 
 
 def _norm(text: str) -> str:
@@ -42,7 +42,7 @@ def _date_ordinal(value: str | None) -> int | None:
     if not value:
         return None
     try:
-        return dt.date.fromisoformat(str(value)[:10]).toordinal()
+        return dt.date.fromisoformat(iso_date(value)).toordinal()
     except ValueError:
         return None
 

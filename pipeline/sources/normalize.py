@@ -10,7 +10,10 @@ import xxhash
 from bs4 import BeautifulSoup
 from markdownify import MarkdownConverter
 
-from pipeline.schema import Problem
+from pipeline.schema import (
+    Problem,
+    iso_date,  # noqa: F401 - the one date parser; sources import it from here
+)
 
 
 class _StatementConverter(MarkdownConverter):
@@ -91,34 +94,6 @@ def content_id(*parts: str | None) -> str:
         h.update((p or "").encode("utf-8"))
         h.update(b"\x00")
     return h.hexdigest()
-
-
-def iso_date(value: object) -> str | None:
-    """An ISO date (YYYY-MM-DD) from a date, datetime, ISO string or unix seconds; None if absent.
-    Raises ValueError on a value that is present but not a date."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool):
-        raise ValueError(f"not a date: {value!r}")
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is not None:
-            value = value.astimezone(dt.UTC)
-        return value.date().isoformat()
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    if isinstance(value, (int, float)):
-        return dt.datetime.fromtimestamp(value, tz=dt.UTC).date().isoformat()
-    if isinstance(value, str):
-        text = value.strip()
-        try:
-            return iso_date(dt.datetime.fromisoformat(text.replace("Z", "+00:00")))
-        except ValueError:
-            pass
-        try:
-            return dt.date.fromisoformat(text[:10]).isoformat()
-        except ValueError:
-            raise ValueError(f"not a date: {value!r}") from None
-    raise ValueError(f"not a date: {value!r}")
 
 
 def parse_since(value: object) -> dt.date | None:
