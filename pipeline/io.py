@@ -106,20 +106,31 @@ def write_jsonl(path: str | os.PathLike, rows: Iterable[dict[str, Any]]) -> int:
 
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
-    """Yield (line_number, record, error) for each non-blank line; a bad line gives error text."""
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except ValueError as e:
-                yield n, None, f"line {n}: invalid JSON ({e}): {line.strip()[:300]!r}"
-                continue
-            if not isinstance(rec, dict):
-                yield n, None, f"line {n}: expected a JSON object, got {type(rec).__name__}"
-                continue
-            yield n, rec, None
+    """The one jsonl reader: (line_number, record, error) per non-blank line of a .jsonl or
+    .jsonl.gz file. A line that is not a JSON object gives error text; so does a stream that breaks
+    (a truncated or corrupt gzip, an unreadable file), as its last item."""
+    import gzip
+    import zlib
+
+    path = Path(path)
+    n = 0
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt", encoding="utf-8", errors="replace") as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    rec = json.loads(line)
+                except (ValueError, RecursionError) as e:
+                    yield n, None, f"line {n}: invalid JSON ({e}): {line.strip()[:300]!r}"
+                    continue
+                if not isinstance(rec, dict):
+                    yield n, None, f"line {n}: expected a JSON object, got {type(rec).__name__}"
+                    continue
+                yield n, rec, None
+    except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+        yield n + 1, None, f"stream ends or breaks after line {n} ({e})"
 
 
 # --- problem shards ---------------------------------------------------------------------------

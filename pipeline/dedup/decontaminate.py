@@ -22,7 +22,6 @@ Both use the dedup stage's normalisation, so markdown/LaTeX/plain-text copies ma
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 from collections import Counter
@@ -37,6 +36,7 @@ from datasketch import MinHash
 
 from pipeline.dedup.features import Features, Featurizer
 from pipeline.dedup.minhash import CandidateIndex, jaccard, minhashes
+from pipeline.io import read_jsonl
 from pipeline.schema import iso_date
 
 BENCHMARK_FORMATS = ("problems", "livecodebench")
@@ -96,14 +96,10 @@ def _read_file(path: Path) -> Iterator[dict[str, Any]]:
             raise ValueError(f"{path}: a .json benchmark must hold a list of objects")
         yield from rows
     elif name.endswith((".jsonl", ".jsonl.gz")):
-        opener = gzip.open if name.endswith(".gz") else open
-        with opener(path, "rt", encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                if line.strip():
-                    try:
-                        yield json.loads(line)
-                    except ValueError as e:
-                        raise ValueError(f"{path}:{n}: invalid JSON ({e})") from e
+        for _n, rec, err in read_jsonl(path):
+            if err is not None:
+                raise ValueError(f"{path}: {err}")
+            yield rec
     else:
         raise ValueError(f"{path}: unsupported benchmark file type (want one of {list(_FILE_SUFFIXES)})")
 

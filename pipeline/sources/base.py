@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 import gzip
-import json
-import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.inputs import Reject  # noqa: F401 - the one reject class; sources import it from here
+from pipeline.inputs import Reject
+from pipeline.io import read_jsonl  # noqa: F401 - the one reject class; sources import it from here
 from pipeline.schema import Problem
 
 
@@ -54,28 +53,19 @@ def open_text(path: Path):
 
 
 def iter_json_lines(path: str | Path) -> Iterator[tuple[int, dict[str, Any] | None, Reject | None]]:
-    """(line number, record, reject) per non-blank line of a jsonl or jsonl.gz file. A bad line
-    or a truncated / corrupt gzip stream becomes a Reject instead of an exception."""
+    """(line number, record, reject) per non-blank line of a jsonl or jsonl.gz file (`io.read_jsonl`):
+    a bad line or a truncated / corrupt gzip stream becomes a Reject instead of an exception."""
     path = Path(path)
-    n = 0
     try:
-        with open_text(path) as f:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                except (ValueError, RecursionError) as e:
-                    yield n, None, Reject("bad_json", f"{path.name} line {n}: {e}", {"line": n, "text": line[:2000]})
-                    continue
-                if not isinstance(rec, dict):
-                    yield n, None, Reject("bad_json", f"{path.name} line {n}: expected a JSON object, got "
-                                          f"{type(rec).__name__}", {"line": n, "text": line[:2000]})
-                    continue
+        for n, rec, err in read_jsonl(path):
+            if err is None:
                 yield n, rec, None
-    except (EOFError, OSError, zlib.error, UnicodeDecodeError) as e:
-        yield n + 1, None, Reject("unreadable", f"{path.name}: stream ends or breaks after line {n} ({e})",
-                                  {"path": str(path), "after_line": n})
+            elif err.startswith("stream ends"):
+                yield n, None, Reject("unreadable", f"{path.name}: {err}", {"path": str(path), "after_line": n - 1})
+            else:
+                yield n, None, Reject("bad_json", f"{path.name} {err}", {"line": n})
+    except OSError as e:
+        yield 1, None, Reject("unreadable", f"{path.name}: {e}", {"path": str(path), "after_line": 0})
 
 
 def expand_paths(path: str | Path, patterns: tuple[str, ...] = ("*.jsonl", "*.jsonl.gz", "*.json")) -> list[Path]:

@@ -7,11 +7,12 @@ the model writes runs outside the evaluator's sandbox.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline.inputs import InputError, require_input
+from pipeline.io import read_jsonl
 from pipeline.schema import Problem
 
 TIERS = ("small", "large", "edge")
@@ -55,10 +56,10 @@ def authored_generators(path: str | Path | None) -> dict[str, Generator]:
     if not path:
         return {}
     out = {}
-    for line in Path(path).read_text().splitlines():
-        if line.strip():
-            d = json.loads(line)
-            out[d["id"]] = Generator(d["generator"], d.get("validator"), f"authored:{Path(path).name}")
+    for _n, d, err in read_jsonl(require_input(path, "stdio_generators")):
+        if err is not None or not isinstance(d.get("id"), str) or not isinstance(d.get("generator"), str):
+            raise InputError(f"stdio_generators {path}: {err or 'each record needs string id and generator'}")
+        out[d["id"]] = Generator(d["generator"], d.get("validator"), f"authored:{Path(path).name}")
     return out
 
 
