@@ -498,3 +498,22 @@ def test_cli_writes_one_verdict_line_per_submission(tmp_path):
     assert rows[0]["passed"] == rows[0]["total"] == 3 and len(rows[0]["tests"]) == 3
     assert {"problem_id", "submission_id", "status", "passed", "total", "time_s", "tests"} <= set(rows[2])
     assert "AC 1" in result.output
+
+
+def test_a_process_that_never_closes_its_evaluator_still_exits(tmp_path):
+    """Evaluator.__del__ at interpreter exit closes the judges without starting threads (none can
+    start then: the process used to wait forever for one)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "leave.py"
+    script.write_text("from pipeline.evaluator import Evaluator\n"
+                      "ev = Evaluator(workers=2)\n"
+                      "raise SystemExit(3)\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        done = subprocess.run([sys.executable, str(script)], cwd=root, env={**os.environ, "PYTHONPATH": root},
+                              capture_output=True, timeout=120)  # only a hang guard, not a timing
+    except subprocess.TimeoutExpired:
+        pytest.fail("the process hung at exit")
+    assert done.returncode == 3, done.stderr[-2000:]

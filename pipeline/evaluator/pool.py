@@ -387,11 +387,17 @@ class Evaluator:
         workers = list(self._all)
         if pending is not None and pending[1] is not None:
             workers += [pending[1][0], *pending[1][1]]
-        closers = [threading.Thread(target=w.close) for w in workers]  # each waits for its boxes
-        for t in closers:
-            t.start()
-        for t in closers:
-            t.join()
+        if sys.is_finalizing():
+            # from __del__ at interpreter exit (the caller never closed us): no thread can start
+            # any more (Thread.start would wait forever for it), so one after the other
+            for w in workers:
+                w.close()
+        else:
+            closers = [threading.Thread(target=w.close) for w in workers]  # each waits for its boxes
+            for t in closers:
+                t.start()
+            for t in closers:
+                t.join()
         shutil.rmtree(self.root, ignore_errors=True)
 
     def __enter__(self) -> Evaluator:
