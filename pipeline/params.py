@@ -53,7 +53,8 @@ def load_params(section: str, path: str | Path | None = None, overrides: list[st
     path = Path(path) if path else DEFAULT_PARAMS
     data: dict[str, Any] = {}
     if path.exists():
-        data = yaml.safe_load(path.read_text()) or {}
+        # the C loader when PyYAML has it: every CLI start parses params.yaml (40 ms -> 6 ms)
+        data = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
         if not isinstance(data, dict):
             raise ValueError(f"{path}: expected a mapping at the top level")
     params = dict(data.get(section) or {})
