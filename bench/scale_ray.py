@@ -74,7 +74,7 @@ def run_rl(ev, problems, subs) -> tuple[float, float]:
 
 
 def make(executor: str, judges: int, cfg: EvaluatorConfig, address: str | None, actor_cpus: int = 1):
-    from pipeline.executor import make_evaluator
+    from pipeline.evaluator.factory import make_evaluator
 
     start = time.perf_counter()
     ev = make_evaluator(cfg, executor=executor, ray_address=address, workers=judges,

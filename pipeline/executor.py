@@ -2,8 +2,9 @@
 cluster: `ray_address` null starts a local one, `auto` or `ray://host:port` joins one).
 
 Every heavy stage's config carries the two fields (`ExecutionFields`); judging goes through
-`make_evaluator`, which returns the local sandboxed pool or its Ray counterpart with the same
-interface (`evaluate`, `evaluate_batch`, `close`, context manager).
+`pipeline.evaluator.factory.make_evaluator`, which returns the local sandboxed pool or its Ray
+counterpart with the same interface. This module imports nothing of the evaluator, so a stage
+that only needs the setting (dedup) does not depend on the judging code.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import logging
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 log = logging.getLogger(__name__)
 EXECUTORS = ("local", "ray")
@@ -90,38 +90,3 @@ def _check_reachable(address: str, timeout_s: float = 10.0) -> None:
         socket.create_connection((host, int(port or 10001)), timeout=timeout_s).close()
     except OSError as e:
         raise RuntimeError(f"executor=ray: no Ray cluster answers at {address!r}: {e}") from None
-
-
-def make_evaluator(config: Any = None, *, executor: str = "local", ray_address: str | None = None,
-                   wait: bool = True, **overrides: Any):
-    """The evaluator for a stage: `config` is the params' `evaluator:` section (an EvaluatorConfig,
-    a mapping or None for defaults); `overrides` (workers, timeout_scale, ...) that are not None replace
-    its fields; `wait=False` returns while the judges start (see `Evaluator`).
-
-    executor=ray: a `RayEvaluator` (same interface) whose judges are Ray actors; `workers` is then
-    the number of judges over the whole cluster (default: every CPU the actors may use). The actors'
-    shape is a deployment matter, not a param (it changes no output): MICROCODER_RAY_JUDGE_CPUS
-    (judges per actor, default 4) and MICROCODER_RAY_JUDGE_RESOURCE (a custom resource only CPU
-    nodes advertise, so GPU nodes never run submitted code), or the `ray_actor_cpus` /
-    `ray_resource` overrides here."""
-    import dataclasses
-
-    from pipeline.evaluator import Evaluator
-    from pipeline.evaluator.config import EvaluatorConfig
-
-    check_executor(executor, ray_address)
-    ray_options = {k: overrides.pop(k) for k in ("ray_actor_cpus", "ray_resource") if k in overrides}
-    if config is None:
-        config = EvaluatorConfig()
-    elif isinstance(config, dict):
-        config = EvaluatorConfig(**config)
-    if overrides:
-        config = dataclasses.replace(config, **{k: v for k, v in overrides.items() if v is not None})
-    if executor == "ray":
-        from pipeline.evaluator.ray_pool import RayEvaluator
-
-        return RayEvaluator(config, address=ray_address, wait=wait,
-                            cpus_per_actor=ray_options.get("ray_actor_cpus"),
-                            resource=ray_options.get("ray_resource"))
-    log.info("executor: local (%s judges)", config.workers or "all cores")
-    return Evaluator.from_config(config, wait=wait)

@@ -10,7 +10,7 @@ status it reports from the same `Scored` result:
   the judge overran its deadline on: both are the judge's failures, not the model's (unjudged).
 
 `Scorer` owns the judge (started only when a sample has code to judge, through the factory the
-stage gives it: `pipeline.executor.make_evaluator(...)` from the params' `evaluator:` section) and,
+stage gives it: `pipeline.evaluator.factory.make_evaluator(...)` from the params' `evaluator:` section) and,
 given a batch deadline, a watchdog thread: the evaluator enforces the deadline itself; the
 watchdog only guards against the judge overrunning it (a harness bug), scoring the batch as
 errors and replacing the judge, so a stuck judge never hangs a trainer.
@@ -119,7 +119,7 @@ class Scorer:
     def judge(self) -> Judge:
         if self._judge is None:
             if self._make_judge is None:
-                from pipeline.executor import make_evaluator
+                from pipeline.evaluator.factory import make_evaluator
 
                 self._judge = make_evaluator()
             else:

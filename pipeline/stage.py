@@ -8,7 +8,8 @@ A stage is a typer command in `stages/<name>.py` (a thin shell) over a function 
   the wrong type is a one-line error naming the valid keys; `microcoder STAGE --help` lists every
   field with its default and help (`config_help`);
 - one evaluator config: judging stages read the top-level `evaluator:` section (`--set
-  evaluator.workers=2` overrides it) and build their judge with `pipeline.executor.make_evaluator`;
+  evaluator.workers=2` overrides it) and build their judge from it
+  (`pipeline.evaluator.factory`: `load_evaluator_config`, `make_evaluator`);
 - one error path (`run_stage`): bad params, a missing input or an unreadable file end the stage
   with one line on stderr and exit status 2; `--debug` shows the traceback;
 - logging set up once (`run_stage`), progress bars switched by the `--progress/--no-progress` flag;
@@ -141,30 +142,17 @@ def split_overrides(overrides: list[str] | None) -> tuple[list[str], list[str]]:
 
 
 def load_config(cls: type[T], section: str, params_path: str | Path | None = None,
-                overrides: list[str] | None = None) -> T:
-    """The stage's config from its params.yaml section and `--set` overrides."""
+                overrides: list[str] | None = None, own_section: bool = False) -> T:
+    """The stage's config from its params.yaml section and `--set` overrides (those aimed at the
+    evaluator section are left out unless `own_section`: all of `overrides` is for this section)."""
     from pipeline.params import load_params
 
-    own, _ = split_overrides(overrides)
+    own = overrides if own_section else split_overrides(overrides)[0]
     try:
         data = load_params(section, params_path, own)
     except (ValueError, OSError) as e:
         raise ConfigError(f"params: {e}") from e
     return build_config(cls, data, section)
-
-
-def load_evaluator_config(params_path: str | Path | None = None, overrides: list[str] | None = None):
-    """The `evaluator:` section (with `--set evaluator.KEY=...` overrides) as an EvaluatorConfig."""
-    from pipeline.evaluator.config import EvaluatorConfig
-
-    _, ev = split_overrides(overrides)
-    from pipeline.params import load_params
-
-    try:
-        data = load_params(EVALUATOR_SECTION, params_path, ev)
-    except (ValueError, OSError) as e:
-        raise ConfigError(f"params: {e}") from e
-    return build_config(EvaluatorConfig, data, EVALUATOR_SECTION)
 
 
 def config_help(cls: type, section: str, judges: bool = False) -> str:

@@ -296,7 +296,7 @@ class Runner:
 
     def _start(self) -> None:
         if self.ev is None:
-            from pipeline.executor import make_evaluator
+            from pipeline.evaluator.factory import make_evaluator
 
             self.ev = make_evaluator(self.evaluator, executor=self.cfg.executor, ray_address=self.cfg.ray_address)
 

@@ -30,8 +30,9 @@ def main(
     from pipeline.stage import run_stage
 
     def body() -> None:
+        from pipeline.evaluator.factory import load_evaluator_config
         from pipeline.inputs import InputError
-        from pipeline.stage import load_config, load_evaluator_config
+        from pipeline.stage import load_config
         from training.eval_model import EvalModelConfig, run_evaluation
 
         pairs = [m.split("=", 1) for m in model]

@@ -35,10 +35,10 @@ def main(
         import time
         from collections import Counter
 
+        from pipeline.evaluator.factory import load_evaluator_config, make_evaluator
         from pipeline.evaluator.judge import MODES
-        from pipeline.executor import make_evaluator
         from pipeline.inputs import require_input
-        from pipeline.stage import ConfigError, load_evaluator_config
+        from pipeline.stage import ConfigError
 
         if mode not in MODES:
             raise ConfigError(f"--mode must be one of {list(MODES)}, got {mode!r}")

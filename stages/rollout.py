@@ -26,8 +26,9 @@ def main(
     from pipeline.stage import run_stage
 
     def body() -> None:
+        from pipeline.evaluator.factory import load_evaluator_config
         from pipeline.rollout.runner import RolloutConfig, run_rollout
-        from pipeline.stage import load_config, load_evaluator_config
+        from pipeline.stage import load_config
 
         cfg = load_config(RolloutConfig, "rollout", params, set_)
         s = run_rollout(cfg, problems, out_dir, evaluator=load_evaluator_config(params, set_), progress=progress)

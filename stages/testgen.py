@@ -24,7 +24,8 @@ def main(
     from pipeline.stage import run_stage
 
     def body() -> None:
-        from pipeline.stage import load_config, load_evaluator_config
+        from pipeline.evaluator.factory import load_evaluator_config
+        from pipeline.stage import load_config
         from pipeline.testgen.stage import TestgenConfig, run_testgen
 
         cfg = load_config(TestgenConfig, "testgen", params, set_)

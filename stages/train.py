@@ -34,7 +34,8 @@ def main(
     from pipeline.stage import run_stage
 
     def body() -> None:
-        from pipeline.stage import load_config, load_evaluator_config
+        from pipeline.evaluator.factory import load_evaluator_config
+        from pipeline.stage import load_config
         from training.train import TrainConfig, TrainRun, run_training
 
         cfg = load_config(TrainConfig, "train", params, set_)

@@ -25,7 +25,8 @@ def main(
     from pipeline.stage import run_stage
 
     def body() -> None:
-        from pipeline.stage import load_config, load_evaluator_config
+        from pipeline.evaluator.factory import load_evaluator_config
+        from pipeline.stage import load_config
         from pipeline.validate import ValidateConfig, run_validate
 
         cfg = load_config(ValidateConfig, "validate", params, set_)

@@ -13,7 +13,8 @@ import textwrap
 import pytest
 
 from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
-from pipeline.executor import ExecutionFields, check_executor, make_evaluator
+from pipeline.evaluator.factory import make_evaluator
+from pipeline.executor import ExecutionFields, check_executor
 from pipeline.schema import Problem, TestCase
 
 FAST = EvaluatorConfig(wall_factor=1.5, wall_slack_s=0.5)
@@ -145,7 +146,7 @@ def _python(code: str) -> subprocess.CompletedProcess:
 def test_unreachable_cluster_is_one_line():
     """Outside the session's cluster (a fresh process): nothing listens there, said in seconds."""
     r = _python("""
-        from pipeline.executor import make_evaluator
+        from pipeline.evaluator.factory import make_evaluator
         make_evaluator(None, executor="ray", ray_address="127.0.0.1:1")
     """)
     assert r.returncode != 0
@@ -156,7 +157,8 @@ def test_local_default_never_imports_ray():
     r = _python("""
         import sys
         from pipeline.evaluator import Submission
-        from pipeline.executor import ExecutionFields, make_evaluator
+        from pipeline.evaluator.factory import make_evaluator
+        from pipeline.executor import ExecutionFields
         from pipeline.schema import Problem, TestCase
         p = Problem(id="p", source="t", statement="", style="stdio", tests=[TestCase("1\\n", "1\\n")])
         cfg = ExecutionFields()

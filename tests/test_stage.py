@@ -9,6 +9,7 @@ from typing import Literal
 import pytest
 import typer
 
+from pipeline.evaluator.factory import load_evaluator_config
 from pipeline.inputs import InputError
 from pipeline.stage import (
     ConfigError,
@@ -17,7 +18,6 @@ from pipeline.stage import (
     check_stats,
     config_help,
     load_config,
-    load_evaluator_config,
     reason_key,
     run_stage,
     split_overrides,

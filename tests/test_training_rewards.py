@@ -125,7 +125,7 @@ def test_real_evaluator_with_a_hung_sample():
     slow = Problem(id="slow", source="t", statement="Echo.", style="stdio", tests=[TestCase("5\n", "5\n")],
                    time_limit_s=60.0)
     from pipeline.evaluator.config import EvaluatorConfig
-    from pipeline.executor import make_evaluator
+    from pipeline.evaluator.factory import make_evaluator
 
     with EvaluatorReward([*PROBLEMS, slow], deadline_s=2.0,
                          make_judge=lambda: make_evaluator(EvaluatorConfig(workers=2))) as reward:

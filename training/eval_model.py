@@ -355,7 +355,7 @@ def run_evaluation(cfg: EvalModelConfig, benchmark: str | Path, models: dict[str
 
 def _run_evaluation(cfg: EvalModelConfig, benchmark: Path, models: dict[str, str], out: Path, evaluator: Any,
                     judge: Any, backend_factory: Any, progress: bool) -> EvalResult:
-    from pipeline.executor import make_evaluator
+    from pipeline.evaluator.factory import make_evaluator
     from pipeline.io import write_json, write_jsonl, write_text_atomic
     from pipeline.rollout.prompts import build_messages
     from pipeline.stage import StageStats, write_stats

@@ -2,7 +2,7 @@
 
 Inputs come from the command line (`--model`, `--problems`, `--fallback-problems`, `--out-dir`,
 `--resume`), settings from the params' `train:` section (`TrainConfig`), and the reward's judge from
-the `evaluator:` section (`pipeline.executor.make_evaluator`, through the one scoring path).
+the `evaluator:` section (`pipeline.evaluator.factory.make_evaluator`, through the one scoring path).
 
 Outputs (under `out_dir`, default `data/train/`):
 - `stats.json`: the stage contract's vocabulary in problems (read = kept + rejected: the problems
@@ -159,7 +159,7 @@ def _run_training(cfg: TrainConfig, run: TrainRun, evaluator: Any, judge: Any,
     from accelerate import PartialState
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from pipeline.executor import make_evaluator
+    from pipeline.evaluator.factory import make_evaluator
     from training.data import load_training_problems, prompt_dataset, resolve_input
     from training.rewards import EvaluatorReward
     from training.trainer import MicroCoderGRPOTrainer

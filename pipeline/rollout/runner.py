@@ -333,7 +333,7 @@ def run_rollout(cfg: RolloutConfig, problems_path: str | Path, out_dir: str | Pa
     generated_tokens = generated_samples = rejudged = 0
 
     def make_judge():
-        from pipeline.executor import make_evaluator
+        from pipeline.evaluator.factory import make_evaluator
 
         return make_evaluator(evaluator, executor=cfg.executor, ray_address=cfg.ray_address)
 

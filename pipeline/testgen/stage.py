@@ -400,7 +400,7 @@ def testgen_problems(problems: list[Problem], cfg: TestgenConfig, *, evaluator: 
                disable=not progress, mininterval=1.0)
     try:
         if works:
-            from pipeline.executor import make_evaluator
+            from pipeline.evaluator.factory import make_evaluator
 
             with make_evaluator(evaluator) as ev:
                 for b in range(0, len(works), cfg.batch_size):

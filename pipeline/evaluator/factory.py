@@ -1,0 +1,55 @@
+"""A judging stage's evaluator: the params' `evaluator:` section (`load_evaluator_config`) and the
+judge built from it on the stage's executor (`make_evaluator`: the local sandboxed pool, or its Ray
+counterpart with the same interface: `evaluate`, `evaluate_batch`, `close`, context manager)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from pipeline.evaluator.config import EvaluatorConfig
+from pipeline.executor import check_executor
+from pipeline.stage import EVALUATOR_SECTION, load_config, split_overrides
+
+log = logging.getLogger(__name__)
+
+
+def load_evaluator_config(params_path: str | Path | None = None, overrides: list[str] | None = None) -> EvaluatorConfig:
+    """The `evaluator:` section (with `--set evaluator.KEY=...` overrides) as an EvaluatorConfig."""
+    _, ev = split_overrides(overrides)
+    return load_config(EvaluatorConfig, EVALUATOR_SECTION, params_path, ev, own_section=True)
+
+
+def make_evaluator(config: Any = None, *, executor: str = "local", ray_address: str | None = None,
+                   wait: bool = True, **overrides: Any):
+    """The evaluator for a stage: `config` is the params' `evaluator:` section (an EvaluatorConfig,
+    a mapping or None for defaults); `overrides` (workers, timeout_scale, ...) that are not None replace
+    its fields; `wait=False` returns while the judges start (see `Evaluator`).
+
+    executor=ray: a `RayEvaluator` (same interface) whose judges are Ray actors; `workers` is then
+    the number of judges over the whole cluster (default: every CPU the actors may use). The actors'
+    shape is a deployment matter, not a param (it changes no output): MICROCODER_RAY_JUDGE_CPUS
+    (judges per actor, default 4) and MICROCODER_RAY_JUDGE_RESOURCE (a custom resource only CPU
+    nodes advertise, so GPU nodes never run submitted code), or the `ray_actor_cpus` /
+    `ray_resource` overrides here."""
+    import dataclasses
+
+    from pipeline.evaluator.pool import Evaluator
+
+    check_executor(executor, ray_address)
+    ray_options = {k: overrides.pop(k) for k in ("ray_actor_cpus", "ray_resource") if k in overrides}
+    if config is None:
+        config = EvaluatorConfig()
+    elif isinstance(config, dict):
+        config = EvaluatorConfig(**config)
+    if overrides:
+        config = dataclasses.replace(config, **{k: v for k, v in overrides.items() if v is not None})
+    if executor == "ray":
+        from pipeline.evaluator.ray_pool import RayEvaluator
+
+        return RayEvaluator(config, address=ray_address, wait=wait,
+                            cpus_per_actor=ray_options.get("ray_actor_cpus"),
+                            resource=ray_options.get("ray_resource"))
+    log.info("executor: local (%s judges)", config.workers or "all cores")
+    return Evaluator.from_config(config, wait=wait)
