@@ -60,6 +60,9 @@ def _row(stage: str, path: Path) -> dict[str, Any]:
 def pipeline_summary(dvc_file: str | Path = "dvc.yaml") -> pl.DataFrame:
     """One row per stage with a metrics file: stage, unit, read, kept, rejected, top_reasons, status."""
     rows = [_row(stage, path) for stage, path in metrics_files(dvc_file)]
+    # a stage's other metrics files (train's metrics.json) add no row once its stats.json has one
+    counted = {r["stage"] for r in rows if r["status"] == "ok"}
+    rows = [r for r in rows if r["status"] != "figures only" or r["stage"] not in counted]
     return pl.DataFrame(rows, schema=COLUMNS)
 
 

@@ -84,6 +84,13 @@ DVC_YAML = """stages:
     metrics:
       - data/train/metrics.json:
           cache: false
+  eval-model:
+    cmd: microcoder eval-model
+    metrics:
+      - data/eval/stats.json:
+          cache: false
+      - data/eval/metrics.json:
+          cache: false
 """
 
 
@@ -99,6 +106,9 @@ def pipeline_tree(tmp_path):
     write_json(tmp_path / "data" / "filtered" / "stats.json", {
         "unit": "problems", "read": 5, "kept": 5, "rejected": 0, "rejected_by_reason": {}, "measured": 5})
     write_json(tmp_path / "data" / "train" / "metrics.json", {"reward_mean": 0.5})
+    write_json(tmp_path / "data" / "eval" / "stats.json", {
+        "unit": "problems", "read": 3, "kept": 3, "rejected": 0, "rejected_by_reason": {}})
+    write_json(tmp_path / "data" / "eval" / "metrics.json", {"models": {}})
     return tmp_path
 
 
@@ -106,8 +116,9 @@ def test_pipeline_summary_is_one_row_per_stage_from_dvc_yaml(pipeline_tree):
     from pipeline.summary import format_summary, pipeline_summary
 
     table = pipeline_summary(pipeline_tree / "dvc.yaml")
-    assert table["stage"].to_list() == ["scrape", "filter", "build", "train"]  # dvc.yaml order, metrics only
-    assert table["status"].to_list() == ["ok", "ok", "not run", "figures only"]
+    # dvc.yaml order; a stage's extra metrics file adds no row once its stats.json has one
+    assert table["stage"].to_list() == ["scrape", "filter", "build", "train", "eval-model"]
+    assert table["status"].to_list() == ["ok", "ok", "not run", "figures only", "ok"]
     scrape = table.row(0, named=True)
     assert (scrape["unit"], scrape["read"], scrape["kept"], scrape["rejected"]) == ("problems", 12, 5, 7)
     assert scrape["top_reasons"] == "bad_json 2, duplicate_id 2, invalid_problem 2, +1 more"
