@@ -137,9 +137,9 @@ def test_stats_command_prints_the_summary(pipeline_tree, data_dir):
     r = runner.invoke(app, ["stats", "--summary", "--dvc-file", dvc])
     assert r.exit_code == 0, r.output
     lines = r.output.splitlines()
-    assert len(lines) == 6 and lines[2].startswith("| scrape ") and "| 12 " in lines[2] and "not run" in lines[4]
+    assert len(lines) == 7 and lines[2].startswith("| scrape ") and "| 12 " in lines[2] and "not run" in lines[4]
     r = runner.invoke(app, ["stats", "--summary", "--dvc-file", dvc, "--format", "json"])
-    assert [row["stage"] for row in json.loads(r.output)] == ["scrape", "filter", "build", "train"]
+    assert [row["stage"] for row in json.loads(r.output)] == ["scrape", "filter", "build", "train", "eval-model"]
     # Without SQL: the table first, then the views.
     r = runner.invoke(app, ["stats", "--dvc-file", dvc, "--data-dir", str(data_dir)])
     assert r.exit_code == 0 and r.output.startswith("| stage ") and "\nrollouts: 4 rows; columns:" in r.output
