@@ -40,6 +40,8 @@ def main(
             stats = convert(fmt, path, out, name=name, since=since, limit=limit, progress=progress)
             where = f"{out} (+ {out.stem}.rejects.jsonl, {out.stem}.stats.json)"
         else:
+            if out is not None or path is not None or name is not None:
+                raise ConfigError("-o/--out, --path and --name go with --format (the stage writes to --out-dir)")
             cfg = load_config(ScrapeConfig, "scrape", params, set_)
             stats = run_scrape(cfg, out_dir, since=since, limit=limit, progress=progress)
             where = str(out_dir)

@@ -214,3 +214,11 @@ def test_statements_accepting_any_answer_are_marked(tmp_path):
     run_scrape(ScrapeConfig(sources=[{"name": "x", "kind": "jsonl", "path": str(src)}]), tmp_path / "raw")
     marked = {p.id: p.meta.get("multiple_answers") for p in read_problems(tmp_path / "raw" / "problems.parquet")}
     assert marked == {line["id"]: None, "x/any": True, "x/checked": None}
+
+
+def test_convert_options_without_format_are_an_error_not_ignored(tmp_path):
+    """`scrape -o FILE` without --format used to run the whole stage into data/raw and ignore -o."""
+    result = runner.invoke(app, ["scrape", "--params", str(tmp_path / "none.yaml"), "--out-dir", str(tmp_path / "raw"),
+                                 "-o", str(tmp_path / "x.parquet")])
+    assert result.exit_code == 2 and "go with --format" in result.output
+    assert not (tmp_path / "raw").exists() and not (tmp_path / "x.parquet").exists()
