@@ -58,6 +58,12 @@ from syscall_filter import Installer  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 STDERR_KEEP = 16 * 1024
+# A session's call replies go to the parent in batches (`Harness.defer`): at most this many,
+# this many payload bytes, or this old. The parent wakes once per batch instead of once per call;
+# the age bound keeps its `stop` at a first failure prompt.
+DEFER_FRAMES = 32
+DEFER_BYTES = 256 * 1024
+DEFER_AGE_S = 0.002
 PID1 = os.getpid() == 1
 
 # Modules submissions typically import (and the LeetCode prelude / argument conversion need):
@@ -254,12 +260,14 @@ def open_pidfd(pid):
         return None
 
 
-def watch(pid, pidfd, sinks, deadline, cpu_limit, meter, until=None, stop_on_overflow=(), wake_fds=()):
+def watch(pid, pidfd, sinks, deadline, cpu_limit, meter, until=None, stop_on_overflow=(), wake_fds=(),
+          wake_at=None):
     """Drain `sinks` while child `pid` runs. Returns (why, wait_status, rusage) where why is
     'exit', 'until' (`until(woke)` became true; woke: a fd of `wake_fds` was readable), 'wall',
-    'cpu' (`meter` over `cpu_limit`) or 'ole'. Few syscalls per wake-up (a functional session
-    goes through here once per call): the meter is first read 20 ms in (it was just started),
-    and with a pidfd the child is only waited for once the pidfd says it exited."""
+    'cpu' (`meter` over `cpu_limit`) or 'ole'. `wake_at()`: a time to wake up by (for `until`
+    to act on), or None. Few syscalls per wake-up (a functional session goes through here once
+    per call): the meter is first read 20 ms in (it was just started), and with a pidfd the
+    child is only waited for once the pidfd says it exited."""
     next_cpu_check = time.monotonic() + 0.02
     woke, check_exit = False, pidfd is None
     while True:
@@ -282,6 +290,9 @@ def watch(pid, pidfd, sinks, deadline, cpu_limit, meter, until=None, stop_on_ove
         if pidfd is not None:
             fds.append(pidfd)
         timeout = max(0.0, min(deadline - now, 0.05 if pidfd is not None else 0.005))
+        wake = wake_at() if wake_at is not None else None
+        if wake is not None:
+            timeout = max(0.0, min(timeout, wake - now))
         ready, _, _ = select.select(fds, [], [], timeout)
         woke = any(fd in ready for fd in wake_fds)
         check_exit = pidfd is None or pidfd in ready
@@ -312,6 +323,9 @@ class Harness:
         self.child_filter = None  # the same, for a child to install (None: the judge has it)
         self.state = None  # judge_state() after init
         self.dirty = None  # why the last clean-up failed: the judge retires before the next run
+        self.deferred = []  # call replies not yet sent: header bytes and views of the session's buffer
+        self.deferred_frames = 0
+        self.flush_at = 0.0
 
     # protocol
     def read_request(self):
@@ -331,12 +345,14 @@ class Harness:
         """Header line, then the blobs written from where they are (views of a Sink's buffer:
         program output is never copied into this process's heap, see harness_pipes)."""
         header["sizes"] = [len(b) for b in blobs]
+        self.flush()
         writev_all(self.wfd, [json.dumps(header).encode() + b"\n", *blobs])
 
-    def respond_call(self, reply, payload):
+    def respond_call(self, reply, payload, defer=False):
         """`respond` for one call's reply. A frame's header goes as the JSON text it came in
         (`take_frame` parsed and checked it: a flat object of finite scalars, on one line)
-        instead of being encoded again."""
+        instead of being encoded again. `defer`: the usual reply may wait for the next ones
+        (`defer`); anything else is sent now, after those waiting."""
         raw = reply.pop("_raw", None)
         # the program wrote these bytes: forwarded only as printable ASCII (json.loads also takes
         # UTF-16/32, whose NUL bytes the parent's reader would refuse: its verdict would be SE)
@@ -351,7 +367,36 @@ class Harness:
             del reply["frame"]
             reply["sizes"] = [len(payload)]
             tail = b"," + json.dumps(reply).encode()[1:] + b"\n"
-        writev_all(self.wfd, [b'{"frame":', raw, tail, payload])
+        parts = [b'{"frame":', raw, tail, payload]
+        if defer:
+            self.defer(parts, len(payload))
+        else:
+            self.flush()
+            writev_all(self.wfd, parts)
+
+    def defer(self, parts, size):
+        """Keep a call's reply to send with the next ones. Its payload is a view of the session's
+        result buffer, which stays pinned (not compacted) until `flush`; the buffer has
+        DEFER_BYTES of room beyond a full frame for them."""
+        if not self.deferred:
+            self.flush_at = time.monotonic() + DEFER_AGE_S
+        self.deferred += parts
+        self.deferred_frames += 1
+        res = self.session["res"]
+        res.pinned = True
+        if self.deferred_frames >= DEFER_FRAMES or res.consumed >= DEFER_BYTES:
+            self.flush()
+
+    def flush(self):
+        """Send the deferred replies (in one writev) and unpin the result buffer."""
+        if self.deferred:
+            parts, self.deferred, self.deferred_frames = self.deferred, [], 0
+            writev_all(self.wfd, parts)
+        if self.session is not None:
+            self.session["res"].pinned = False
+
+    def flush_due(self):
+        return self.flush_at if self.deferred else None
 
     def stop_requested(self):
         """Whether the parent sent `stop` (it found a failing test: the batch of calls ends).
@@ -587,7 +632,8 @@ class Harness:
             os.close(fd)
         self.session = {
             "pid": pid, "pidfd": open_pidfd(pid), "cmd": cmd_w,
-            "res": Sink(res_r, int(req.get("out_bytes", 1 << 24)) + FRAME_HEADER_MAX, "head"),
+            "res": Sink(res_r, int(req.get("out_bytes", 1 << 24)) + FRAME_HEADER_MAX + DEFER_BYTES, "head"),
+            "frame_cap": int(req.get("out_bytes", 1 << 24)) + FRAME_HEADER_MAX,
             "err": Sink(err_r, STDERR_KEEP, "tail"),
         }
         meter.pid = pid
@@ -629,7 +675,8 @@ class Harness:
                 break
             if not finished and k + 1 < len(inputs):
                 t0 = self.send_call(inputs[k + 1])  # metered from here (lapped above)
-            self.respond_call(reply, payload)  # the payload stays valid: the next read comes later
+            # the payload stays valid: the next read comes later, or the buffer stays pinned
+            self.respond_call(reply, payload, defer=reply.get("frame", {}).get("ok") is True)
             ran += 1
             if finished:
                 self.close_session()
@@ -675,7 +722,9 @@ class Harness:
         frame, stopped = [], []
 
         def have_frame(woke):
-            got = take_frame(res)
+            if self.deferred and time.monotonic() >= self.flush_at:
+                self.flush()
+            got = take_frame(res, s["frame_cap"])
             if got is not None:
                 frame.append(got)
             elif stoppable and (woke or self.inbuf) and self.stop_requested():
@@ -684,7 +733,8 @@ class Harness:
 
         try:
             why, status, ru = watch(s["pid"], s["pidfd"], [res, err], deadline, cpu_limit, meter,
-                                    until=have_frame, wake_fds=(self.rfd,) if stoppable else ())
+                                    until=have_frame, wake_fds=(self.rfd,) if stoppable else (),
+                                    wake_at=self.flush_due)
         except (ValueError, OverflowError) as e:
             kind = "ole" if isinstance(e, OverflowError) else "protocol"
             return {"ok": True, "killed": kind, "message": str(e)}, b"", True
@@ -702,6 +752,7 @@ class Harness:
         return {"ok": True, "killed": why, "kernel_cpu_s": meter.used() or 0.0}, b"", True
 
     def close_session(self):
+        self.flush()  # deferred replies point into the session's buffers
         s, self.session = self.session, None
         if s is None:
             return True

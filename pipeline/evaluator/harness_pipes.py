@@ -60,6 +60,7 @@ class Sink:
         self.total = 0
         self.eof = False
         self.overflow = False
+        self.pinned = False  # frames: handed-out frames still referenced (not yet sent on): do not move
 
     def pump(self):
         self.compact()
@@ -106,7 +107,7 @@ class Sink:
         self.len = min(self.len, self.start + n)
 
     def compact(self):
-        if self.consumed:
+        if self.consumed and not self.pinned:
             rest = self.len - self.consumed
             self.buf.mm.move(0, self.consumed, rest)
             self.len, self.consumed = rest, 0
@@ -163,23 +164,27 @@ def frame_header(raw):
     return header
 
 
-def take_frame(sink):
+def take_frame(sink, capacity):
     """The next complete frame (header, payload view, the header's checked JSON text) of a
-    'frames' sink, or None if incomplete;
-    the payload view stays valid until the next pump / take_frame. Raises ValueError on a
-    malformed stream (the program wrote into the judge's channel), OverflowError when the
-    frame cannot fit the output limit."""
+    'frames' sink, or None if incomplete. Frames are taken from where the last one ended; the
+    buffer is compacted first unless the sink is pinned (earlier payload views are still to be
+    sent), so every view stays valid until the next unpinned pump / take_frame. Raises
+    ValueError on a malformed stream (the program wrote into the judge's channel),
+    OverflowError when the frame (header line and payload) is over `capacity` bytes."""
     sink.compact()
+    at = sink.consumed
     nl = sink.find(b"\n")
     if nl < 0:
-        if sink.len > FRAME_HEADER_MAX:
+        if sink.len - at > FRAME_HEADER_MAX:
             raise ValueError("oversized frame header")
         if sink.overflow:
             raise OverflowError("result larger than the output limit")
         return None
-    raw = bytes(sink.buf.view[:nl])  # frames sinks keep from offset 0
+    raw = bytes(sink.buf.view[at:nl])
     header = frame_header(raw)
     end = nl + 1 + header["n"]
+    if end - at > capacity:
+        raise OverflowError("result larger than the output limit")
     if sink.len < end:
         if sink.overflow or end > sink.buf.size:
             raise OverflowError("result larger than the output limit")
