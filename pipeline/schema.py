@@ -15,6 +15,7 @@ limit was stated (or chosen by the author of our own jsonl).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime as dt
 import json
@@ -388,7 +389,16 @@ class Verdict:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """`dataclasses.asdict`, written out: its generic walk over every test result cost
+        ~0.1 s per 12,000 tests, serially after judging (`microcoder evaluate`)."""
+        d = {name: getattr(self, name) for name in _VERDICT_FIELDS}
+        d["tests"] = [{name: getattr(t, name) for name in _TEST_RESULT_FIELDS} for t in self.tests]
+        d["meta"] = copy.deepcopy(self.meta)
+        return d
+
+
+_VERDICT_FIELDS = tuple(f.name for f in dataclasses.fields(Verdict))
+_TEST_RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(TestResult))
 
 
 def iso_date(value: object) -> str | None:

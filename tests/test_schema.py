@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -9,6 +10,8 @@ from pipeline.schema import (
     Checker,
     Problem,
     TestCase,
+    TestResult,
+    Verdict,
     decode_functional_input,
     encode_functional_input,
     validate_problem,
@@ -97,3 +100,14 @@ def test_functional_encoding_round_trip():
 def test_limits_out_of_range(field, value):
     errs = validate_problem(good_record(**{field: value}))
     assert len(errs) == 1 and errs[0].startswith(field)
+
+
+def test_verdict_to_dict_is_asdict_and_copies_nested_values():
+    v = Verdict("p", "s", "WA", passed=1, total=2, time_s=0.5, reason="test 2: WA",
+                tests=[TestResult("AC", 0.1, 3.0, "exact"), TestResult("WA", 0.2, diff="x", output="y")],
+                meta={"judge_s": 1.0, "nested": {"a": [1, 2]}})
+    d = v.to_dict()
+    assert d == dataclasses.asdict(v)
+    assert list(d) == list(dataclasses.asdict(v)) and list(d["tests"][0]) == list(dataclasses.asdict(v.tests[0]))
+    d["meta"]["nested"]["a"].append(3)
+    assert v.meta["nested"]["a"] == [1, 2]
