@@ -129,6 +129,26 @@ def test_batch_streams_one_reply_per_call_then_end(judge):
     assert judge.request({"op": "ping"})[0] == {"ok": True}
 
 
+def test_replies_held_back_for_a_batch_leave_room_for_a_full_size_result(judge, tmp_path):
+    """The judge sends call replies on in batches, their payloads still in the session's result
+    buffer: a result as large as one frame may be must still fit behind them (not OLE), and one
+    over it is still OLE. Order and count are kept."""
+    (tmp_path / "solution.py").write_text("def f(n):\n    return 'x' * n\n")
+    cap = 1000 + 64 * 1024  # out_bytes + the frame header allowance (harness_pipes.FRAME_HEADER_MAX)
+    header, _ = judge.request({"op": "open", "code": str(tmp_path / "solution.py"), "entry": "f", "cpu_s": 100.0,
+                               "wall_s": SAFETY_S, "out_bytes": 1000})
+    assert header["frame"]["event"] == "ready"
+    sizes = [10] * 31 + [cap - 200, 10, cap + 10]
+    judge.send({"op": "calls", "inputs": [str(n) for n in sizes], "cpu_s": 100.0, "wall_s": SAFETY_S,
+                "defer_age_s": SAFETY_S})  # replies held back until 32 frames: all 31 are when the big one comes
+    for n in sizes[:-1]:
+        h, blobs = judge.reply()
+        assert h["frame"]["ok"] is True and blobs == [b"\"" + b"x" * n + b"\""]
+    over, _ = judge.reply()
+    assert over["killed"] == "ole"
+    assert judge.reply()[0] == {"ok": True, "end": True, "ran": len(sizes), "stopped": False}
+
+
 def test_each_call_has_its_own_cpu_limit(judge):
     """Call 2 spins past its CPU limit (the wall limit is far away, however loaded the machine):
     killed as `cpu` on its own meter, and the batch ends there (call 3 never runs)."""

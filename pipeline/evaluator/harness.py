@@ -326,6 +326,7 @@ class Harness:
         self.deferred = []  # call replies not yet sent: header bytes and views of the session's buffer
         self.deferred_frames = 0
         self.flush_at = 0.0
+        self.defer_age_s = DEFER_AGE_S
 
     # protocol
     def read_request(self):
@@ -379,7 +380,7 @@ class Harness:
         result buffer, which stays pinned (not compacted) until `flush`; the buffer has
         DEFER_BYTES of room beyond a full frame for them."""
         if not self.deferred:
-            self.flush_at = time.monotonic() + DEFER_AGE_S
+            self.flush_at = time.monotonic() + self.defer_age_s
         self.deferred += parts
         self.deferred_frames += 1
         res = self.session["res"]
@@ -665,6 +666,7 @@ class Harness:
         which ends the batch and cuts short a call in progress."""
         ran, stopped = 0, False
         inputs = req["inputs"]
+        self.defer_age_s = float(req.get("defer_age_s", DEFER_AGE_S))  # (tests hold replies longer)
         meter = CpuMeter(self.session["pid"]) if self.session is not None else None
         t0 = self.send_call(inputs[0]) if inputs and self.session is not None else None
         for k in range(len(inputs) if t0 is not None else 0):
