@@ -19,6 +19,7 @@ import copy
 import dataclasses
 import datetime as dt
 import json
+import json.scanner
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -336,17 +337,26 @@ def _solution_errors(name: str, items: Any, labels: tuple[str, ...] | None = Non
     return errs
 
 
+_scan_json = json.scanner.make_scanner(json.JSONDecoder())  # what json.loads runs, minus its wrappers
+_JSON_SPACE = " \t\n\r"
+
+
+def is_json(text: str) -> bool:
+    """Whether `json.loads(text)` would succeed (checked for every test of every functional
+    problem a stage loads: the scanner without the wrappers is ~3x faster)."""
+    text = text.strip(_JSON_SPACE)
+    try:
+        return _scan_json(text, 0)[1] == len(text)
+    except (StopIteration, ValueError, RecursionError):
+        return False
+
+
 def _functional_test_errors(i: int, t: dict[str, str]) -> list[str]:
     errs = []
     for n, line in enumerate(t["input"].split("\n")):
-        if line.strip():
-            try:
-                json.loads(line)
-            except ValueError:
-                errs.append(f"tests[{i}].input: line {n + 1} is not JSON (functional tests hold one JSON value per argument)")
-    try:
-        json.loads(t["output"])
-    except ValueError:
+        if line.strip() and not is_json(line):
+            errs.append(f"tests[{i}].input: line {n + 1} is not JSON (functional tests hold one JSON value per argument)")
+    if not is_json(t["output"]):
         errs.append(f"tests[{i}].output: not JSON (functional tests hold the JSON of the return value)")
     return errs
 

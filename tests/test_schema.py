@@ -111,3 +111,19 @@ def test_verdict_to_dict_is_asdict_and_copies_nested_values():
     assert list(d) == list(dataclasses.asdict(v)) and list(d["tests"][0]) == list(dataclasses.asdict(v.tests[0]))
     d["meta"]["nested"]["a"].append(3)
     assert v.meta["nested"]["a"] == [1, 2]
+
+
+@pytest.mark.parametrize("text", ["1", " 1 ", "\t[1,2]\r", "\x0c1", "1 2", "", " ", "[1,", '"a"', '"a', "NaN",
+                                  "-Infinity", "1e999", "[" * 5000 + "]" * 5000, "\u00a01", "1\u00a0", '{"a": 1}',
+                                  "nul", "truex", "01", "-", "1.", ".5", "[1,]", "9" * 5000, "\ufeff1"])
+def test_functional_json_check_agrees_with_json_loads(text):
+    """validate_problem's fast JSON check of every functional test says what json.loads does
+    (a value too deep to parse is not JSON, not a crash of the loader)."""
+    from pipeline.schema import is_json
+
+    try:
+        json.loads(text)
+        expected = True
+    except (ValueError, RecursionError):
+        expected = False
+    assert is_json(text) is expected

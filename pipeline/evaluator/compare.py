@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.schema import Checker
+from pipeline.schema import Checker, is_json
 
 DEFAULT_REL_TOL = 1e-6
 DEFAULT_ABS_TOL = 1e-6
@@ -273,9 +273,10 @@ def compare_functional(expected_json: str, actual_json: str, checker: Checker | 
                        converted: bool = False) -> Comparison:
     """Judge a functional return value (both as JSON text). Raises ValueError if the *expected*
     JSON is invalid (a problem-data error, not the submission's)."""
-    expected = json.loads(expected_json)
-    if checker is None and not converted and actual_json == expected_json and "__repr__" not in actual_json:
+    if (checker is None and not converted and actual_json == expected_json and "__repr__" not in actual_json
+            and is_json(expected_json)):
         return Comparison(True, "exact")  # the same (valid) text: the same values of the same types
+    expected = json.loads(expected_json)
     try:
         actual = json.loads(actual_json)
     except ValueError:
