@@ -24,8 +24,9 @@ program never waits for still counts.
 
 Protocol over the harness's stdin/stdout: one JSON request per line; one response = a JSON header
 line whose `sizes` list gives the lengths of the binary blobs that follow it. A `calls` request
-(the inputs of a session's remaining tests) gets one response per call it ran, then an `end`
-response; a `stop` request ends such a batch early and gets no response of its own. Expected outputs
+(the inputs of a session's remaining tests) gets one response per call it ran (sent in groups,
+see DEFER_FRAMES), then an `end` response; a `stop` request ends such a batch early and gets no
+response of its own. Expected outputs
 never enter the sandbox: the parent process compares. Program output and submission code never
 enter this process's heap either (`harness_pipes.py`): every program is forked from it and would
 find there what earlier submissions printed.
@@ -658,8 +659,8 @@ class Harness:
         """A `stop` that arrived after its batch ended: nothing to stop (no reply)."""
 
     def run_calls(self, req):
-        """Pipelined calls (the `inputs` of a `calls` request): one reply per call, streamed as
-        each finishes, then an `end` reply. The child still gets one call at a time (each is
+        """Pipelined calls (the `inputs` of a `calls` request): one reply per call, streamed in
+        groups as they finish (`defer`), then an `end` reply. The child still gets one call at a time (each is
         metered and limited alone, and the program cannot read a later test's input early);
         the next call is sent as soon as a frame is metered, so the child runs it while this
         process replies and the parent judges. The parent sends `stop` at the first failure,
