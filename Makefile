@@ -5,10 +5,16 @@ VENV := .venv
 BIN := $(CURDIR)/$(VENV)/bin
 export PATH := $(BIN):$(PATH)
 
-.PHONY: setup sandbox-deps test test-all repro lint bench-setup bench clean-data
+.PHONY: setup bytecode sandbox-deps test test-all repro lint bench-setup bench clean-data
 
 # Idempotent: reuses an existing .venv, reinstalls only when pyproject.toml changed.
-setup: $(VENV)/.installed sandbox-deps $(VENV)/include/testlib/testlib.h
+setup: $(VENV)/.installed sandbox-deps $(VENV)/include/testlib/testlib.h bytecode
+
+# The project's bytecode, written once here (only what changed): with PYTHONDONTWRITEBYTECODE
+# set, every `microcoder` command and every judge process start would compile the sources
+# again (~50 ms per command here; judges never write it, they run sandboxed).
+bytecode: | $(VENV)/.installed
+	@$(VENV)/bin/python -m compileall -q pipeline stages training >/dev/null
 
 $(VENV)/.installed: pyproject.toml
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)

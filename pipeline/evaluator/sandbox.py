@@ -327,7 +327,13 @@ def limit_args(spec: BoxSpec) -> list[str]:
 
 
 def harness_command(harness_path: str, python: str = sys.executable) -> list[str]:
-    return [python, "-s", "-P", harness_path]
+    """The judge process, `harness.py` imported as a module rather than run as a script, so its
+    bytecode comes from `__pycache__` when there (`make setup` writes it) instead of being
+    compiled at every start (~6 ms of the ~90 ms a judge takes to start)."""
+    folder, name = os.path.split(harness_path)
+    name = name.removesuffix(".py")
+    code = f"import sys; sys.path.insert(0, {folder!r}); import {name}; {name}.main()"
+    return [python, "-s", "-P", "-c", code]
 
 
 def available(kind: str) -> bool:
