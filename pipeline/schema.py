@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import datetime as dt
+import functools
 import json
 import json.scanner
 import math
@@ -218,8 +219,13 @@ class Problem:
         return d
 
 
+@functools.cache
+def _field_names(cls: type) -> frozenset[str]:
+    return frozenset(f.name for f in dataclasses.fields(cls))
+
+
 def _only(d: Any, cls: type) -> dict[str, Any]:
-    names = {f.name for f in dataclasses.fields(cls)}
+    names = _field_names(cls)  # cached: once per test of every problem loaded
     return {k: v for k, v in dict(d).items() if k in names}
 
 
