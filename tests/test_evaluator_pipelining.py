@@ -159,6 +159,89 @@ def test_each_call_has_its_own_cpu_limit(judge):
     assert judge.reply()[0] == {"ok": True, "end": True, "ran": 2, "stopped": False}
 
 
+# Reads the next call's input from the session's command buffer (a window's inputs arrive
+# together) and does that call's work in advance: 0.6 s now and 0.5 s then, where the call
+# alone takes 1.1 s, over a 1 s limit.
+READ_AHEAD = """
+    import gc, io, time
+    seen = {}
+    def spin(seconds):
+        end = time.process_time() + seconds
+        while time.process_time() < end:
+            pass
+    def f(x):
+        if x == 5:
+            for o in gc.get_objects():
+                if isinstance(o, io.BufferedReader) and not o.closed:
+                    try:
+                        seen["next"] = seen.get("next") or b"\\n7" in o.peek(1 << 16)
+                    except (OSError, ValueError):
+                        pass
+            spin(0.6)
+        if x == 7:
+            spin(0.5 if seen.get("next") else 1.1)
+        return x
+"""
+# Two honest calls of 0.6 s each under a 1 s limit: together over it.
+TWO_SLOW_CALLS = """
+    import time
+    def f(x):
+        end = time.process_time() + (0.6 if x == 6 else 0)
+        while time.process_time() < end:
+            pass
+        return x
+"""
+
+
+def test_a_window_of_calls_together_stays_under_one_calls_limit(judge):
+    """After three quick calls the judge sends the next inputs together. A program that reads
+    the next one early and spreads its work over the call before (each under the 1 s limit) is
+    cut off when the window as a whole goes over it: that call gets `rewind` (no verdict; the
+    parent reruns it alone, where its 1.1 s are TLE). Without the window's limit both pass."""
+    assert judge.open(READ_AHEAD, "f", ["0", "0", "0", "5", "7"], cpu_s=1.0)["frame"]["event"] == "ready"
+    assert [judge.reply()[1] for _ in range(4)] == [[b"0"], [b"0"], [b"0"], [b"5"]]
+    rewound, _ = judge.reply()
+    assert rewound.get("rewind") is True and "frame" not in rewound
+    assert judge.reply()[0] == {"ok": True, "end": True, "ran": 5, "stopped": False}
+
+
+def test_frames_that_waited_for_a_busy_judge_carry_no_false_time_limit(judge):
+    """The judge is stopped (as a loaded machine would delay it) while the child runs a window of
+    two honest 0.6 s calls: when it looks again, the first frame's CPU since the last one counts
+    both calls. It must not be reported as that call's time (1.2 s: a false TLE); the window
+    is over its limit, so the call is rewound instead, and no call's time is over 1 s."""
+    import signal
+    import time
+
+    assert judge.open(TWO_SLOW_CALLS, "f", ["0", "0", "0", "6", "6"], cpu_s=1.0)["frame"]["event"] == "ready"
+    assert [judge.reply()[1] for _ in range(3)] == [[b"0"], [b"0"], [b"0"]]
+    judge.proc.send_signal(signal.SIGSTOP)  # the window of both 6s was sent before reply 3 left
+    try:
+        time.sleep(1.6)
+    finally:
+        judge.proc.send_signal(signal.SIGCONT)
+    replies = []
+    while not (h := judge.reply()[0]).get("end"):
+        replies.append(h)
+    assert any(h.get("rewind") for h in replies)
+    assert all(h["kernel_cpu_s"] <= 1.0 for h in replies if "frame" in h)
+
+
+def test_a_call_run_alone_is_never_rewound(judge):
+    """`window_max: 1` (the parent's rerun after a rewind): one input at a time, each call on
+    its own limit, so two 0.6 s calls under 1 s both pass."""
+    path = judge.tmp / "solution.py"
+    path.write_text(textwrap.dedent(TWO_SLOW_CALLS))
+    assert judge.request({"op": "open", "code": str(path), "entry": "f", "cpu_s": 1.0,
+                          "wall_s": SAFETY_S})[0]["frame"]["event"] == "ready"
+    judge.send({"op": "calls", "inputs": ["0", "0", "0", "6", "6"], "cpu_s": 1.0, "wall_s": SAFETY_S,
+                "window_max": 1})
+    got = [judge.reply() for _ in range(5)]
+    assert [b for _, b in got] == [[b"0"], [b"0"], [b"0"], [b"6"], [b"6"]]
+    assert all(h["frame"]["ok"] for h, _ in got)
+    assert judge.reply()[0]["end"]
+
+
 def test_calls_without_a_session_end_at_once(judge):
     header = judge.open("def f(x):\n    return (\n", "f", ["1"])
     assert header["frame"]["event"] == "compile_error"
@@ -295,6 +378,18 @@ def test_time_limit_is_per_call_not_per_batch(ev):
     """)
     (v,) = ev.evaluate_batch([p], [code])
     assert v.status == "AC" and v.passed == 4
+
+
+def test_a_rewound_window_is_rerun_one_call_at_a_time(ev):
+    """Sandboxed, end to end: the read-ahead program is TLE on the call it prepared for (rerun
+    alone after the rewind); two honest 0.6 s calls that went over the 1 s limit together are
+    rerun and pass, with the verdict one call at a time gives."""
+    spread = functional("spread", "f", [("0", "0")] * 3 + [("5", "5"), ("7", "7")])
+    honest = functional("honest", "f", [("0", "0")] * 3 + [("6", "6"), ("6", "6")])
+    v_spread, v_honest = ev.evaluate_batch([spread, honest], [sub("spread", READ_AHEAD), sub("honest", TWO_SLOW_CALLS)])
+    assert (v_spread.status, statuses(v_spread)) == ("TLE", ["AC", "AC", "AC", "AC", "TLE"])
+    assert (v_honest.status, v_honest.passed) == ("AC", 5)
+    assert all(t.time_s < 1.0 for t in v_honest.tests)
 
 
 def test_the_box_stays_in_step_after_stops(ev):

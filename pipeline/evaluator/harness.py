@@ -65,6 +65,11 @@ STDERR_KEEP = 16 * 1024
 DEFER_FRAMES = 32
 DEFER_BYTES = 256 * 1024
 DEFER_AGE_S = 0.002
+# A session's inputs go to its child in windows (`Harness.run_calls`): one call first, then twice
+# as many while a whole window uses under an eighth of one call's CPU limit, up to WINDOW_MAX
+# calls and WINDOW_BYTES of input (half a pipe: writing a window never waits on the child).
+WINDOW_MAX = 32
+WINDOW_BYTES = 32 * 1024
 PID1 = os.getpid() == 1
 
 # Modules submissions typically import (and the LeetCode prelude / argument conversion need):
@@ -135,6 +140,11 @@ class CpuMeter:
         """None when, outside PID 1 mode, the process is gone."""
         now = self.now()
         return None if now is None else now - self.base
+
+    def mark(self):
+        """A reading to measure a window of calls from (`used_since`)."""
+        now = self.now()
+        return self.base if now is None else now
 
     def lap(self):
         """used(), and the meter restarts from here (one reading: the pipelined calls of a
@@ -262,11 +272,12 @@ def open_pidfd(pid):
 
 
 def watch(pid, pidfd, sinks, deadline, cpu_limit, meter, until=None, stop_on_overflow=(), wake_fds=(),
-          wake_at=None):
+          wake_at=None, window=None):
     """Drain `sinks` while child `pid` runs. Returns (why, wait_status, rusage) where why is
     'exit', 'until' (`until(woke)` became true; woke: a fd of `wake_fds` was readable), 'wall',
-    'cpu' (`meter` over `cpu_limit`) or 'ole'. `wake_at()`: a time to wake up by (for `until`
-    to act on), or None. Few syscalls per wake-up (a functional session goes through here once
+    'cpu' (`meter` over `cpu_limit`), 'window' (`meter` since the reading `window` over
+    `cpu_limit`, see Harness.run_calls) or 'ole'. `wake_at()`: a time to wake up by (for
+    `until` to act on), or None. Few syscalls per wake-up (a functional session goes through here once
     per call): the meter is first read 20 ms in (it was just started), and with a pidfd the
     child is only waited for once the pidfd says it exited."""
     next_cpu_check = time.monotonic() + 0.02
@@ -283,8 +294,18 @@ def watch(pid, pidfd, sinks, deadline, cpu_limit, meter, until=None, stop_on_ove
             return "wall", None, None
         if cpu_limit is not None and now >= next_cpu_check:
             used = meter.used()
-            if used is not None and used > cpu_limit:
-                return "cpu", None, None
+            over = used is not None and (used > cpu_limit or window is not None and used + meter.base - window > cpu_limit)
+            if over:
+                # This process may not have run for a while: a frame waiting in the pipe ends
+                # the call before the meter does (with a window, its CPU since the last frame
+                # can be several calls': the caller sorts that out).
+                ready, _, _ = select.select([s.fd for s in sinks if not s.eof], [], [], 0)
+                for s in sinks:
+                    if s.fd in ready:
+                        s.pump()
+                if until is not None and until(False):
+                    return "until", None, None
+                return ("cpu" if used > cpu_limit else "window"), None, None
             next_cpu_check = now + 0.02
         fds = [s.fd for s in sinks if not s.eof]
         fds.extend(wake_fds)
@@ -660,47 +681,82 @@ class Harness:
 
     def run_calls(self, req):
         """Pipelined calls (the `inputs` of a `calls` request): one reply per call, streamed in
-        groups as they finish (`defer`), then an `end` reply. The child still gets one call at a time (each is
-        metered and limited alone, and the program cannot read a later test's input early);
-        the next call is sent as soon as a frame is metered, so the child runs it while this
-        process replies and the parent judges. The parent sends `stop` at the first failure,
-        which ends the batch and cuts short a call in progress."""
+        groups as they finish (`defer`), then an `end` reply. The parent sends `stop` at the first
+        failure, which ends the batch and cuts short a call in progress.
+
+        The inputs go to the child in windows: the first call alone, then twice as many each time
+        a whole window used under an eighth of the CPU limit, back to one call when not (at most
+        WINDOW_MAX calls, WINDOW_BYTES of input and the request's `window_max`). The child runs a
+        window's calls back to back without waiting for this process, which meters each call from
+        the frame before it and kills it over the limit, as with one call at a time. A program
+        holding a window's inputs could do a later call's work during the earlier ones, each
+        under the limit; so the calls of a window together must stay under one call's limit too.
+        When they do not (seen while the calls run, or from a frame that waited while this
+        process was busy elsewhere), the session is killed and the call at hand answered
+        `rewind`, with no verdict: the parent reruns the rest in a fresh session, one call at a
+        time. Every call judged from a window thus used, with all the work done for it after its
+        input was available, under its limit; programs whose calls are fast, the common case,
+        never see a rewind.
+        """
         ran, stopped = 0, False
         inputs = req["inputs"]
         self.defer_age_s = float(req.get("defer_age_s", DEFER_AGE_S))  # (tests hold replies longer)
-        meter = CpuMeter(self.session["pid"]) if self.session is not None else None
-        t0 = self.send_call(inputs[0]) if inputs and self.session is not None else None
-        for k in range(len(inputs) if t0 is not None else 0):
-            reply, payload, finished = self.await_call(t0, req, meter)  # sees a `stop` sent meanwhile
+        cpu_limit = req.get("cpu_s")
+        window_max = max(1, min(int(req.get("window_max", WINDOW_MAX)), WINDOW_MAX)) if cpu_limit is not None else 1
+        s = self.session
+        meter = CpuMeter(s["pid"]) if s is not None else None
+        window, sent, first, mark, t0 = 1, 0, 0, None, None
+        k = 0
+        while s is not None and k < len(inputs):
+            if k == sent:  # the window's calls are all answered: adapt, send the next window
+                if mark is not None:
+                    used = meter.mark() - mark
+                    window = min(window * 2, window_max) if used * 8 < float(cpu_limit) else 1
+                first, mark = k, meter.mark()
+                sent, t0 = self.send_window(inputs, k, window), time.monotonic()
+            several = k > first or sent > k + 1
+            reply, payload, finished = self.await_call(t0, req, meter, window=mark if k > first else None)
             if reply is None:  # stopped in the middle of the call: its result no longer matters
                 stopped = True
                 self.close_session()
                 break
-            if not finished and k + 1 < len(inputs):
-                t0 = self.send_call(inputs[k + 1])  # metered from here (lapped above)
+            if several and not finished and meter.base - mark > float(cpu_limit):
+                # the window went over while this process was not looking (frames waited for it):
+                # this call's own share is unknown, so it has no verdict either
+                reply, payload, finished = {"ok": True, "rewind": True, "kernel_cpu_s": meter.base - mark}, b"", True
+            t0 = time.monotonic()  # the child goes on to the window's next call (metered from the lap)
             # the payload stays valid: the next read comes later, or the buffer stays pinned
             self.respond_call(reply, payload, defer=reply.get("frame", {}).get("ok") is True)
             ran += 1
+            k += 1
             if finished:
                 self.close_session()
                 break
         self.respond({"ok": True, "end": True, "ran": ran, "stopped": stopped})
 
-    def send_call(self, input_text):
-        """Send one call to the session child; the time it was sent."""
-        t0 = time.monotonic()
+    def send_window(self, inputs, k, window):
+        """Send calls k, k+1, ... of `inputs` to the session child (at least one; at most `window`
+        of them and WINDOW_BYTES in all); returns the index after the last one sent."""
+        parts, size, end = [], 0, k
+        while end < len(inputs) and end - k < window:
+            data = inputs[end].encode("utf-8", "surrogatepass")
+            if end > k and size + len(data) > WINDOW_BYTES:
+                break
+            parts.append(b"%d\n%s" % (len(data), data))
+            size += len(data)
+            end += 1
         try:
-            data = input_text.encode("utf-8", "surrogatepass")
-            write_all(self.session["cmd"], b"%d\n%s" % (len(data), data))
+            write_all(self.session["cmd"], b"".join(parts))
         except OSError:
             pass  # the child is gone; await_frame reports how it died
-        return t0
+        return end
 
-    def await_call(self, t0, limits, meter):
-        """The frame of the call sent at `t0`: (reply, payload, finished), or (None, b"", True)
-        when the parent sent `stop` meanwhile."""
+    def await_call(self, t0, limits, meter, window=None):
+        """The frame of the call the child started at `t0`: (reply, payload, finished), or
+        (None, b"", True) when the parent sent `stop` meanwhile. `window`: the meter reading its
+        window of calls started at (the window's limit applies too)."""
         reply, payload, finished = self.await_frame(t0 + float(limits["wall_s"]), limits.get("cpu_s"), meter,
-                                                    stoppable=True)
+                                                    stoppable=True, window=window)
         if reply is None:
             return None, b"", True
         reply["wall_s"] = time.monotonic() - t0
@@ -716,7 +772,7 @@ class Harness:
         if req.get("reply", True):
             self.respond({"ok": True, "clean": clean})
 
-    def await_frame(self, deadline, cpu_limit, meter, stoppable=False):
+    def await_frame(self, deadline, cpu_limit, meter, stoppable=False, window=None):
         """(reply, payload, finished): the payload is a view of the session's buffers, valid until
         the next read; finished = the session child is dead or must be killed (after replying).
         (None, b"", True) when `stoppable` and the parent sent `stop` before the frame came."""
@@ -737,7 +793,7 @@ class Harness:
         try:
             why, status, ru = watch(s["pid"], s["pidfd"], [res, err], deadline, cpu_limit, meter,
                                     until=have_frame, wake_fds=(self.rfd,) if stoppable else (),
-                                    wake_at=self.flush_due)
+                                    wake_at=self.flush_due, window=window)
         except (ValueError, OverflowError) as e:
             kind = "ole" if isinstance(e, OverflowError) else "protocol"
             return {"ok": True, "killed": kind, "message": str(e)}, b"", True
@@ -752,6 +808,8 @@ class Harness:
             s["reaped"] = True
             return {"ok": True, "died": True, "exit": exit_code, "signal": sig, "maxrss_kb": ru.ru_maxrss,
                     "kernel_cpu_s": meter.after_exit(ru)}, err.data(), True
+        if why == "window":  # no verdict on this call: the parent reruns it, one call at a time
+            return {"ok": True, "rewind": True, "kernel_cpu_s": meter.used() or 0.0}, b"", True
         return {"ok": True, "killed": why, "kernel_cpu_s": meter.used() or 0.0}, b"", True
 
     def close_session(self):

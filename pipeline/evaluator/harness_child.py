@@ -442,8 +442,8 @@ def session_child(req, res_fd, cmd_fd):
     except Exception as e:  # noqa: BLE001 - LookupError, or the submission's class failing a lookup
         fail("entry_error", msg=str(e) if isinstance(e, LookupError) else None, exc=e)
     send_frame(res_fd, {"event": "ready"})
-    # Buffered: a command is read in one syscall, not byte by byte (the judge writes the next
-    # command only after this call's frame, so there is never more to read ahead). A command is
+    # Buffered: the commands of a window of calls (harness.run_calls) are read in one syscall,
+    # not byte by byte. A command is
     # the input's length in bytes on a line, then the input itself (its JSON lines, one per
     # argument): no JSON wrapper to decode first.
     cmds = os.fdopen(cmd_fd, "rb")

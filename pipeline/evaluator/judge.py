@@ -281,9 +281,12 @@ class Session:
     Its calls are pipelined: once the session is loaded, one request carries the inputs of every
     test still to run and the judge streams one reply per call; each is judged here while the
     next call runs. (Not with the `open` request: the session child is forked from the judge and
-    must not find later tests' inputs in its memory.) The judge still runs and meters one call
-    at a time; at the first failure (mode first-failure) this side sends `stop`, which ends the
-    batch and cuts short a call in progress, so no later test is judged."""
+    must not find later tests' inputs in its memory.) The judge meters and limits each call
+    alone, and gives the child its inputs in windows whose calls together stay under one call's
+    limit; a window that would not is answered `rewind` and the rest runs in a fresh session, one
+    call at a time (`harness.Harness.run_calls`). At the first failure (mode first-failure) this
+    side sends `stop`, which ends the batch and cuts short a call in progress, so no later test
+    is judged."""
 
     def __init__(self, job: Job):
         self.job, self.box = job, job.worker.box("run")
@@ -318,34 +321,50 @@ class Session:
         arrives: `keep_going(index, TestResult)` returns False to stop (the rest is not run, or
         not judged). One request per CALLS_CHUNK_BYTES of inputs (big inputs must not all sit in
         the judge's memory at once). Returns when done; the session may have died (`is_open`)."""
-        tests, start = self.job.problem.tests, 0
+        tests, start, window_max = self.job.problem.tests, 0, None
         while start < len(indices) and self.is_open:
             end, size = start + 1, len(tests[indices[start]].input)
             while end < len(indices) and size + len(tests[indices[end]].input) <= CALLS_CHUNK_BYTES:
                 size += len(tests[indices[end]].input)
                 end += 1
-            if not self._stream_chunk(indices[start:end], folder, keep_going):
+            got = self._stream_chunk(indices[start:end], folder, keep_going, window_max)
+            if got is False:
                 return
+            if got is not True:  # rewound at indices[start + got]: from there in a fresh session, one call at a time
+                start, window_max = start + got, 1
+                failed = self.open()
+                if failed is not None:  # it loaded before: report what happened now as the test's result
+                    keep_going(indices[start], failed if isinstance(failed, TestResult)
+                               else TestResult("CE", diff=failed[:500]))
+                    return
+                continue
             start = end
 
-    def _stream_chunk(self, indices: list[int], folder, keep_going) -> bool:
-        """One `calls` request; False when `keep_going` said stop."""
+    def _stream_chunk(self, indices: list[int], folder, keep_going, window_max: int | None = None) -> bool | int:
+        """One `calls` request; False when `keep_going` said stop; the position in `indices` of
+        the call the judge answered `rewind` (the session is gone; nothing from there was judged)."""
         job, lim = self.job, self.job.limits
         timeout = lim.wall_s + REPLY_GRACE_S
-        self.box.send({"op": "calls", "inputs": [job.problem.tests[i].input for i in indices],
-                       "cpu_s": lim.cpu_s, "wall_s": lim.wall_s})
-        ended, stopping, k = False, False, 0
+        req = {"op": "calls", "inputs": [job.problem.tests[i].input for i in indices],
+               "cpu_s": lim.cpu_s, "wall_s": lim.wall_s}
+        if window_max is not None:
+            req["window_max"] = window_max
+        self.box.send(req)
+        ended, stopping, k, rewind = False, False, 0, None
         try:
             while True:
                 reply = self.box._receive(timeout)  # the batch's next reply (request sent above)
                 h = reply.header
                 if h.get("end"):
                     ended = True
-                    return not stopping
-                if stopping:
+                    return rewind if rewind is not None and not stopping else not stopping
+                if stopping or rewind is not None:
                     continue  # ran before the judge saw `stop`: not judged
                 if k >= len(indices):
                     raise BoxError("judge process error: more replies than calls")
+                if h.get("rewind"):
+                    rewind, self.is_open = k, False
+                    continue
                 tr = self.result(indices[k], folder / f"{indices[k]}.in" if folder is not None else None,
                                  h, reply.blobs[0] if reply.blobs else b"")
                 k += 1
