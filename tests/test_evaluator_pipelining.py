@@ -227,6 +227,28 @@ def test_frames_that_waited_for_a_busy_judge_carry_no_false_time_limit(judge):
     assert all(h["kernel_cpu_s"] <= 1.0 for h in replies if "frame" in h)
 
 
+def test_frames_that_waited_together_keep_each_calls_own_time(judge):
+    """The judge is stopped while the child runs a window of two 0.3 s calls (together under the
+    1 s limit): the CPU since the last frame is both calls' when it looks again. Each call is
+    still reported with its own ~0.3 s, not 0.6 s and 0 (validate derives time limits from
+    these times)."""
+    import signal
+    import time
+
+    code = TWO_SLOW_CALLS.replace("0.6 if x == 6", "0.3 if x == 3")
+    assert judge.open(code, "f", ["0", "0", "0", "3", "3"], cpu_s=1.0)["frame"]["event"] == "ready"
+    assert [judge.reply()[1] for _ in range(3)] == [[b"0"], [b"0"], [b"0"]]
+    judge.proc.send_signal(signal.SIGSTOP)
+    try:
+        time.sleep(1.0)
+    finally:
+        judge.proc.send_signal(signal.SIGCONT)
+    got = [judge.reply() for _ in range(2)]
+    assert [b for _, b in got] == [[b"3"], [b"3"]]
+    assert all(0.25 < h["kernel_cpu_s"] < 0.45 for h, _ in got), [h["kernel_cpu_s"] for h, _ in got]
+    assert judge.reply()[0]["end"]
+
+
 def test_a_call_run_alone_is_never_rewound(judge):
     """`window_max: 1` (the parent's rerun after a rewind): one input at a time, each call on
     its own limit, so two 0.6 s calls under 1 s both pass."""

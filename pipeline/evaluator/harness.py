@@ -128,6 +128,7 @@ class CpuMeter:
     def __init__(self, pid=None):
         self.pid = pid
         self.base = self.now() or 0.0
+        self.last = self.base  # the latest reading
 
     def now(self):
         if RUN_GROUP is not None:
@@ -146,13 +147,19 @@ class CpuMeter:
         now = self.now()
         return self.base if now is None else now
 
-    def lap(self):
+    def lap(self, upto=None):
         """used(), and the meter restarts from here (one reading: the pipelined calls of a
-        session are metered back to back, so CPU spent between two calls counts for the next)."""
+        session are metered back to back, so CPU spent between two calls counts for the next).
+        `upto`: take at most that much, leaving the rest for the next lap (frames that waited
+        together for this process: the CPU since the last lap is several calls')."""
         now = self.now()
         if now is None:
             return None
-        used, self.base = now - self.base, now
+        self.last = now
+        used = now - self.base
+        if upto is not None and 0 <= upto < used:
+            used = upto
+        self.base += used
         return used
 
     def after_exit(self, ru):
@@ -323,6 +330,15 @@ def watch(pid, pidfd, sinks, deadline, cpu_limit, meter, until=None, stop_on_ove
                 s.pump()
                 if s.overflow and s in stop_on_overflow:
                     return "ole", None, None
+
+
+def frame_cpu(reply):
+    """The CPU seconds a result frame says its call used (the program can write anything there:
+    None unless a finite number >= 0)."""
+    value = reply.get("frame", {}).get("cpu_s")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        return None
+    return float(value)
 
 
 def describe_status(status):
@@ -720,10 +736,10 @@ class Harness:
                 stopped = True
                 self.close_session()
                 break
-            if several and not finished and meter.base - mark > float(cpu_limit):
+            if several and not finished and meter.last - mark > float(cpu_limit):
                 # the window went over while this process was not looking (frames waited for it):
                 # this call's own share is unknown, so it has no verdict either
-                reply, payload, finished = {"ok": True, "rewind": True, "kernel_cpu_s": meter.base - mark}, b"", True
+                reply, payload, finished = {"ok": True, "rewind": True, "kernel_cpu_s": meter.last - mark}, b"", True
             t0 = time.monotonic()  # the child goes on to the window's next call (metered from the lap)
             # the payload stays valid: the next read comes later, or the buffer stays pinned
             self.respond_call(reply, payload, defer=reply.get("frame", {}).get("ok") is True)
@@ -762,7 +778,12 @@ class Harness:
         reply["wall_s"] = time.monotonic() - t0
         # The kernel's count, in case the program tampered with its own clock. The meter then
         # restarts: CPU a thread the program left running uses between calls counts for the next.
-        used = None if finished else meter.lap()
+        # When the next call's frame is here already (this process was busy elsewhere while the
+        # child went on through its window), the CPU since the last lap is that call's too: this
+        # call takes what its frame says it used, the rest stays for the next.
+        res = self.session["res"] if self.session is not None else None
+        queued = res is not None and res.len > res.consumed
+        used = None if finished else meter.lap(upto=frame_cpu(reply) if queued else None)
         if used is not None:
             reply["kernel_cpu_s"] = used
         return reply, payload, finished
