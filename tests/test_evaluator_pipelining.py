@@ -249,6 +249,40 @@ def test_frames_that_waited_together_keep_each_calls_own_time(judge):
     assert judge.reply()[0]["end"]
 
 
+def test_a_call_alone_cannot_fake_a_queue_to_report_less_time(judge):
+    """A first call (alone in its window) spins 1.3 s past its 1 s limit while the judge is not
+    scheduled, then writes its own frame claiming 0 s and a second frame behind it, as if the
+    next call's frame were queued. Its kernel time must still be the whole 1.3 s (a TLE), not
+    the claim: only calls of one window share a lap."""
+    import signal
+    import time
+
+    code = """
+        import json, os, time
+        def f(x):
+            open("started", "w").close()
+            end = time.process_time() + 1.3
+            while time.process_time() < end:
+                pass
+            frame = json.dumps({"event": "result", "ok": True, "converted": False, "cpu_s": 0.0, "maxrss_kb": 1, "n": 1})
+            os.write(3, (frame + "\\n1").encode() * 2)
+            os._exit(0)
+    """
+    header = judge.open(code, "f", ["1", "2"], cpu_s=1.0)
+    started = judge.scratch / "run" / "started"
+    deadline = time.monotonic() + SAFETY_S
+    while not started.exists() and time.monotonic() < deadline:  # the call runs: the judge sent it
+        time.sleep(0.005)
+    judge.proc.send_signal(signal.SIGSTOP)
+    try:
+        time.sleep(2.5)
+    finally:
+        judge.proc.send_signal(signal.SIGCONT)
+    assert header["frame"]["event"] == "ready"
+    first, _ = judge.reply()
+    assert first["kernel_cpu_s"] > 1.0, first
+
+
 def test_a_call_run_alone_is_never_rewound(judge):
     """`window_max: 1` (the parent's rerun after a rewind): one input at a time, each call on
     its own limit, so two 0.6 s calls under 1 s both pass."""

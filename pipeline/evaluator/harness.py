@@ -731,7 +731,8 @@ class Harness:
                 first, mark = k, meter.mark()
                 sent, t0 = self.send_window(inputs, k, window), time.monotonic()
             several = k > first or sent > k + 1
-            reply, payload, finished = self.await_call(t0, req, meter, window=mark if k > first else None)
+            reply, payload, finished = self.await_call(t0, req, meter, window=mark if k > first else None,
+                                                       several=several)
             if reply is None:  # stopped in the middle of the call: its result no longer matters
                 stopped = True
                 self.close_session()
@@ -767,10 +768,11 @@ class Harness:
             pass  # the child is gone; await_frame reports how it died
         return end
 
-    def await_call(self, t0, limits, meter, window=None):
+    def await_call(self, t0, limits, meter, window=None, several=False):
         """The frame of the call the child started at `t0`: (reply, payload, finished), or
         (None, b"", True) when the parent sent `stop` meanwhile. `window`: the meter reading its
-        window of calls started at (the window's limit applies too)."""
+        window of calls started at (the window's limit applies too); `several`: the window has
+        more calls than this one."""
         reply, payload, finished = self.await_frame(t0 + float(limits["wall_s"]), limits.get("cpu_s"), meter,
                                                     stoppable=True, window=window)
         if reply is None:
@@ -780,9 +782,11 @@ class Harness:
         # restarts: CPU a thread the program left running uses between calls counts for the next.
         # When the next call's frame is here already (this process was busy elsewhere while the
         # child went on through its window), the CPU since the last lap is that call's too: this
-        # call takes what its frame says it used, the rest stays for the next.
+        # call takes what its frame says it used, the rest stays for the next. (Only within a
+        # window, whose calls together run_calls holds to the limit with the meter's own
+        # readings: a call alone could otherwise fake a queue and report its own time.)
         res = self.session["res"] if self.session is not None else None
-        queued = res is not None and res.len > res.consumed
+        queued = several and res is not None and res.len > res.consumed
         used = None if finished else meter.lap(upto=frame_cpu(reply) if queued else None)
         if used is not None:
             reply["kernel_cpu_s"] = used
