@@ -134,7 +134,7 @@ def test_replies_held_back_for_a_batch_leave_room_for_a_full_size_result(judge, 
     buffer: a result as large as one frame may be must still fit behind them (not OLE), and one
     over it is still OLE. Order and count are kept."""
     (tmp_path / "solution.py").write_text("def f(n):\n    return 'x' * n\n")
-    cap = 1000 + 64 * 1024  # out_bytes + the frame header allowance (harness_pipes.FRAME_HEADER_MAX)
+    cap = 1000 + 64 * 1024  # out_bytes + the frame's allowance (harness_pipes.FRAME_SLACK)
     header, _ = judge.request({"op": "open", "code": str(tmp_path / "solution.py"), "entry": "f", "cpu_s": 100.0,
                                "wall_s": SAFETY_S, "out_bytes": 1000})
     assert header["frame"]["event"] == "ready"
@@ -296,6 +296,40 @@ def test_a_call_run_alone_is_never_rewound(judge):
     assert [b for _, b in got] == [[b"0"], [b"0"], [b"0"], [b"6"], [b"6"]]
     assert all(h["frame"]["ok"] for h, _ in got)
     assert judge.reply()[0]["end"]
+
+
+@pytest.mark.parametrize("header", [
+    {"event": "result", "ok": True, "n": 1, "note": "the answer is 1"},  # a key of its own
+    {"event": "the answer is 1", "ok": True, "n": 1},  # an event that is not one
+    {"event": "result", "ok": False, "n": 1, "error_type": "A" * 65},  # a long "type name"
+])
+def test_a_frame_header_carries_no_text_of_the_programs_choosing(judge, header):
+    """The judge parses frame headers in its own heap, which later submissions are forked with:
+    a program must not be able to leave its output there. Only the known keys, events and a
+    short exception type name are accepted; anything else is the program corrupting its
+    result channel (the call fails, RE)."""
+    code = f"""
+        import json, os
+        def f(x):
+            os.write(3, json.dumps({header!r}).encode() + b"\\n" + b"1")
+            os._exit(0)
+    """
+    assert judge.open(code, "f", ["1"])["frame"]["event"] == "ready"
+    killed, _ = judge.reply()
+    assert killed["killed"] == "protocol"
+
+
+def test_an_exception_with_a_long_class_name_is_still_an_ordinary_failure(judge):
+    code = """
+        class ThisExceptionHasAVeryLongNameThatGoesOnAndOnWellPastSixtyFourCharacters(Exception):
+            pass
+        def f(x):
+            raise ThisExceptionHasAVeryLongNameThatGoesOnAndOnWellPastSixtyFourCharacters("no")
+    """
+    assert judge.open(code, "f", ["1"])["frame"]["event"] == "ready"
+    h, blobs = judge.reply()
+    assert h["frame"]["ok"] is False and len(h["frame"]["error_type"]) == 64
+    assert b"ThisExceptionHasAVeryLongName" in blobs[0]
 
 
 def test_calls_without_a_session_end_at_once(judge):

@@ -53,7 +53,7 @@ from harness_child import (  # noqa: E402 - the sibling file, found through the 
     session_child,
     write_all,
 )
-from harness_pipes import FRAME_HEADER_MAX, Sink, drain, take_frame  # noqa: E402 - siblings, as above
+from harness_pipes import FRAME_SLACK, Sink, drain, take_frame  # noqa: E402 - siblings, as above
 from harness_state import RunGroupFds, clear_ipc, wipe  # noqa: E402 - siblings, as above
 from syscall_filter import Installer  # noqa: E402
 
@@ -671,8 +671,8 @@ class Harness:
             os.close(fd)
         self.session = {
             "pid": pid, "pidfd": open_pidfd(pid), "cmd": cmd_w,
-            "res": Sink(res_r, int(req.get("out_bytes", 1 << 24)) + FRAME_HEADER_MAX + DEFER_BYTES, "head"),
-            "frame_cap": int(req.get("out_bytes", 1 << 24)) + FRAME_HEADER_MAX,
+            "res": Sink(res_r, int(req.get("out_bytes", 1 << 24)) + FRAME_SLACK + DEFER_BYTES, "head"),
+            "frame_cap": int(req.get("out_bytes", 1 << 24)) + FRAME_SLACK,
             "err": Sink(err_r, STDERR_KEEP, "tail"),
         }
         meter.pid = pid

@@ -476,7 +476,7 @@ def session_child(req, res_fd, cmd_fd):
         except BaseException as e:  # noqa: BLE001
             cpu = time.process_time() - t0
             tb = "".join(traceback.format_exception(type(e), e, e.__traceback__.tb_next))[-4000:]
-            send_frame(res_fd, {"event": "result", "ok": False, "error_type": type(e).__name__,
+            send_frame(res_fd, {"event": "result", "ok": False, "error_type": type(e).__name__[:64],
                                 "cpu_s": cpu, "maxrss_kb": maxrss_kb()}, tb.encode("utf-8", "replace"))
             if isinstance(e, SystemExit):
                 os._exit(0)

@@ -16,7 +16,15 @@ import os
 import select
 import time
 
-FRAME_HEADER_MAX = 64 * 1024  # a real frame header is ~150 bytes
+FRAME_HEADER_MAX = 4096  # a real frame header is ~150 bytes
+FRAME_SLACK = 64 * 1024  # room in a frame beyond the output limit: its header, an error's traceback
+# What a frame header may hold (harness_child writes them). The program can write frames too, and
+# the header is parsed in this process's heap, which later programs are forked with: only these
+# keys, and as strings only an event of this set and a short exception type name, so no program
+# can leave its output there for the next submission to find.
+FRAME_KEYS = frozenset(("event", "ok", "converted", "cpu_s", "maxrss_kb", "n", "error_type"))
+FRAME_EVENTS = frozenset(("ready", "result", "compile_error", "load_error", "entry_error", "harness_error"))
+ERROR_TYPE_MAX = 64
 CHUNK = 1 << 16
 
 
@@ -143,16 +151,21 @@ def drain(sinks, seconds=0.2):
 
 def frame_header(raw):
     """The program writes the frame header, so it is checked before anything reads it: a flat
-    JSON object of scalars (no nesting to recurse on, no huge or non-finite numbers)."""
+    JSON object of scalars (no nesting to recurse on, no huge or non-finite numbers) with only
+    the keys, events and short strings of FRAME_KEYS."""
     try:
         header = json.loads(raw)
     except (ValueError, RecursionError):
         raise ValueError("malformed frame header") from None
-    if not isinstance(header, dict):
+    if not isinstance(header, dict) or not header.keys() <= FRAME_KEYS:
         raise ValueError("malformed frame header")
-    for value in header.values():
-        if isinstance(value, (bool, str)) or value is None:
+    for key, value in header.items():
+        if isinstance(value, bool) or value is None:
             continue
+        if isinstance(value, str):
+            if key == "event" and value in FRAME_EVENTS or key == "error_type" and len(value) <= ERROR_TYPE_MAX:
+                continue
+            raise ValueError("malformed frame header")
         if isinstance(value, int) and abs(value) < 1 << 63:
             continue
         if isinstance(value, float) and math.isfinite(value):
@@ -180,6 +193,8 @@ def take_frame(sink, capacity):
         if sink.overflow:
             raise OverflowError("result larger than the output limit")
         return None
+    if nl - at > FRAME_HEADER_MAX:  # checked before the line is copied out of the buffer
+        raise ValueError("oversized frame header")
     raw = bytes(sink.buf.view[at:nl])
     header = frame_header(raw)
     end = nl + 1 + header["n"]
