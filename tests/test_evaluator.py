@@ -250,9 +250,12 @@ def test_leetcode_solution_styles_and_conversions(ev):
 
 
 def test_functional_set_and_float_returns(ev):
-    p = functional("uniq", "uniq", [("[3,1,3,2]", "[1,2,3]")])
+    # a returned set matches a list in any order only under an unordered checker (issue 24 item 4)
+    p = functional("uniq", "uniq", [("[3,1,3,2]", "[1,2,3]")], checker=Checker(kind="tokens", unordered=True))
     v = judge(ev, p, sub("uniq", "def uniq(xs):\n    return set(xs)\n"), keep_outputs=True)
     assert v.status == "AC" and v.tests[0].output == '{"__set__": [1, 2, 3]}'
+    v = judge(ev, functional("uniq", "uniq", [("[3,1,3,2]", "[1,2,3]")]), sub("uniq", "def uniq(xs):\n    return set(xs)\n"))
+    assert v.status == "WA"
     half = functional("half", "half", [("1", "0.3333333")])
     v = judge(ev, half, sub("half", "def half(x):\n    return x / 3\n"))
     assert v.status == "AC" and v.tests[0].strategy == "numeric"

@@ -107,7 +107,8 @@ def test_numbers_close_is_absolute_or_relative():
         ("3", "3.0", False, "structural"),
         ("1000000007", "1000000007.0", False, "structural"),
         ('{"a": [1, 2]}', '{"a": [1.0, 2]}', False, "structural"),
-        ("[1, 2, 3]", '{"__set__": [3, 1, 2]}', True, "structural"),
+        ('{"__set__": [1, 2, 3]}', '{"__set__": [3, 1, 2]}', True, "structural"),  # set against set
+        ("[5]", '{"__set__": [5]}', True, "structural"),  # one element: one order, nothing relaxed
         ("0.1", "0.10000000001", False, "numeric"),
         ("[[0.5, 1]]", "[[0.5000000001, 1]]", False, "numeric"),
         ("null", "null", False, "exact"),
@@ -126,6 +127,8 @@ def test_functional_cascade(expected, actual, converted, strategy):
         ("1", "true"),
         ("[1, 2]", "[2, 1]"),
         ("[1, 1, 2]", '{"__set__": [1, 2]}'),  # a set cannot hold the duplicate
+        ("[3, 2, 1]", '{"__set__": [3, 1, 2]}'),  # a set is not re-ordered to match a list (issue 24)
+        ("[1, 2, 3]", '{"__set__": [1, 2, 3]}'),  # nor taken in its (arbitrary) iteration order
         ('"5"', "5"),
         ("12345678901234567890", "12345678901234567891"),
         ('"abc"', '"ABC"'),
@@ -158,6 +161,30 @@ def test_unordered_relaxes_the_outer_order_only():
     tokens = Checker(kind="tokens", unordered=True)
     assert compare_stdio("1 2\n3 4\n", "3  4\n1 2\n", tokens).ok
     assert not compare_stdio("1 2\n3 4\n", "2 1\n3 4\n", tokens).ok  # order inside a line holds
+
+
+def test_a_returned_set_matches_a_list_only_where_the_checker_says_unordered():
+    """Issue 24 item 4: `return set(nums)` was AC for "return nums sorted descending". A set's
+    iteration order is arbitrary, so only `Checker.unordered` lets it match a list of two or more."""
+    got = '{"__set__": [3, 1, 2]}'
+    assert not compare_functional("[3, 2, 1]", got, converted=True).ok
+    for plain in (Checker(kind="exact"), Checker(kind="tokens"), Checker(kind="float")):
+        cmp = compare_functional("[3, 2, 1]", got, plain, converted=True)
+        assert not cmp.ok and cmp.message, plain
+    unordered = Checker(kind="tokens", unordered=True)
+    assert compare_functional("[3, 2, 1]", got, unordered, converted=True).strategy == "tokens"
+    assert not compare_functional("[3, 2, 2, 1]", got, unordered, converted=True).ok  # duplicates
+    assert not compare_functional("[3, 2]", got, unordered, converted=True).ok
+    loose = Checker(kind="float", unordered=True, rel_tol=1e-3, abs_tol=0)
+    assert compare_functional("[2.0, 1.0]", '{"__set__": [1.0001, 2.0]}', loose, converted=True).ok
+    # `unordered` relaxes the outermost list only: a set inside an item is still not re-ordered
+    assert not compare_functional("[[1, 2], [3]]", '[{"__set__": [2, 1]}, [3]]', unordered, converted=True).ok
+    assert compare_functional("[[3], [1]]", '[{"__set__": [1]}, {"__set__": [3]}]', unordered, converted=True).ok
+    # set against set (the expected value is a set too) is equality of sets, with or without a checker
+    assert compare_functional('{"__set__": [1, 2, 3]}', got, converted=True).ok
+    assert compare_functional('[{"__set__": [1, 2, 3]}]', f"[{got}]", Checker(kind="exact"), converted=True).ok
+    assert not compare_functional('{"__set__": [1, 2]}', got, converted=True).ok
+    assert compare_functional("[]", '{"__set__": []}', converted=True).ok
 
 
 def test_functional_bad_expected_json_raises():

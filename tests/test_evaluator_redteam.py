@@ -467,3 +467,31 @@ def test_unshare_fallback_leaves_nothing_in_the_hosts_shared_folders(solo_unshar
     assert left == []
     if shutil.which("g++"):  # the build box still writes its own folder
         assert judge(solo_unshare, ECHO, sub(ECHO, CPP_ECHO, "cpp", "cpp")).status == "AC"
+
+
+# --- issue 24 item 4. a returned set is not re-ordered to match a list -----------------------------------------------
+SORT_DESC = Problem(id="sort-desc", source="test", statement="Return nums sorted in descending order.",
+                    style="functional", entry_point="Solution().sortDesc", time_limit_s=2.0,
+                    tests=[TestCase("[3,1,2]", "[3, 2, 1]"), TestCase("[10,30,20,40]", "[40, 30, 20, 10]")])
+DISTINCT_ANY_ORDER = Problem(id="distinct-any", source="test", statement="Return the distinct values in any order.",
+                             style="functional", entry_point="Solution().sortDesc", time_limit_s=2.0,
+                             tests=SORT_DESC.tests, checker=Checker(kind="tokens", unordered=True))
+RETURNS_A_SET = """
+    from typing import List
+    class Solution:
+        def sortDesc(self, nums: List[int]) -> List[int]:
+            return set(nums)
+"""
+
+
+@needs_bwrap
+def test_a_returned_set_is_wa_for_an_ordered_list_and_ac_only_under_an_unordered_checker(solo):
+    right = RETURNS_A_SET.replace("set(nums)", "sorted(nums, reverse=True)")
+    verdicts = solo.evaluate_batch(
+        [SORT_DESC, DISTINCT_ANY_ORDER],
+        [sub(SORT_DESC, RETURNS_A_SET, sid="set"), sub(SORT_DESC, right, sid="sorted"),
+         sub(DISTINCT_ANY_ORDER, RETURNS_A_SET, sid="set-any")])
+    as_set, as_sorted, any_order = verdicts
+    assert as_set.status == "WA", as_set
+    assert as_sorted.status == "AC", as_sorted
+    assert any_order.status == "AC", any_order

@@ -12,7 +12,9 @@ stdio cascade (first step that accepts is recorded as the strategy):
 functional cascade (values decoded from JSON; the harness maps tuples, sets, numpy values,
 linked lists and trees to JSON and marks the result `converted`):
   exact       same JSON value: int vs float and bool vs int differ, no type was mapped
-  structural  tuples = lists, 1 == 1.0, a returned set equals a list with the same elements
+  structural  tuples = lists, 1 == 1.0, a returned set equals an expected set with the same
+              elements (in any order) but a list only of at most one element: a set's iteration
+              order is arbitrary, so it is never re-ordered to match a list of two or more
   numeric     structural with float tolerance where the expected value is a float (an expected
               int is matched by an equal value only, as in the stdio cascade)
 Case is never ignored and order never relaxed by the cascade: only a checker says so
@@ -23,7 +25,9 @@ Case is never ignored and order never relaxed by the cascade: only a checker say
               each line compared with its tokens in order (whitespace runs normalised)
   functional  a list result is a multiset of its items; each item is compared in order
               (`[[1, 2], [3]]` matches `[[3], [1, 2]]`, not `[[2, 1], [3]]`). A non-list result is
-              compared as usual. A returned set is unordered in any case (it has no order).
+              compared as usual. A returned set matches such a list as a set of its items (an
+              expected list with duplicates cannot match); a set inside an item, like a set
+              under any other checker, matches a list only of at most one element.
 A problem whose inner order is free too needs a checker program.
 """
 
@@ -215,12 +219,11 @@ def _values_equal(exp: Any, got: Any, *, strict: bool, tol: tuple[float, float] 
                   case_sensitive: bool = True) -> bool:
     """Deep equality. strict: JSON types must match exactly. tol: float tolerance (rel, abs)."""
     if _is_set(got) and not strict:
-        if isinstance(exp, list) or _is_set(exp):
-            items = exp["__set__"] if _is_set(exp) else exp
-            if len(set(map(_canon, items))) != len(items):
-                return False  # the expected list has duplicates: a set cannot match it
-            return _unordered_equal(items, got["__set__"], tol=tol, case_sensitive=case_sensitive)
-        return False
+        if _is_set(exp):  # set against set: order means nothing on either side
+            return _set_equal(exp["__set__"], got["__set__"], tol=tol, case_sensitive=case_sensitive)
+        if isinstance(exp, list) and len(got["__set__"]) <= 1:  # one order only: nothing is relaxed
+            return _values_equal(exp, got["__set__"], strict=False, tol=tol, case_sensitive=case_sensitive)
+        return False  # a list's order is the problem's unless its checker says `unordered`
     if isinstance(exp, bool) or isinstance(got, bool):
         return type(exp) is type(got) and exp == got
     if isinstance(exp, (int, float)) and isinstance(got, (int, float)):
@@ -243,6 +246,14 @@ def _values_equal(exp: Any, got: Any, *, strict: bool, tol: tuple[float, float] 
         return exp.keys() == got.keys() and all(
             _values_equal(exp[k], got[k], strict=strict, tol=tol, case_sensitive=case_sensitive) for k in exp)
     return exp is None and got is None
+
+
+def _set_equal(exp: list, got: list, *, tol: tuple[float, float] | None, case_sensitive: bool = True) -> bool:
+    """A returned set's items against expected items taken in any order (an expected set, or a
+    list under an `unordered` checker)."""
+    if len(set(map(_canon, exp))) != len(exp):
+        return False  # the expected list has duplicates: a set cannot match it
+    return _unordered_equal(exp, got, tol=tol, case_sensitive=case_sensitive)
 
 
 def _unordered_equal(exp: list, got: list, *, tol: tuple[float, float] | None,
@@ -299,6 +310,8 @@ def _compare_values(expected: Any, actual: Any, checker: Checker | None, convert
         tol = (checker.rel_tol, checker.abs_tol) if checker.kind == "float" else None
         if checker.unordered and isinstance(expected, list) and isinstance(actual, list):
             ok = _unordered_equal(expected, actual, tol=tol, case_sensitive=checker.case_sensitive)
+        elif checker.unordered and isinstance(expected, list) and _is_set(actual):
+            ok = _set_equal(expected, actual["__set__"], tol=tol, case_sensitive=checker.case_sensitive)
         else:
             ok = _values_equal(expected, actual, strict=False, tol=tol, case_sensitive=checker.case_sensitive)
         return Comparison(ok, checker.kind if ok else None, None if ok else value_diff(expected, actual))
