@@ -126,7 +126,7 @@ def is_interactive(p: Problem) -> bool:
 
 def problem_hash(p: Problem, evaluator: str) -> str:
     """What, besides the code and the test, decides a run's verdict: the problem as judged (its
-    time limit included) and the evaluator's settings (`verdict_key`)."""
+    time limit included) and the evaluator's code and settings (`verdict_key`)."""
     checker = json.dumps(p.checker.__dict__ if p.checker else None, sort_keys=True)
     return content_hash(p.style, p.entry_point or "", p.starter_code or "", checker, repr(p.time_limit_s),
                 repr(p.memory_limit_mb), evaluator)

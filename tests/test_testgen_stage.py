@@ -226,6 +226,28 @@ def test_the_evaluator_section_keys_the_cache(run, monkeypatch):
     assert calls == [1] and len(again.kept[0].tests) == 12
 
 
+
+def test_a_change_of_evaluator_code_regenerates(run, monkeypatch):
+    """Issue 24, item 10: the cache key holds the evaluator's code, so after a fix to the evaluator
+    a problem is generated and judged again instead of replaying the broken code's results."""
+    from pipeline.evaluator import verdict_key as vk
+
+    problems, result, tmp = run
+    calls = []
+    real = stage_mod._process_batch
+
+    def counted(batch, cfg_, ev):
+        calls.append(len(batch))
+        return real(batch, cfg_, ev)
+
+    monkeypatch.setattr(stage_mod, "_process_batch", counted)
+    testgen_problems(problems[:1], cfg(tmp), evaluator=EV, progress=False)
+    assert calls == []  # cached under today's code
+    # raising=False: on code without a code digest, the assert below shows the stale replay
+    monkeypatch.setattr(vk, "code_digest", lambda: "a-fixed-evaluator", raising=False)
+    again = testgen_problems(problems[:1], cfg(tmp), evaluator=EV, progress=False)
+    assert calls == [1] and len(again.kept[0].tests) == 12
+
 def test_cli_writes_outputs(tmp_path):
     from typer.testing import CliRunner
 

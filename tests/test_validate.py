@@ -126,6 +126,25 @@ def test_cache_makes_rerun_skip_execution(cfg, monkeypatch):
     assert again.stats.as_dict()["this_run"]["runs_executed"] == 0 and again.stats.as_dict()["this_run"]["runs_cached"] == 5
 
 
+
+def test_a_change_of_evaluator_code_rejudges_instead_of_replaying_the_cache(cfg, monkeypatch):
+    """Issue 24, item 10: the cache key holds the evaluator's code, so a fix to the evaluator re-runs
+    what it judged before the fix (the same settings and problem notwithstanding)."""
+    from pipeline.evaluator import verdict_key as vk
+
+    def runs(res) -> tuple[int, int]:
+        this_run = res.stats.as_dict()["this_run"]
+        return this_run["runs_executed"], this_run["runs_cached"]
+
+    p = stdio_problem("t/sum", sum_tests(5), [ReferenceSolution("python", SUM)])
+    assert runs(validate_problems([p], cfg, evaluator=EV, progress=False)) == (5, 0)
+    assert runs(validate_problems([p], cfg, evaluator=EV, progress=False)) == (0, 5)
+    # raising=False: on code without a code digest, the assert below shows the stale replay
+    monkeypatch.setattr(vk, "code_digest", lambda: "a-fixed-evaluator", raising=False)
+    fixed = validate_problems([p], cfg, evaluator=EV, progress=False)
+    assert runs(fixed) == (5, 0) and [q.id for q in fixed.kept] == ["t/sum"]
+    assert runs(validate_problems([p], cfg, evaluator=EV, progress=False)) == (0, 5)  # the fixed code's rows
+
 def test_stats_account_for_every_test(cfg):
     probs = [stdio_problem(f"t/{i}", sum_tests(6, wrong=i), [ReferenceSolution("python", SUM)]) for i in range(3)]
     probs.append(stdio_problem("t/none", sum_tests(4), []))

@@ -20,7 +20,6 @@ changed evaluator) keeps its samples and is judged again.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import logging
 import time
@@ -138,15 +137,12 @@ def judge_hash(problem: Problem) -> str:
 
 
 def evaluator_digest() -> str:
-    """A hash of the judging code (the evaluator's source files, the scoring path and code
-    extraction): changed judging code means stale statuses."""
-    spec = importlib.util.find_spec("pipeline.evaluator")
-    if spec is None or not spec.submodule_search_locations:
-        return "missing"
-    h = hashlib.sha256()
-    for folder in spec.submodule_search_locations:
-        for f in sorted(Path(folder).rglob("*.py")):
-            h.update(f.relative_to(folder).as_posix().encode() + b"\x00" + f.read_bytes())
+    """A hash of the judging code (the evaluator's code as validate's and testgen's caches key it,
+    `code_digest`, plus the scoring path and code extraction): changed judging code means stale
+    statuses."""
+    from pipeline.evaluator.verdict_key import code_digest
+
+    h = hashlib.sha256(code_digest().encode() + b"\x00")
     here = Path(__file__).resolve()
     for f in (here.parents[1] / "scoring.py", here.parent / "extract.py"):
         h.update(f.name.encode() + b"\x00" + f.read_bytes())

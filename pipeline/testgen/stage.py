@@ -99,7 +99,7 @@ def judge_config(cfg: TestgenConfig, evaluator: EvaluatorConfig | None) -> Evalu
 
 def problem_key(p: Problem, cfg: TestgenConfig, generator: Generator | None, evaluator: EvaluatorConfig) -> str:
     """What decides this problem's generated tests: its content, the generation params and the
-    judge's settings."""
+    judge's code and settings (`verdict_key`)."""
     knobs = {k: getattr(cfg, k) for k in ("target_tests", "seed", "max_elements", "max_input_bytes", "max_output_bytes",
                                           "overgenerate", "slow_fraction", "time_budget_s", "mutants")}
     knobs["evaluator"] = verdict_key(evaluator)
