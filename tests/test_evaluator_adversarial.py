@@ -46,7 +46,8 @@ def _descends_from_us(parents: dict[str, str], pid: str) -> bool:
 
 
 def leftover_processes() -> list[str]:
-    """Sandboxed processes of ours alive now other than the judge processes themselves (PID 1 inside)."""
+    """Sandboxed processes of ours alive now other than the judge processes themselves (PID 1
+    inside, and its fork server)."""
     found, parents = [], {}
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -59,7 +60,8 @@ def leftover_processes() -> list[str]:
         parents[pid] = fields.get("PPid", "0").strip()
         uid = int(fields["Uid"].split()[1])
         inner_pid = fields.get("NSpid", "").split()[-1:]
-        if uid >= UID_BASE and inner_pid != ["1"]:
+        fork_server = fields.get("Name", "").strip() == "fork-server"  # the judge's, forks every program
+        if uid >= UID_BASE and inner_pid != ["1"] and not fork_server:
             found.append((pid, f"{pid} uid={uid} {cmd}"))
     return [line for pid, line in found if _descends_from_us(parents, pid)]
 

@@ -19,6 +19,7 @@ import os
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -69,6 +70,7 @@ class Box:
         self.cgroup: cgroups.RunGroup | None = None  # this start's run group (None: rlimits only)
         self.accounting = "rlimit"
         self._group_fds: list[int] = []
+        self._fd_socket: socket.socket | None = None  # sends a run its own descriptors (stdin)
 
     # paths -----------------------------------------------------------------------------------
     def inside(self, host: str | os.PathLike) -> str:
@@ -102,6 +104,14 @@ class Box:
         cmd += sb.drop_args(self.spec) + sb.limit_args(self.spec) + sb.harness_command(harness)
         init = {"op": "init", "scratch": home, "wipe": wipe, "syscall_filter": self.spec.syscall_filter,
                 "cgroup": self._make_group()}
+        # A run's stdin travels as a descriptor of its own (a private copy of its test's input):
+        # no input file of the problem is visible in the box.
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        if self._fd_socket is not None:
+            self._fd_socket.close()
+        self._fd_socket = ours
+        self._group_fds.append(theirs.detach())
+        init["fd_socket"] = self._group_fds[-1]
         return cmd, sb.sandbox_env(home), init
 
     def _make_group(self) -> dict[str, Any] | None:
@@ -170,6 +180,11 @@ class Box:
         if not reply.header.get("ok"):
             self.kill()
             raise BoxError(f"box {self.name} did not start: {reply.header}")
+        if self.spec.syscall_filter and not reply.header.get("syscall_filter"):  # fail closed
+            self.kill()
+            raise BoxError(f"box {self.name}: the syscall filter could not be installed "
+                           f"({reply.header.get('syscall_filter_error')}); set evaluator.syscall_filter: false "
+                           "only to debug the sandbox")
         self.info = reply.header
         if self.cgroup is not None and reply.header.get("cgroup"):
             self.accounting = self.cgroup.version
@@ -200,21 +215,31 @@ class Box:
         except (OSError, ValueError):
             raise self._failure("the judge process is gone") from None
 
-    def request(self, req: dict[str, Any], timeout: float) -> Reply:
+    def request(self, req: dict[str, Any], timeout: float, fds: tuple[int, ...] = ()) -> Reply:
         """Send one request and wait (at most `timeout` s) for its reply; BoxError on failure.
-        A judge that finds itself tampered with (`retire`) is replaced and the request resent."""
-        reply = self._exchange(req, timeout)
+        `fds`: descriptors for the run (its stdin), sent with it. A judge that finds itself
+        tampered with (`retire`) is replaced and the request resent."""
+        reply = self._exchange(req, timeout, fds)
         if reply.header.get("retire"):
             with open(self.log_path, "ab") as log:
                 log.write(f"restarting: {reply.header['retire']}\n".encode())
             self.close()
             self.start()
-            reply = self._exchange(req, timeout)
+            reply = self._exchange(req, timeout, fds)
             if reply.header.get("retire"):
                 raise self._failure("a fresh judge process retired at once")
         return reply
 
-    def _exchange(self, req: dict[str, Any], timeout: float) -> Reply:
+    def send_fds(self, fds: tuple[int, ...]) -> None:
+        """Descriptors for the next request (it says how many: the judge takes them first)."""
+        if self._fd_socket is None:
+            raise BoxError(f"box {self.name} is not running")
+        try:
+            socket.send_fds(self._fd_socket, [b"F"], list(fds))
+        except OSError:
+            raise self._failure("the judge process is gone") from None
+
+    def _exchange(self, req: dict[str, Any], timeout: float, fds: tuple[int, ...] = ()) -> Reply:
         group = self.cgroup if self.accounting != "rlimit" and req.get("op") in GROUP_OPS else None
         if group is not None:
             try:
@@ -222,6 +247,8 @@ class Box:
                 group.start()
             except (OSError, ValueError) as e:
                 raise self._failure(f"cannot set the run group's limits: {e}") from None
+        if fds:
+            self.send_fds(fds)
         self.send(req)
         reply = self._receive(timeout)
         if group is not None and group is self.cgroup:
@@ -348,6 +375,9 @@ class Box:
         group, self.cgroup, self.accounting = self.cgroup, None, "rlimit"
         if group is not None:
             group.destroy()
+        sock, self._fd_socket = self._fd_socket, None
+        if sock is not None:
+            sock.close()
 
 
 def _children(pid: int) -> list[int]:

@@ -5,14 +5,27 @@ Protocols:
            answer; the message is feedback_dir/judgemessage.txt (or teammessage.txt).
   testlib  `checker input output answer`; exit 0 = ok, 1 = wrong answer, 2 = presentation error
            (judged WA), anything else (3 = fail, ...) = the checker failed.
-A checker that crashes, times out or exits otherwise is a system error (SE): never the
-submission's fault. For functional problems the files hold the argument lines, the expected JSON
-and the actual JSON.
+The checker's files (the test's input, the expected answer, the contestant's output) are written
+to the worker's private check dir, which only its check box sees. For functional problems they
+hold the argument lines, the expected JSON and the actual JSON. A Python checker runs with the
+interpreter's default limit on int digits (`sys.int_info.default_max_str_digits`), as it would
+anywhere else: the judge lifts that limit for itself, which a checker must not inherit.
+
+A checker that cannot be built or run (compile error, the sandbox failing) is a system error
+(SE): never the submission's fault. One that crashes, runs out of its limits or exits with an
+unknown code on an output (`CheckerCrash`) may have been made to: judge.judged then asks it about
+the expected answer (`accepts_expected`). Accepted there, the output is what broke it: WA (a
+wrong answer crafted to crash the checker, e.g. a 3-million-digit number, must not escape as SE,
+which is never counted against the model). Failing or rejecting the expected answer too, the
+checker or the test data is broken: SE.
 """
 
 from __future__ import annotations
 
 import hashlib
+import sys
+import threading
+from collections import OrderedDict
 
 from pipeline.evaluator import testlib
 from pipeline.evaluator.box import BoxError
@@ -27,6 +40,16 @@ KATTIS_AC, KATTIS_WA = 42, 43
 
 class CheckerFailure(RuntimeError):
     """The checker itself failed (compile error, crash, timeout, unknown exit code)."""
+
+
+class CheckerCrash(CheckerFailure):
+    """The checker ran on an output and crashed, ran out of its CPU or output limit, or exited
+    with an unknown code: possibly that output's doing (see the module docstring)."""
+
+
+_ACCEPTED: OrderedDict[str, None] = OrderedDict()  # (checker, input, answer) keys it accepted
+_ACCEPTED_MAX = 4096
+_accepted_lock = threading.Lock()
 
 
 def _key(checker: Checker) -> str:
@@ -57,27 +80,31 @@ def prepare(checker: Checker, worker: Worker, compiler: Compiler) -> None:
     worker.prepared["checker"] = key
 
 
-def run_checker(checker: Checker, worker: Worker, cfg: EvaluatorConfig, input_path, expected: str,
+def run_checker(checker: Checker, worker: Worker, cfg: EvaluatorConfig, input_text: str, expected: str,
                 actual: str) -> Comparison:
-    """Judge one output with the checker program. Raises CheckerFailure when it misbehaves."""
+    """Judge one output with the checker program (`prepare`d). Raises CheckerCrash when it
+    misbehaves on the output, CheckerFailure when it cannot run at all."""
     protocol = checker.protocol or "kattis"
+    if protocol not in ("kattis", "testlib"):
+        raise CheckerFailure(f"unknown checker protocol {protocol!r}")
     box = worker.box("check")
+    write_file(worker.check / "input.txt", input_text)
     write_file(worker.check / "answer.txt", expected)
     write_file(worker.check / "output.txt", actual)
-    inp, ans, out = box.inside(input_path), box.inside(worker.check / "answer.txt"), box.inside(worker.check / "output.txt")
+    inp, ans, out = (box.inside(worker.check / name) for name in ("input.txt", "answer.txt", "output.txt"))
     python = checker.language == "python"
     prog = box.inside(worker.check / ("checker.py" if python else "checker"))
     req = {"op": "run", "kind": "python" if python else "exec", "code": prog,
            "cpu_s": cfg.checker_time_limit_s, "wall_s": 2 * cfg.checker_time_limit_s + 5,
            "mem_bytes": cfg.checker_memory_mb * MB, "stack_bytes": cfg.checker_memory_mb * MB,
-           "fsize_bytes": 16 * MB, "nofile": 64, "out_bytes": 1 * MB}
+           "fsize_bytes": 16 * MB, "nofile": 64, "out_bytes": 1 * MB,
+           # the judge runs with no limit on int digits; a checker gets the interpreter's default
+           "int_max_str_digits": sys.int_info.default_max_str_digits}
     if protocol == "kattis":
         req.update(argv=[prog, inp, ans, "{cwd}/feedback/"], stdin=out, mkdirs=["feedback"],
                    collect=["feedback/judgemessage.txt", "feedback/teammessage.txt"])
-    elif protocol == "testlib":
-        req.update(argv=[prog, inp, out, ans])
     else:
-        raise CheckerFailure(f"unknown checker protocol {protocol!r}")
+        req.update(argv=[prog, inp, out, ans])
     try:
         reply = box.request(req, 2 * cfg.checker_time_limit_s + 30)
     except BoxError as e:
@@ -86,8 +113,10 @@ def run_checker(checker: Checker, worker: Worker, cfg: EvaluatorConfig, input_pa
     if not h.get("ok") or h.get("harness_error") or h.get("compile_error"):
         raise CheckerFailure(f"checker could not run: {h.get('harness_error') or h.get('compile_error')}")
     stdout, stderr = (b.decode("utf-8", "replace").strip() for b in reply.blobs[:2])
+    if h["why"] == "wall":  # blocked or starved, not computing: nothing an output can do
+        raise CheckerFailure("checker exceeded its limits (wall)")
     if h["why"] != "exit":
-        raise CheckerFailure(f"checker exceeded its limits ({h['why']})")
+        raise CheckerCrash(f"checker exceeded its limits ({h['why']})")
     code = h["exit"]
     if protocol == "kattis":
         feedback = next((b.decode("utf-8", "replace").strip() for b in reply.blobs[2:] if b.strip()), "")
@@ -103,5 +132,34 @@ def run_checker(checker: Checker, worker: Worker, cfg: EvaluatorConfig, input_pa
         if code in (1, 2):
             what = "wrong answer" if code == 1 else "presentation error"
             return Comparison(False, None, f"{what}: {message}" if message else what)
-    raise CheckerFailure(f"checker exit code {code if code is not None else 'signal ' + str(h['signal'])}: "
-                         f"{(stderr or stdout)[:300]}")
+    raise CheckerCrash(f"checker exit code {code if code is not None else 'signal ' + str(h['signal'])}: "
+                       f"{(stderr or stdout)[-300:]}")  # the end: a traceback's last line says what failed
+
+
+def accepts_expected(checker: Checker, worker: Worker, compiler: Compiler, cfg: EvaluatorConfig,
+                     input_text: str, expected: str) -> str | None:
+    """Run the checker with the expected answer as the contestant's output: None when it accepts
+    it, else why not (it failed, or rejected it). Acceptance is remembered per (checker, input,
+    answer), so a checker that keeps failing on submissions' outputs is asked once per test."""
+    h = hashlib.sha256(f"{_key(checker)}\0{cfg.checker_time_limit_s}\0{cfg.checker_memory_mb}".encode())
+    for text in (input_text, expected):
+        data = text.encode("utf-8", "surrogatepass")
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    key = h.hexdigest()
+    with _accepted_lock:
+        if key in _ACCEPTED:
+            _ACCEPTED.move_to_end(key)
+            return None
+    try:
+        prepare(checker, worker, compiler)
+        cmp = run_checker(checker, worker, cfg, input_text, expected, expected)
+    except CheckerFailure as e:
+        return f"it fails on the expected answer too: {e}"
+    if not cmp.ok:
+        return f"it rejects the expected answer: {cmp.message}"
+    with _accepted_lock:
+        _ACCEPTED[key] = None
+        while len(_ACCEPTED) > _ACCEPTED_MAX:
+            _ACCEPTED.popitem(last=False)
+    return None

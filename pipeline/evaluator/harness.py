@@ -39,20 +39,13 @@ import os
 import resource
 import select
 import signal
+import socket
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness_child import (  # noqa: E402 - the sibling file, found through the line above
-    HARNESS_FAIL_EXIT,
-    child_setup,
-    exec_child,
-    leetcode_prelude,
-    run_python_child,
-    send_frame,
-    session_child,
-    write_all,
-)
+import harness_zygote  # noqa: E402 - the sibling file, found through the line above
+from harness_child import leetcode_prelude, write_all  # noqa: E402 - siblings, as above
 from harness_pipes import FRAME_SLACK, Sink, drain, take_frame  # noqa: E402 - siblings, as above
 from harness_state import RunGroupFds, clear_ipc, wipe  # noqa: E402 - siblings, as above
 from syscall_filter import Installer  # noqa: E402
@@ -83,14 +76,15 @@ PREIMPORT = (
 ).split()
 
 # --- small utilities -----------------------------------------------------------------------
-def proc_cpu_s(pid):
-    """CPU seconds of `pid` and its reaped children, from /proc (None if it is gone)."""
+def proc_cpu_s(pid, own=True):
+    """CPU seconds of `pid` and its reaped children, from /proc (None if it is gone); with
+    own=False its reaped children's only."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             fields = f.read().rsplit(b")", 1)[1].split()
     except (OSError, IndexError):
         return None
-    return sum(int(x) for x in fields[11:15]) / CLK_TCK
+    return sum(int(x) for x in fields[11 if own else 13:15]) / CLK_TCK
 
 
 def children_cpu_s():
@@ -108,15 +102,18 @@ def namespace_cpu_s():
         names = os.listdir("/proc")
     except OSError:
         return total
+    server = str(FORK_SERVER_PID)
     for name in names:
-        if name.isdigit() and name != "1":
-            total += proc_cpu_s(name) or 0.0
+        if name.isdigit() and name != "1":  # the fork server's own CPU (its forks) is not a program's
+            total += proc_cpu_s(name, own=name != server) or 0.0
     return total
 
 
 # The box's run group (cgroups.py, harness_state.py), when it has one: every forked child moves
 # itself into it, and its CPU counter is what CpuMeter reads.
 RUN_GROUP = None
+FORK_SERVER_PID = None  # harness_zygote's process, once started
+FORK_SERVER = None  # and the judge's side of it (ForkServer)
 
 
 class CpuMeter:
@@ -135,7 +132,12 @@ class CpuMeter:
             return RUN_GROUP.cpu_s()
         if PID1:
             return namespace_cpu_s()
-        return proc_cpu_s(self.pid) if self.pid else 0.0
+        if not self.pid:
+            return 0.0
+        cpu = proc_cpu_s(self.pid)
+        if cpu is None and FORK_SERVER is not None:  # reaped by the fork server: its report has the total
+            cpu = FORK_SERVER.cpu_of(self.pid)
+        return cpu
 
     def used(self):
         """None when, outside PID 1 mode, the process is gone."""
@@ -231,33 +233,156 @@ def reap_children():
             return
 
 
-def kill_everything(child_pid):
-    """Kill the child and everything it started. As PID 1 that is every other process in the
-    namespace (including daemonised grandchildren); otherwise the child's process group."""
+def other_pids(spare):
+    return [int(n) for n in os.listdir("/proc") if n.isdigit() and int(n) not in spare]
+
+
+def kill_everything(server, child_pid):
+    """Kill the child and everything it started, sparing the fork server. As PID 1 that is every
+    other process in the namespace (including daemonised grandchildren), killed by pid until
+    none is left: the fork server's children are reaped (and reported) by it, orphans by this
+    process. Otherwise the child's process group."""
     if PID1:
         deadline = time.monotonic() + 10
+        spare = (1, server.pid if server is not None else 1)
         while time.monotonic() < deadline:
-            try:
-                os.kill(-1, signal.SIGKILL)
-            except ProcessLookupError:
+            others = other_pids(spare)
+            if not others:
                 return True
-            while True:  # reap until none is left (killed processes die promptly)
+            for pid in others:
                 try:
-                    os.waitpid(-1, 0)
-                except ChildProcessError:
-                    break
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            if server is not None:
+                server.resume()  # (it reaps its killed children; a program may have stopped it)
+            reap_children()
+            if other_pids(spare):
+                select.select([], [], [], 0.0005)  # dying, or zombies for the fork server to reap
         return False
     if child_pid:
         try:
             os.killpg(child_pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        try:
-            os.waitpid(child_pid, 0)
-        except ChildProcessError:
-            pass
+        if server is not None and child_pid not in server.taken:
+            server.wait(child_pid)
     reap_children()
     return True
+
+
+class Rusage:
+    def __init__(self, utime, stime, maxrss):
+        self.ru_utime, self.ru_stime, self.ru_maxrss = utime, stime, maxrss
+
+
+class ForkServer:
+    """The judge's side of the fork server (`harness_zygote.py`): spawn a program, learn when
+    it ended (wait status and rusage, which its parent, the server, reads)."""
+
+    def __init__(self, pid, sock):
+        self.pid, self.sock = pid, sock
+        self.fd = sock.fileno()
+        self.exits = {}  # pid -> (wait status, Rusage) reported and not yet taken
+        self.taken = set()  # pids whose end was taken (since the last spawn)
+        self.dead = False
+
+    def spawn(self, req, fds):
+        """Fork a program with descriptors `fds` as its 0, 1, 2, ...; its pid."""
+        self.exits.clear()  # any report here is an earlier run's (cleaned up already)
+        self.taken.clear()
+        self.resume()
+        try:
+            socket.send_fds(self.sock, [json.dumps(req).encode()], fds)
+        except OSError as e:
+            self.dead = True
+            raise RuntimeError(f"the fork server is gone: {e}") from None
+        while True:
+            msg = self._receive(None)
+            if msg is None:
+                raise RuntimeError("the fork server is gone")
+            if "pid" in msg:
+                return msg["pid"]
+            if "error" in msg:
+                raise RuntimeError(f"the fork server could not start the program: {msg['error']}")
+
+    def _receive(self, timeout):
+        """One message (reports are filed in `exits` and returned too); None at EOF or when
+        `timeout` passed without one."""
+        if self.dead:
+            return None
+        if timeout is not None and not select.select([self.fd], [], [], timeout)[0]:
+            return None
+        try:
+            data = self.sock.recv(4096)
+        except OSError:
+            data = b""
+        if not data:
+            self.dead = True
+            return None
+        msg = json.loads(data)
+        if "exit" in msg:
+            self.exits[msg["exit"]] = (msg["status"], Rusage(msg["utime"], msg["stime"], msg["maxrss"]))
+        return msg
+
+    def cpu_of(self, pid):
+        """CPU seconds of ended program `pid` (and the children it waited for), from the server's
+        report (it is on its way once the process is gone); None if none comes."""
+        deadline = time.monotonic() + 1.0
+        while pid not in self.exits and not self.dead and time.monotonic() < deadline:
+            self._receive(0.05)
+        if pid not in self.exits:
+            return None
+        ru = self.exits[pid][1]
+        return ru.ru_utime + ru.ru_stime
+
+    def poll(self, pid):
+        """(status, rusage) once `pid` ended and was reported, else None; never blocks."""
+        while pid not in self.exits and self._receive(0) is not None:
+            pass
+        if pid in self.exits:
+            self.taken.add(pid)
+            return self.exits.pop(pid)
+        if self.dead:  # the server died: its children are this process's now (PID 1 / subreaper)
+            return self._wait_orphan(pid, os.WNOHANG)
+        return None
+
+    def wait(self, pid):
+        """(status, rusage) of `pid`, which is ending (it was killed)."""
+        self.resume()
+        deadline = time.monotonic() + 10
+        while pid not in self.exits and not self.dead and time.monotonic() < deadline:
+            self._receive(0.5)
+            self.resume()
+        self.taken.add(pid)
+        if pid in self.exits:
+            return self.exits.pop(pid)
+        return self._wait_orphan(pid, 0) or (None, Rusage(0.0, 0.0, 0))
+
+    def _wait_orphan(self, pid, flags):
+        try:
+            wpid, status, ru = os.wait4(pid, flags)
+        except ChildProcessError:
+            return None
+        return (status, ru) if wpid else None
+
+    def resume(self):
+        """Undo a stop a program sent it (it ignores every catchable signal)."""
+        try:
+            os.kill(self.pid, signal.SIGCONT)
+        except ProcessLookupError:
+            self.dead = True
+
+    def alive(self):
+        if self.dead:
+            return False
+        try:
+            with open(f"/proc/{self.pid}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            state = b"X"
+        self.dead = state in (b"Z", b"X")
+        return not self.dead
 
 
 def disable_tracing():
@@ -271,31 +396,24 @@ def disable_tracing():
 
 
 # --- children ---------------------------------------------------------------------------------
-def open_pidfd(pid):
-    try:
-        return os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        return None
-
-
-def watch(pid, pidfd, sinks, deadline, cpu_limit, meter, until=None, stop_on_overflow=(), wake_fds=(),
+def watch(pid, server, sinks, deadline, cpu_limit, meter, until=None, stop_on_overflow=(), wake_fds=(),
           wake_at=None, window=None):
-    """Drain `sinks` while child `pid` runs. Returns (why, wait_status, rusage) where why is
+    """Drain `sinks` while program `pid` runs. Returns (why, wait_status, rusage) where why is
     'exit', 'until' (`until(woke)` became true; woke: a fd of `wake_fds` was readable), 'wall',
     'cpu' (`meter` over `cpu_limit`), 'window' (`meter` since the reading `window` over
     `cpu_limit`, see Harness.run_calls) or 'ole'. `wake_at()`: a time to wake up by (for
     `until` to act on), or None. Few syscalls per wake-up (a functional session goes through here once
-    per call): the meter is first read 20 ms in (it was just started), and with a pidfd the
-    child is only waited for once the pidfd says it exited."""
+    per call): the meter is first read 20 ms in (it was just started), and the program's end
+    is looked for only when the fork server (`server`, its parent) has sent something."""
     next_cpu_check = time.monotonic() + 0.02
-    woke, check_exit = False, pidfd is None
+    woke, check_exit = False, True
     while True:
         if until is not None and until(woke):
             return "until", None, None
         if check_exit:
-            wpid, status, ru = os.wait4(pid, os.WNOHANG)
-            if wpid:
-                return "exit", status, ru
+            ended = server.poll(pid)
+            if ended is not None:
+                return "exit", ended[0], ended[1]
         now = time.monotonic()
         if now >= deadline:
             return "wall", None, None
@@ -316,15 +434,15 @@ def watch(pid, pidfd, sinks, deadline, cpu_limit, meter, until=None, stop_on_ove
             next_cpu_check = now + 0.02
         fds = [s.fd for s in sinks if not s.eof]
         fds.extend(wake_fds)
-        if pidfd is not None:
-            fds.append(pidfd)
-        timeout = max(0.0, min(deadline - now, 0.05 if pidfd is not None else 0.005))
+        if not server.dead:
+            fds.append(server.fd)
+        timeout = max(0.0, min(deadline - now, 0.05 if not server.dead else 0.005))
         wake = wake_at() if wake_at is not None else None
         if wake is not None:
             timeout = max(0.0, min(timeout, wake - now))
         ready, _, _ = select.select(fds, [], [], timeout)
         woke = any(fd in ready for fd in wake_fds)
-        check_exit = pidfd is None or pidfd in ready
+        check_exit = server.dead or server.fd in ready or pid in server.exits  # (read by CpuMeter)
         for s in sinks:
             if s.fd in ready:
                 s.pump()
@@ -361,6 +479,8 @@ class Harness:
         self.child_filter = None  # the same, for a child to install (None: the judge has it)
         self.state = None  # judge_state() after init
         self.dirty = None  # why the last clean-up failed: the judge retires before the next run
+        self.server = None  # ForkServer: every program is forked there
+        self.fd_socket = None  # descriptors from the parent (a run's stdin)
         self.deferred = []  # call replies not yet sent: header bytes and views of the session's buffer
         self.deferred_frames = 0
         self.flush_at = 0.0
@@ -488,6 +608,10 @@ class Harness:
         if self.dirty is not None:
             self.respond({"ok": False, "retire": self.dirty})
             return True
+        if self.server is not None and not self.server.alive():
+            # a program killed it (it runs under the same uid): a fresh judge, never a verdict
+            self.respond({"ok": False, "retire": "the fork server is gone"})
+            return True
         if self.state is None or judge_state() == self.state:
             return False
         self.respond({"ok": False, "retire": "a program changed the judge process's limits or priority"})
@@ -512,6 +636,7 @@ class Harness:
         group_error = self.join_run_group(req.get("cgroup"))
         clean = self.cleanup(None)
         self.filter_self()
+        self.start_fork_server(req.get("fd_socket"))
         self.state = judge_state()
         self.respond({"ok": True, "pid1": PID1, "pid": os.getpid(), "uid": os.getuid(),
                       "python": sys.version.split()[0], "clean": clean,
@@ -531,6 +656,30 @@ class Harness:
         except OSError:
             return
         self.child_filter = None
+
+    def start_fork_server(self, fd_socket):
+        """Fork the process every program will be forked from, now: it has seen no request but
+        this init (the parent sends nothing else before the init reply)."""
+        global FORK_SERVER_PID, FORK_SERVER
+        if fd_socket is not None:
+            self.fd_socket = socket.socket(fileno=int(fd_socket))
+        set_child_subreaper()  # orphans of programs come here when the server is not their parent
+        pid, sock = harness_zygote.start(self.child_filter, self.child_group_fds(),
+                                         [self.rfd, self.wfd, *([int(fd_socket)] if fd_socket is not None else [])])
+        self.server = FORK_SERVER = ForkServer(pid, sock)
+        FORK_SERVER_PID = pid
+
+    def receive_fds(self, n):
+        """`n` descriptors the parent sent for the request at hand (on its descriptor socket,
+        just before the request)."""
+        if self.fd_socket is None:
+            raise RuntimeError("descriptors announced but the judge has no descriptor socket")
+        _msg, fds, _flags, _addr = socket.recv_fds(self.fd_socket, 16, n)
+        if len(fds) != n:
+            for fd in fds:
+                os.close(fd)
+            raise RuntimeError(f"expected {n} descriptors from the parent, got {len(fds)}")
+        return fds
 
     def join_run_group(self, spec):
         """Use the box's run group when a forked child can move itself into it (else None and
@@ -557,7 +706,7 @@ class Harness:
 
     def cleanup(self, child_pid):
         """Kill what is left, empty the writable dirs, drop IPC objects; False if not clean."""
-        killed = kill_everything(child_pid)
+        killed = kill_everything(self.server, child_pid)
         files = wipe(self.config.get("wipe", []))
         ipc = clear_ipc() if PID1 else True
         if not (killed and files and ipc):
@@ -566,35 +715,29 @@ class Harness:
         return killed and files and ipc
 
     def op_run(self, req):
-        """One program run: fork (Python stdio / Python checker) or fork+exec (binaries)."""
+        """One program run, forked by the fork server: a Python stdio program or checker in the
+        warm interpreter, or a binary exec'd. Its stdin is a descriptor the parent sent
+        (`stdin_fd`: its own copy of the test's input, nothing else of the problem), else
+        /dev/null or a file named in the request (a checker's)."""
         self.close_session()
+        stdin_fd = self.receive_fds(1)[0] if req.get("stdin_fd") else None
         cwd = self.scratch_dir()
         for d in req.get("mkdirs", []):
             os.makedirs(os.path.join(cwd, d), exist_ok=True)
         argv = [a.replace("{cwd}", cwd) for a in req.get("argv", [])]
-        stdin_fd = os.open(req.get("stdin") or os.devnull, os.O_RDONLY)
+        if stdin_fd is None:
+            stdin_fd = os.open(req.get("stdin") or os.devnull, os.O_RDONLY)
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         st_r, st_w = os.pipe()
         python_child = req["kind"] == "python"
         meter = CpuMeter()
         t0 = time.monotonic()
-        pid = os.fork()
-        if pid == 0:
-            try:
-                child_setup([stdin_fd, out_w, err_w, st_w], cwd, req, python_child, self.child_filter,
-                            self.child_group_fds())
-                if python_child:
-                    run_python_child(dict(req, argv=argv), 3)
-                else:
-                    exec_child(dict(req, argv=argv), 3, dict(os.environ))
-            except BaseException as e:  # noqa: BLE001
-                try:
-                    write_all(3, b"H" + repr(e).encode()[:2000])
-                finally:
-                    os._exit(HARNESS_FAIL_EXIT)
-        for fd in (stdin_fd, out_w, err_w, st_w):
-            os.close(fd)
+        try:
+            pid = self.server.spawn(child_request(req, cwd, argv=argv), [stdin_fd, out_w, err_w, st_w])
+        finally:
+            for fd in (stdin_fd, out_w, err_w, st_w):
+                os.close(fd)
         sinks = (Sink(out_r, int(req.get("out_bytes", 1 << 24)), "head"),
                  Sink(err_r, int(req.get("err_bytes", STDERR_KEEP)), req.get("err_mode", "tail")),
                  Sink(st_r, 8192, "head"))
@@ -606,9 +749,8 @@ class Harness:
 
     def finish_run(self, req, pid, meter, t0, cwd, python_child, out, err, st):
         """Watch the forked run to its end, clean up, reply."""
-        pidfd = open_pidfd(pid)
         meter.pid = pid
-        why, status, ru = watch(pid, pidfd, [out, err, st], t0 + float(req["wall_s"]),
+        why, status, ru = watch(pid, self.server, [out, err, st], t0 + float(req["wall_s"]),
                                 req.get("cpu_s"), meter, stop_on_overflow=(out,))
         wall = time.monotonic() - t0
         if why != "exit":
@@ -616,10 +758,8 @@ class Harness:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-            _, status, ru = os.wait4(pid, 0)
-        if pidfd is not None:
-            os.close(pidfd)
-        kill_everything(pid)  # every writer of the pipes is gone after this: drain to EOF
+            status, ru = self.server.wait(pid)
+        kill_everything(self.server, pid)  # every writer of the pipes is gone after this: drain to EOF
         total_cpu = meter.used() if PID1 else None  # all reaped now: the exact total
         drain([out, err, st])
         collected = []
@@ -633,7 +773,14 @@ class Harness:
             out.truncate(1 << 16)
         clean = self.cleanup(pid)
         exit_code, sig = describe_status(status)
-        status_bytes = bytes(st.data())  # "S", or the harness's own message (e.g. a SyntaxError)
+        # "S<rss>" (a Python program started), "E<peak>\n" (a binary about to be exec'd), then
+        # possibly the harness's own message (a SyntaxError, a failed exec)
+        status_bytes = bytes(st.data())
+        base = b""
+        if status_bytes[:1] == b"E":
+            base, _, status_bytes = status_bytes[1:].partition(b"\n")
+        elif status_bytes[:1] == b"S":
+            base, status_bytes = status_bytes[1:], b"S"
         tag, note = status_bytes[:1], status_bytes[1:].decode("utf-8", "replace")
         self.respond({
             "ok": True, "why": why, "exit": exit_code, "signal": sig, "wall_s": wall,
@@ -642,6 +789,9 @@ class Harness:
             "compile_error": note if tag == b"C" else None,
             "harness_error": note if tag == b"H" else None,
             "exec_enomem": note if tag == b"M" else None,
+            # a Python child's RSS before the program ran (the warm interpreter's pages), which
+            # its peak includes; written before any of the program's code ran
+            "base_rss_kb": int(base) if base.isdigit() else 0,
             "stdout_total": out.total, "stderr_total": err.total, "clean": clean,
         }, [out.data(), err.data(), *collected])
 
@@ -656,28 +806,31 @@ class Harness:
         null = os.open(os.devnull, os.O_RDWR)
         meter = CpuMeter()
         t0 = time.monotonic()
-        pid = os.fork()
-        if pid == 0:
-            try:
-                child_setup([null, null, err_w, res_w, cmd_r], cwd, req, True, self.child_filter,
-                            self.child_group_fds())
-                session_child(req, 3, 4)
-            except BaseException as e:  # noqa: BLE001
-                try:
-                    send_frame(3, {"event": "harness_error"}, repr(e).encode()[:2000])
-                finally:
-                    os._exit(HARNESS_FAIL_EXIT)
-        for fd in (res_w, cmd_r, err_w, null):
-            os.close(fd)
+        try:
+            pid = self.server.spawn(child_request(req, cwd, kind="session"), [null, null, err_w, res_w, cmd_r])
+        except BaseException:
+            for fd in (res_r, cmd_w, err_r):
+                os.close(fd)
+            raise
+        finally:
+            for fd in (res_w, cmd_r, err_w, null):
+                os.close(fd)
         self.session = {
-            "pid": pid, "pidfd": open_pidfd(pid), "cmd": cmd_w,
+            "pid": pid, "cmd": cmd_w,
             "res": Sink(res_r, int(req.get("out_bytes", 1 << 24)) + FRAME_SLACK + DEFER_BYTES, "head"),
             "frame_cap": int(req.get("out_bytes", 1 << 24)) + FRAME_SLACK,
             "err": Sink(err_r, STDERR_KEEP, "tail"),
         }
         meter.pid = pid
-        reply, payload, finished = self.await_frame(t0 + float(req["wall_s"]), req.get("cpu_s"), meter)
+        deadline = t0 + float(req["wall_s"])
+        reply, payload, finished = self.await_frame(deadline, req.get("cpu_s"), meter)
+        base = 0
+        frame = reply.get("frame", {})
+        if frame.get("event") == "loading" and not finished:  # written before any of the program's code ran
+            base = frame.get("base_rss_kb", 0)
+            reply, payload, finished = self.await_frame(deadline, req.get("cpu_s"), meter)
         reply["wall_s"] = time.monotonic() - t0
+        reply["base_rss_kb"] = base  # the child's RSS before the program (the warm interpreter's)
         reply.pop("_raw", None)
         self.respond(reply, [payload])
         if finished or reply.get("frame", {}).get("event") != "ready":
@@ -816,7 +969,7 @@ class Harness:
             return bool(frame or stopped)
 
         try:
-            why, status, ru = watch(s["pid"], s["pidfd"], [res, err], deadline, cpu_limit, meter,
+            why, status, ru = watch(s["pid"], self.server, [res, err], deadline, cpu_limit, meter,
                                     until=have_frame, wake_fds=(self.rfd,) if stoppable else (),
                                     wake_at=self.flush_due, window=window)
         except (ValueError, OverflowError) as e:
@@ -848,15 +1001,35 @@ class Harness:
             except ProcessLookupError:
                 pass
         clean = self.cleanup(s["pid"])
-        for fd in (s["cmd"], s["pidfd"]):
-            if fd is not None:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
+        try:
+            os.close(s["cmd"])
+        except OSError:
+            pass
         s["res"].close()
         s["err"].close()
         return clean
+
+
+def child_request(req, cwd, **changes):
+    """What the fork server is told of a run: the program's kind, files by path and limits.
+    Never data (no input, output or code): the server's memory is every program's."""
+    out = {k: req[k] for k in CHILD_KEYS if req.get(k) is not None}
+    out["cwd"] = cwd
+    out.update(changes)
+    return out
+
+
+CHILD_KEYS = ("kind", "argv", "code", "entry", "prelude", "mem_bytes", "cpu_s", "rlimit_cpu_s", "stack_bytes",
+              "fsize_bytes", "nofile", "int_max_str_digits")
+
+
+def set_child_subreaper():
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except Exception:
+        pass
 
 
 def main():

@@ -198,9 +198,8 @@ def finish_python(code):
 
 
 def read_source(req):
-    """The program text: inline in the request ("source") or a file ("code")."""
-    if req.get("source") is not None:
-        return req["source"].encode("utf-8", "surrogatepass")
+    """The program text, from its file ("code"): never inline in a request (the fork server's
+    memory, which every program inherits, must hold no program's code)."""
     with open(req["code"], "rb") as f:
         return f.read()
 
@@ -218,7 +217,11 @@ def compile_or_report(req, status_fd, filename="solution.py"):
 
 def run_python_child(req, status_fd):
     code = compile_or_report(req, status_fd)
-    write_all(status_fd, b"S")  # from here on, everything is the program's doing
+    # Started, with the RSS the program starts from (the warm interpreter's pages, which its peak
+    # includes). From here on everything is the program's doing, so the judge's pipe is closed:
+    # nothing the program writes reaches the judge but its stdout and stderr.
+    write_all(status_fd, b"S%d" % rss_kb())
+    os.close(status_fd)
     module = python_streams(req.get("argv") or [], req.get("code") or "solution.py")
     rc = 0
     try:
@@ -237,7 +240,10 @@ def run_python_child(req, status_fd):
 
 
 def exec_child(req, status_fd, env):
-    os.set_inheritable(status_fd, False)  # closed on exec: EOF with no message = exec worked
+    # The peak RSS of this process so far (the fork server's pages): the kernel keeps it as the
+    # exec'd program's starting peak, so the judge must know it to read the program's own.
+    write_all(status_fd, b"E%d\n" % hwm_kb())
+    os.set_inheritable(status_fd, False)  # closed on exec: nothing more = exec worked
     argv = req["argv"]
     try:
         os.execve(argv[0], argv, env)
@@ -408,6 +414,8 @@ def session_child(req, res_fd, cmd_fd):
     import traceback
     import types
 
+    send_frame(res_fd, {"event": "loading", "base_rss_kb": rss_kb()})  # before the program's code runs
+
     def fail(event, exc=None, msg=None):
         tb = exc.__traceback__.tb_next if exc is not None and exc.__traceback__ else None
         text = msg or "".join(traceback.format_exception(type(exc), exc, tb))[-4000:]
@@ -499,6 +507,19 @@ def session_child(req, res_fd, cmd_fd):
         # The common frame, formatted directly (json.dumps of the header dict costs more)
         write_all(res_fd, b'{"event":"result","ok":true,"converted":%s,"cpu_s":%r,"maxrss_kb":%d,"n":%d}\n%s' % (
             b"true" if enc.converted else b"false", cpu, maxrss_kb(), len(payload), payload))
+
+
+def hwm_kb():
+    with open("/proc/self/status", "rb") as f:
+        for line in f:
+            if line.startswith(b"VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
+def rss_kb():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * PAGE_SIZE // 1024
 
 
 def maxrss_kb():

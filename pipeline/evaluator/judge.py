@@ -4,12 +4,19 @@ Time: CPU time is judged against `time_limit_s x timeout_scale` (TestResult.time
 time); the wall-clock limit (x wall_factor + wall_slack_s) only catches sleeping / blocked
 programs. Memory: address-space limit = the problem's memory limit (+ the warm interpreter's own
 mappings for Python, + memory_slack_mb for native code); MemoryError / bad_alloc / a peak RSS at
-the limit reads as MLE.
+the limit reads as MLE. A program that finishes normally with its own peak RSS over the problem's
+limit is MLE too, as contest judges report it (`_peak_over`: native programs get slack address
+space, so they can finish over the limit).
+
+Checker programs (`checkers.py`): one that fails on the contestant's output but accepts the
+expected answer makes that output WA (OLE over the output limit); SE only when it fails on, or
+rejects, the expected answer too (`judged`).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import signal
 import threading
 import time
@@ -22,7 +29,7 @@ from pipeline.evaluator.box import BoxError, BoxKilled
 from pipeline.evaluator.compare import Comparison, compare_functional, compare_stdio
 from pipeline.evaluator.compile import Compiler, install
 from pipeline.evaluator.config import EvaluatorConfig, Submission
-from pipeline.evaluator.workspace import MB, Worker, write_file
+from pipeline.evaluator.workspace import MB, Worker, private_copy, write_file
 from pipeline.schema import STYLES, Problem, TestResult, Verdict
 
 LANGUAGES = ("python", "cpp")
@@ -131,6 +138,23 @@ def _memory_exceeded(stderr: str, maxrss_kb: float, mem_bytes: int) -> bool:
             or maxrss_kb * 1024 >= 0.95 * mem_bytes)
 
 
+def _peak_over(maxrss_kb: Any, base_rss_kb: Any, mem_bytes: int, native: bool) -> str | None:
+    """The MLE diff when the program's own peak RSS is over the problem's limit, else None.
+    `base_rss_kb` (the judge's reply): for a Python program forked from the warm judge, its RSS
+    before the program started, which its peak includes (without it the peak is not the
+    program's: no verdict from it); for an exec'd binary, the forked judge's peak before the
+    exec, which the kernel keeps as the binary's starting peak (a peak not above it is not the
+    binary's own; absent: 0)."""
+    peak, base, limit_kb = _num(maxrss_kb), _num(base_rss_kb), mem_bytes / 1024
+    if native:
+        own = peak if peak > base else 0.0
+    else:
+        own = peak - base if base > 0 else 0.0
+    if own <= limit_kb:
+        return None
+    return f"peak memory {own / 1024:.1f} MB > limit {mem_bytes >> 20} MB"
+
+
 def _tle(cpu: float, limit: float, why: str | None) -> str:
     if why == "wall":
         return f"wall-clock limit exceeded ({cpu:.2f} s CPU)"
@@ -138,23 +162,26 @@ def _tle(cpu: float, limit: float, why: str | None) -> str:
 
 
 # --- comparison ------------------------------------------------------------------------------------
-def compare(job: Job, index: int, input_path, actual: str, *, converted: bool = False) -> Comparison:
-    problem, expected = job.problem, job.problem.tests[index].output
-    checker = problem.checker
+def compare(job: Job, index: int, actual: str, *, converted: bool = False) -> Comparison:
+    problem, test = job.problem, job.problem.tests[index]
+    expected, checker = test.output, problem.checker
     if checker is not None and checker.kind == "program":
         checkers.prepare(checker, job.worker, job.compiler)
-        return checkers.run_checker(checker, job.worker, job.cfg, input_path, expected, actual)
+        return checkers.run_checker(checker, job.worker, job.cfg, test.input, expected, actual)
     if problem.style == "functional":
         return compare_functional(expected, actual, checker, converted=converted)
     return compare_stdio(expected, actual, checker)
 
 
-def judged(job: Job, index: int, input_path, actual: str, tr: TestResult, converted: bool = False) -> TestResult:
+def judged(job: Job, index: int, actual: str, tr: TestResult, converted: bool = False) -> TestResult:
     """Fill AC/WA (or SE when the checker / test data fails) into a test that ran cleanly."""
     if job.keep_outputs:
         tr.output = actual[: job.cfg.keep_output_bytes]
     try:
-        cmp = compare(job, index, input_path, actual, converted=converted)
+        cmp = compare(job, index, actual, converted=converted)
+    except checkers.CheckerCrash as e:
+        tr.status, tr.diff = _checker_crashed(job, index, actual, e)
+        return tr
     except checkers.CheckerFailure as e:
         tr.status, tr.diff = "SE", str(e)[:500]
         return tr
@@ -163,6 +190,20 @@ def judged(job: Job, index: int, input_path, actual: str, tr: TestResult, conver
         return tr
     tr.status, tr.strategy, tr.diff = ("AC", cmp.strategy, None) if cmp.ok else ("WA", None, cmp.message)
     return tr
+
+
+def _checker_crashed(job: Job, index: int, actual: str, failure: checkers.CheckerCrash) -> tuple[str, str]:
+    """(status, diff) of an output the checker program crashed on (or ran out of its limits,
+    or exited with an unknown code): when it accepts the expected answer, the output broke it:
+    WA, or OLE over the output limit (never SE, which is not counted against the model: a
+    wrong answer could be made to crash the checker on purpose). Otherwise the checker or the
+    test data is broken: SE."""
+    test = job.problem.tests[index]
+    why = checkers.accepts_expected(job.problem.checker, job.worker, job.compiler, job.cfg, test.input, test.output)
+    if why is not None:
+        return "SE", f"{failure}; {why}"[:500]
+    status = "OLE" if len(actual.encode("utf-8", "surrogatepass")) > job.limits.out_bytes else "WA"
+    return status, f"the checker failed on this output ({str(failure)[:360]}); it accepts the expected answer"
 
 
 # --- the job dir ------------------------------------------------------------------------------------------
@@ -206,8 +247,12 @@ def run_stdio_test(job: Job, base: dict[str, Any], index: int, input_path) -> Te
     """One stdio test; returns a TestResult, or the compile error text (Python syntax errors)."""
     box = job.worker.box("run")
     req = {k: v for k, v in base.items() if not k.startswith("_")}
-    req["stdin"] = box.inside(input_path)
-    reply = box.request(req, job.limits.wall_s + REPLY_GRACE_S)
+    req["stdin_fd"] = True
+    stdin = private_copy(input_path)  # the run's own copy: nothing of the problem's other tests
+    try:
+        reply = box.request(req, job.limits.wall_s + REPLY_GRACE_S, fds=(stdin,))
+    finally:
+        os.close(stdin)
     h = reply.header
     if not h.get("ok"):
         raise BoxError(f"judge process error: {h.get('harness_error')}")
@@ -227,6 +272,8 @@ def run_stdio_test(job: Job, base: dict[str, Any], index: int, input_path) -> Te
         tr.status, tr.diff = "MLE", f"the run's processes together exceeded {lim.mem_bytes >> 20} MB"
     elif h["why"] in ("cpu", "wall") or cpu > lim.cpu_s or sig == signal.SIGXCPU:
         tr.status, tr.diff = "TLE", _tle(cpu, lim.cpu_s, h["why"])
+    elif peak := _peak_over(h["maxrss_kb"], h.get("base_rss_kb"), lim.mem_bytes, req["kind"] == "exec"):
+        tr.status, tr.diff = "MLE", peak  # it may have finished, even printed the right answer
     elif h["ole"]:
         tr.status, tr.diff = "OLE", f"output exceeded {lim.out_bytes} bytes"
     elif h.get("exec_enomem"):
@@ -240,7 +287,7 @@ def run_stdio_test(job: Job, base: dict[str, Any], index: int, input_path) -> Te
             what = f"killed by {_signal_name(sig)}" if sig is not None else f"exit code {h['exit']}"
             tr.status, tr.diff = "RE", (f"{what}: {_tail(stderr)}" if stderr.strip() else what)[:500]
     else:
-        return judged(job, index, input_path, stdout, tr)
+        return judged(job, index, stdout, tr)
     if job.keep_outputs:
         tr.output = stdout[: job.cfg.keep_output_bytes]
     return tr
@@ -298,6 +345,8 @@ class Session:
                          "rlimit_cpu_s": job.limits.cpu_s * (len(job.problem.tests) + 1) + 1}
         self.is_open = False
         self.oom_mark = 0  # the run group's out-of-memory kills before the session opened
+        self.base_rss_kb: Any = None  # the session child's RSS before the program (the judge's reply)
+        self.retire = False  # its peak went over the limit: later calls need a fresh child
 
     def open(self) -> TestResult | str | None:
         """None when loaded; a failed TestResult for the test at hand; or compile-error text."""
@@ -307,6 +356,7 @@ class Session:
         h, payload = reply.header, reply.blobs[0].decode("utf-8", "replace") if reply.blobs else ""
         if not h.get("ok"):
             raise BoxError(f"judge process error: {h.get('harness_error')}")
+        self.base_rss_kb, self.retire = h.get("base_rss_kb"), False
         frame = h.get("frame") if isinstance(h.get("frame"), dict) else None
         if frame is not None and frame.get("event") == "ready":
             self.is_open = True
@@ -316,18 +366,19 @@ class Session:
         tr = self._failure(h, frame, payload, loading=True)
         return tr
 
-    def stream(self, indices: list[int], folder, keep_going) -> None:
+    def stream(self, indices: list[int], keep_going) -> None:
         """Run the calls for tests `indices` in the open session and judge each reply as it
         arrives: `keep_going(index, TestResult)` returns False to stop (the rest is not run, or
         not judged). One request per CALLS_CHUNK_BYTES of inputs (big inputs must not all sit in
-        the judge's memory at once). Returns when done; the session may have died (`is_open`)."""
+        the judge's memory at once). Returns when done; the session may have died or been
+        stopped (`is_open`; a call whose peak memory was over the limit: `retire`)."""
         tests, start, window_max = self.job.problem.tests, 0, None
         while start < len(indices) and self.is_open:
             end, size = start + 1, len(tests[indices[start]].input)
             while end < len(indices) and size + len(tests[indices[end]].input) <= CALLS_CHUNK_BYTES:
                 size += len(tests[indices[end]].input)
                 end += 1
-            got = self._stream_chunk(indices[start:end], folder, keep_going, window_max)
+            got = self._stream_chunk(indices[start:end], keep_going, window_max)
             if got is False:
                 return
             if got is not True:  # rewound at indices[start + got]: from there in a fresh session, one call at a time
@@ -340,9 +391,11 @@ class Session:
                 continue
             start = end
 
-    def _stream_chunk(self, indices: list[int], folder, keep_going, window_max: int | None = None) -> bool | int:
-        """One `calls` request; False when `keep_going` said stop; the position in `indices` of
-        the call the judge answered `rewind` (the session is gone; nothing from there was judged)."""
+    def _stream_chunk(self, indices: list[int], keep_going, window_max: int | None = None) -> bool | int:
+        """One `calls` request; False when `keep_going` said stop, or a call's peak memory was
+        over the limit (`retire`: the child's peak stays, so the rest needs a fresh session); the
+        position in `indices` of the call the judge answered `rewind` (the session is gone;
+        nothing from there was judged)."""
         job, lim = self.job, self.job.limits
         timeout = lim.wall_s + REPLY_GRACE_S
         req = {"op": "calls", "inputs": [job.problem.tests[i].input for i in indices],
@@ -365,10 +418,9 @@ class Session:
                 if h.get("rewind"):
                     rewind, self.is_open = k, False
                     continue
-                tr = self.result(indices[k], folder / f"{indices[k]}.in" if folder is not None else None,
-                                 h, reply.blobs[0] if reply.blobs else b"")
+                tr = self.result(indices[k], h, reply.blobs[0] if reply.blobs else b"")
                 k += 1
-                if not keep_going(indices[k - 1], tr):
+                if not keep_going(indices[k - 1], tr) or self.retire:
                     stopping = True
                     self.box.send({"op": "stop"})
         finally:
@@ -376,7 +428,7 @@ class Session:
                 self.box.kill(on_purpose=False)
                 self.is_open = False
 
-    def result(self, index: int, input_path, h: dict[str, Any], payload: bytes) -> TestResult:
+    def result(self, index: int, h: dict[str, Any], payload: bytes) -> TestResult:
         """The TestResult of one call's reply."""
         job, lim = self.job, self.job.limits
         if not h.get("ok"):
@@ -391,8 +443,10 @@ class Session:
             tr.status, tr.diff = "TLE", _tle(cpu, lim.cpu_s, None)
         elif self._oom():  # processes the call started, together over the limit (cgroups.py)
             tr.status, tr.diff = "MLE", f"the call's processes together exceeded {lim.mem_bytes >> 20} MB"
+        elif peak := _peak_over(frame.get("maxrss_kb"), self._base(h), lim.mem_bytes, native=False):
+            tr.status, tr.diff, self.retire = "MLE", peak, True
         elif frame.get("ok") is True:
-            return judged(job, index, input_path, text, tr, converted=bool(frame.get("converted")))
+            return judged(job, index, text, tr, converted=bool(frame.get("converted")))
         elif frame.get("error_type") == "Unserialisable":
             tr.status, tr.diff = "WA", text[:300]
         elif frame.get("error_type") == "MemoryError":
@@ -402,6 +456,11 @@ class Session:
         if job.keep_outputs:
             tr.output = text[: job.cfg.keep_output_bytes]
         return tr
+
+    def _base(self, h: dict[str, Any]) -> Any:
+        """The session child's RSS before the program, from the judge (never from a frame,
+        which the program can write)."""
+        return h.get("base_rss_kb") or self.base_rss_kb
 
     def _oom(self) -> bool:
         """Whether the run group saw an out-of-memory kill since the last look; the mark moves
@@ -426,7 +485,8 @@ class Session:
             tr.diff = "the program corrupted the judge's result channel"
         elif h.get("died"):
             sig = h.get("signal")
-            if self._oom() or _memory_exceeded(text, _num(h.get("maxrss_kb")), lim.mem_bytes):
+            if (self._oom() or _memory_exceeded(text, _num(h.get("maxrss_kb")), lim.mem_bytes)
+                    or _peak_over(h.get("maxrss_kb"), self._base(h), lim.mem_bytes, native=False)):
                 tr.status = "MLE"
             what = f"killed by {_signal_name(sig)}" if sig is not None else f"exit code {h.get('exit')}"
             tr.diff = (f"{what}{where}: {_tail(text)}" if text.strip() else what + where)[:500]
@@ -460,14 +520,15 @@ def judge_functional(job: Job, folder) -> tuple[list[TestResult], Verdict | None
         if first is not None:  # the code cannot even load: every test fails the same way
             n = 1 if job.mode == "first-failure" else n_tests
             return [TestResult(first.status, first.time_s, first.memory_mb, diff=first.diff) for _ in range(n)], None, {}
-        session.stream(list(range(n_tests)), folder, keep_going)  # every call pipelined, see Session
-        # mode all: the session died on a test (crash, time or memory limit); reopen for the rest
+        session.stream(list(range(n_tests)), keep_going)  # every call pipelined, see Session
+        # mode all: the session died on a test (crash, time or memory limit) or went over the
+        # memory limit (`retire`); reopen for the rest
         while not done and len(results) < n_tests:
             _checkpoint(job)
             rest = list(range(len(results), n_tests))
             failed = session.open()
             if failed is None:
-                session.stream(rest, folder, keep_going)
+                session.stream(rest, keep_going)
             else:
                 keep_going(rest[0], failed if isinstance(failed, TestResult) else TestResult("CE", diff=failed[:500]))
     finally:
@@ -494,9 +555,9 @@ def judge(job: Job, timeout_scale: float, base_meta: dict[str, Any]) -> Verdict:
     ck = problem.checker
     meta["comparison"] = f"checker:{ck.kind}" if ck is not None else "cascade"
     _checkpoint(job)
-    # stdin files for stdio; functional arguments travel inline (a file only for a checker program)
-    needs_files = problem.style == "stdio" or (ck is not None and ck.kind == "program")
-    with job.worker.inputs.use(problem) if needs_files else nullcontext() as folder:
+    # stdin files for stdio; functional arguments travel inline (a checker program gets the
+    # test's input as a file of its own, written by checkers.run_checker)
+    with job.worker.inputs.use(problem) if problem.style == "stdio" else nullcontext() as folder:
         run = judge_functional if problem.style == "functional" else judge_stdio
         results, early, extra = run(job, folder)
     meta.update(extra)

@@ -1,13 +1,17 @@
-"""On-disk state of an Evaluator: test inputs shared by all boxes, and one Worker per pool slot.
+"""On-disk state of an Evaluator: test inputs (host side only), and one Worker per pool slot.
 
-Only test *inputs* (which programs read anyway) and the current submission's code (Python source
-or compiled binary, removed after it) are files visible inside a sandbox; functional arguments
-travel inline in the requests. Expected outputs stay in the parent process; checker files
-(answer + contestant output) go to a directory only the checker's own box can see.
+No box sees the input store. A stdio run gets its own test's input as its stdin, a private copy
+made for that run (`private_copy`: a sealed memory file), so it can neither read other tests'
+inputs nor lock or write anything another box uses. The current submission's code (Python source
+or compiled binary, removed after it) is the only file of the job visible in the run box;
+functional arguments travel inline in the requests. Expected outputs stay in the parent process;
+checker files (input, answer, contestant output) go to a directory only the checker's own box
+can see.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -40,8 +44,8 @@ class InputStore:
 
     def __init__(self, root: Path, capacity: int):
         self.root = root
-        self.root.mkdir(mode=0o755, parents=True, exist_ok=True)
-        os.chmod(self.root, 0o755)  # mkdir's mode is masked by the umask (077 would lock the sandbox out)
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(self.root, 0o700)  # no box binds it; where host files are visible (unshare), its uid may not enter
         self.capacity = max(1, capacity)
         self._lock = threading.Lock()
         self._users: OrderedDict[str, int] = OrderedDict()
@@ -75,10 +79,9 @@ class InputStore:
             self._users.move_to_end(key)
             if not folder.exists():
                 staging = self.root / f".{key}.{threading.get_ident()}"
-                staging.mkdir(mode=0o755)
+                staging.mkdir(mode=0o700)
                 for i, t in enumerate(problem.tests):
-                    write_file(staging / f"{i}.in", t.input)
-                os.chmod(staging, 0o755)
+                    write_file(staging / f"{i}.in", t.input, mode=0o600)
                 os.replace(staging, folder)
         try:
             yield folder
@@ -94,6 +97,27 @@ class InputStore:
             if self._users[key] == 0:
                 del self._users[key]
                 shutil.rmtree(self.root / key, ignore_errors=True)
+
+
+def private_copy(path: Path) -> int:
+    """A descriptor of a new sealed memory file holding `path`'s bytes, at offset 0: one run's
+    stdin. Seekable and mappable like a file, but nothing another run or box can see or lock."""
+    fd = os.memfd_create("input", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        with open(path, "rb") as src:
+            size = os.fstat(src.fileno()).st_size
+            done = 0
+            while done < size:
+                n = os.sendfile(fd, src.fileno(), done, size - done)
+                if n == 0:
+                    break
+                done += n
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE)
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 class Worker:
@@ -134,9 +158,8 @@ class Worker:
         if box is None:
             spec = self._spec(name)
             binds = {
-                "run": [sb.Bind(self.inputs.root, sb.inside_path("inputs")), sb.Bind(self.job, sb.inside_path("job"))],
-                "check": [sb.Bind(self.inputs.root, sb.inside_path("inputs")),
-                          sb.Bind(self.check, sb.inside_path("check"))],
+                "run": [sb.Bind(self.job, sb.inside_path("job"))],
+                "check": [sb.Bind(self.check, sb.inside_path("check"))],
                 "build": [sb.Bind(self.build, sb.inside_path("build"), writable=True)],
             }[name]
             headers = testlib.include_dir(self.cfg.testlib_dir)
