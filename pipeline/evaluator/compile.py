@@ -8,6 +8,13 @@ down: the source made the compiler wait (`#include` of a FIFO or a terminal; the
 has no device that blocks, but the unshare fallback shows the host's files). That is the
 source's doing, so it is a CE and cached; one that used its CPU share is a busy machine (SE,
 not cached).
+
+Compile outputs are bounded: every file the compiler writes is limited to a little over
+`max_binary_mb` (RLIMIT_FSIZE: the assembler or the linker is killed beyond it), and a binary over
+`max_binary_mb` is a CE (`char a[200<<20] = {1};` is one line). The cache holds at most
+`compile_cache_mb` in all, least recently used entries evicted first; the binary last handed to each
+worker is never evicted, as the worker is about to `install()` it (a hard link, which then outlives
+the eviction).
 """
 
 from __future__ import annotations
@@ -15,8 +22,11 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import signal
 import threading
 import time
+import weakref
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +36,8 @@ from pipeline.evaluator.workspace import MB, Worker, write_file
 
 ERROR_KEEP = 4000
 BLOCKED_CPU_SHARE = 0.1  # of the wall-clock limit: less CPU than this in all that time = blocked
+FSIZE_SLACK = 1 * MB  # compiler files may exceed max_binary_mb by this much (object files' extra tables)
+ENTRY_OVERHEAD = 512  # bytes charged to every cache entry besides its binary and message
 
 
 @dataclass(frozen=True)
@@ -43,9 +55,12 @@ class Compiler:
         self.cache_dir.mkdir(mode=0o755, parents=True, exist_ok=True)
         os.chmod(self.cache_dir, 0o755)  # not masked by the umask
         self.cfg = cfg
-        self._results: dict[str, CompileResult] = {}
-        self._locks: dict[str, threading.Lock] = {}
-        self._guard = threading.Lock()
+        self._results: OrderedDict[str, CompileResult] = OrderedDict()  # least recently used first
+        self._sizes: dict[str, int] = {}
+        self.cached_bytes = 0
+        self._locks: dict[str, list] = {}  # key -> [lock, threads using it]; only keys in flight
+        self._handed: weakref.WeakKeyDictionary[object, str] = weakref.WeakKeyDictionary()  # worker -> key
+        self._guard = threading.Lock()  # _results, _sizes, cached_bytes, _locks, _handed
 
     def key(self, source: str, extra_flags: tuple[str, ...] = ()) -> str:
         h = hashlib.sha256("\0".join([self.cfg.cpp_compiler, *self.cfg.cpp_flags, *extra_flags]).encode())
@@ -56,15 +71,64 @@ class Compiler:
         """`extra_flags` (e.g. `-I` for a checker's testlib.h) follow the configured flags."""
         key = self.key(source, extra_flags)
         with self._guard:
-            lock = self._locks.setdefault(key, threading.Lock())
-        with lock:
-            hit = self._results.get(key)
-            if hit is not None:
-                return CompileResult(hit.status, hit.binary, hit.message, 0.0, cached=True)
-            result = self._compile(key, source, worker, extra_flags)
-            if result.status != "SE":  # a harness failure (or a busy machine) is not a property of the source
-                self._results[key] = result
-            return result
+            entry = self._locks.setdefault(key, [threading.Lock(), 0])
+            entry[1] += 1
+        try:
+            with entry[0]:
+                with self._guard:
+                    hit = self._results.get(key)
+                    if hit is not None:
+                        self._results.move_to_end(key)
+                        self._hand(worker, key, hit)
+                        return CompileResult(hit.status, hit.binary, hit.message, 0.0, cached=True)
+                result = self._compile(key, source, worker, extra_flags)
+                if result.status != "SE":  # a harness failure (or a busy machine) is not a property of the source
+                    self._store(key, result, worker)
+                return result
+        finally:
+            with self._guard:
+                entry[1] -= 1
+                if entry[1] == 0:
+                    del self._locks[key]
+
+    def _hand(self, worker: Worker, key: str, result: CompileResult) -> None:
+        """Pin the binary `worker` is about to install (and release the one it installed before)."""
+        try:
+            if result.binary is not None:
+                self._handed[worker] = key
+            else:
+                self._handed.pop(worker, None)
+        except TypeError:  # a worker that cannot be weakly referenced: nothing pinned for it
+            pass
+
+    def _store(self, key: str, result: CompileResult, worker: Worker) -> None:
+        """Cache `result`, then evict least recently used entries until the cache fits its budget."""
+        size = ENTRY_OVERHEAD + len(result.message or "")
+        if result.binary is not None:
+            try:
+                size += result.binary.stat().st_size
+            except OSError:
+                pass
+        with self._guard:
+            self._results[key] = result
+            self._sizes[key] = size
+            self.cached_bytes += size
+            self._hand(worker, key, result)
+            pinned = set(self._handed.values())
+            budget = self.cfg.compile_cache_mb * MB
+            for old in list(self._results):
+                if self.cached_bytes <= budget:
+                    break
+                if old == key or old in pinned:
+                    continue
+                self._evict(old)
+
+    def _evict(self, key: str) -> None:
+        """Under the guard. A worker that installed this binary keeps its hard link (or copy)."""
+        result = self._results.pop(key)
+        self.cached_bytes -= self._sizes.pop(key)
+        if result.binary is not None:
+            shutil.rmtree(self.cache_dir / key, ignore_errors=True)
 
     def _compile(self, key: str, source: str, worker: Worker, extra_flags: tuple[str, ...]) -> CompileResult:
         compiler = shutil.which(self.cfg.cpp_compiler)
@@ -75,11 +139,12 @@ class Compiler:
         write_file(src, source)
         box = worker.box("build")
         limit = self.cfg.compile_time_limit_s
+        max_binary = self.cfg.max_binary_mb * MB
         req = {
             "op": "run", "kind": "exec",
             "argv": [compiler, *self.cfg.cpp_flags, *extra_flags, "-o", box.inside(out), box.inside(src)],
             "cpu_s": limit, "wall_s": 2 * limit + 5, "mem_bytes": self.cfg.compile_memory_mb * MB,
-            "fsize_bytes": 512 * MB, "nofile": 512, "out_bytes": 64 * 1024, "err_bytes": 64 * 1024,
+            "fsize_bytes": max_binary + FSIZE_SLACK, "nofile": 512, "out_bytes": 64 * 1024, "err_bytes": 64 * 1024,
             "err_mode": "head",
         }
         t0 = time.monotonic()
@@ -104,9 +169,21 @@ class Compiler:
         if h["why"] == "wall":  # CPU time within the limit: a busy machine, not the source's fault
             return CompileResult("SE", message=f"compilation ran out of {2 * limit + 5:g} s of wall-clock time "
                                  "with CPU time to spare (a busy machine)", seconds=seconds)
+        too_big = f"over the {self.cfg.max_binary_mb:g} MB limit on the binary's size (evaluator.max_binary_mb)"
         if h["exit"] != 0 or not out.exists():
+            size = out.stat().st_size if out.exists() else 0
+            if h.get("signal") == signal.SIGXFSZ or "File size limit exceeded" in diag or size > max_binary:
+                out.unlink(missing_ok=True)  # the part written so far
+                killed = next((line for line in diag.splitlines() if "File size limit exceeded" in line), "")
+                return CompileResult("CE", message=f"compiler output {too_big}" + (f"\n{killed}" if killed else ""),
+                                     seconds=seconds)
+            out.unlink(missing_ok=True)
             why = diag or (f"compiler killed by signal {h['signal']}" if h["signal"] else f"compiler exit {h['exit']}")
             return CompileResult("CE", message=why, seconds=seconds)
+        size = out.stat().st_size
+        if size > max_binary:
+            out.unlink(missing_ok=True)
+            return CompileResult("CE", message=f"binary of {size / MB:.1f} MB is {too_big}", seconds=seconds)
         target = self.cache_dir / key
         target.mkdir(mode=0o755, exist_ok=True)
         os.chmod(target, 0o755)

@@ -56,6 +56,11 @@ class EvaluatorConfig:
                 "installed by `make setup`); it must be readable by other users (the sandbox runs as its own uid)."})
     compile_time_limit_s: float = field(default=30.0, metadata={"help": "CPU limit of one compilation."})
     compile_memory_mb: int = field(default=2048, metadata={"help": "Memory limit of one compilation."})
+    max_binary_mb: int = field(default=64, metadata={
+        "help": "Largest C++ binary a compilation may produce (CE beyond); every file the compiler writes "
+                "is limited to about this size."})
+    compile_cache_mb: int = field(default=512, metadata={
+        "help": "Compiled binaries (and compile errors) kept between submissions, in total (LRU)."})
     checker_time_limit_s: float = field(default=10.0, metadata={"help": "CPU limit of one checker run."})
     checker_memory_mb: int = field(default=1024, metadata={"help": "Memory limit of one checker run."})
     keep_output_bytes: int = field(default=4096, metadata={
