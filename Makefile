@@ -27,13 +27,16 @@ $(VENV)/.installed: pyproject.toml
 $(VENV)/include/testlib/testlib.h: | $(VENV)/.installed
 	@$(VENV)/bin/python -c "from pipeline.evaluator.testlib import main; raise SystemExit(main())" || true
 
-# The evaluator's sandbox uses bubblewrap; without it, it falls back (with a warning) to unshare + rlimits.
+# The evaluator's sandbox uses bubblewrap; without it, unshare namespaces where they work (with a
+# warning); with neither it refuses to run (SandboxUnavailable: it never judges code unisolated).
+# Not fatal here: a machine with working unshare namespaces still judges.
+SANDBOX_REFUSAL := the evaluator will refuse to run without bubblewrap or working unshare namespaces; install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)
 sandbox-deps:
 	@command -v bwrap >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap) >/dev/null \
-	      || echo "warning: could not install bubblewrap; the evaluator will use its fallback sandbox"; \
-	  else echo "warning: bubblewrap (bwrap) not found; install it for the full sandbox"; fi; }
+	      || echo "warning: could not install bubblewrap: $(SANDBOX_REFUSAL)"; \
+	  else echo "warning: bubblewrap (bwrap) not found: $(SANDBOX_REFUSAL)"; fi; }
 
 test: setup
 	$(BIN)/python -m pytest -q -m "not gpu" -p no:cacheprovider

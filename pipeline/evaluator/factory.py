@@ -9,10 +9,16 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.evaluator.config import EvaluatorConfig
+from pipeline.evaluator.sandbox import SandboxUnavailable
 from pipeline.executor import check_executor
-from pipeline.stage import EVALUATOR_SECTION, load_config, split_overrides
+from pipeline.stage import EVALUATOR_SECTION, ConfigError, load_config, split_overrides
 
 log = logging.getLogger(__name__)
+
+
+class SandboxSettingError(ConfigError, SandboxUnavailable):
+    """No sandbox for the evaluator's `sandbox` setting here: a SandboxUnavailable that the stage
+    contract reports as a bad setting (one line on stderr, exit status 2)."""
 
 
 def load_evaluator_config(params_path: str | Path | None = None, overrides: list[str] | None = None) -> EvaluatorConfig:
@@ -52,4 +58,9 @@ def make_evaluator(config: Any = None, *, executor: str = "local", ray_address: 
                             cpus_per_actor=ray_options.get("ray_actor_cpus"),
                             resource=ray_options.get("ray_resource"))
     log.info("executor: local (%s judges)", config.workers or "all cores")
-    return Evaluator.from_config(config, wait=wait)
+    try:
+        return Evaluator.from_config(config, wait=wait)
+    except SandboxUnavailable as e:
+        if isinstance(e, ConfigError):
+            raise
+        raise SandboxSettingError(f"evaluator sandbox={config.sandbox!r}: {e}") from e

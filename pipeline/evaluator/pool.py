@@ -207,12 +207,13 @@ class Evaluator:
 
     def _select_sandbox(self, requested: str, launched: tuple[Worker, list[Worker]] | None = None
                         ) -> tuple[str, dict[str, Any], Worker]:
-        """Start worker 0's run box with the best sandbox that works here (bwrap > unshare > none
-        for 'auto'); every fallback is warned about once and recorded in Verdict.meta. The other
+        """Start worker 0's run box with the best sandbox that works here (bwrap > unshare for
+        'auto', never none: `sb.resolve_kind` fails closed, and so does a start that fails with
+        both); every fallback is warned about once and recorded in Verdict.meta. The other
         workers' run boxes start at the same time with the first choice (kept when it works);
         `launched`: those of the first choice, already launched (`_launch_first_choice`)."""
         kind, warning = sb.resolve_kind(requested)
-        fallbacks = ("bwrap", "unshare", "none")
+        fallbacks = ("bwrap", "unshare")  # isolated kinds only: 'auto' never ends unisolated
         order = [kind]
         if requested == "auto":
             order += [k for k in fallbacks[fallbacks.index(kind) + 1:] if sb.available(k)]

@@ -27,6 +27,9 @@ files there for the next one, or fill the host's disk), but the host filesystem 
 only through file permissions). A closed directory above what the judge needs (an interpreter
 under /root, 0700) is covered by an empty tmpfs with only those paths bound back, so the uid drop
 works there and the rest of that directory is hidden. none: rlimits and process groups only; for tests.
+
+`auto` fails closed: bwrap, else unshare where a probe shows its namespaces work, else
+SandboxUnavailable (never none: that runs code unisolated and is used only when named).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ import os
 import shlex
 import shutil
 import stat
+import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -191,6 +195,15 @@ def bwrap_args(spec: BoxSpec, binds: list[Bind]) -> list[str]:
     return args + ["--"]
 
 
+def unshare_namespace_args(tool: str = "unshare") -> list[str]:
+    """The namespaces of an unshare box (and of the probe that checks they work here)."""
+    ns = [tool, "--pid", "--fork", "--kill-child", "--mount-proc", "--net", "--ipc", "--uts", "--mount",
+          "--propagation", "private"]
+    if not is_root():
+        ns.insert(1, "--map-root-user")
+    return ns
+
+
 def unshare_args(spec: BoxSpec, scratch: Path, shm: bool, reach: list[Path] = (), stage: Path | None = None,
                  writable: list[Path] = ()) -> list[str]:
     """New namespaces + private tmpfs scratch (and /dev/shm), mounted by a tiny root shell step.
@@ -198,10 +211,7 @@ def unshare_args(spec: BoxSpec, scratch: Path, shm: bool, reach: list[Path] = ()
     under a directory it may not enter (/root, 0700) are made reachable inside the box's own mount
     namespace: that directory is covered by an empty tmpfs and only those paths are bound back
     into it (staged first under `stage`), so the rest of it stays hidden."""
-    ns = ["unshare", "--pid", "--fork", "--kill-child", "--mount-proc", "--net", "--ipc", "--uts", "--mount",
-          "--propagation", "private"]
-    if not is_root():
-        ns.insert(1, "--map-root-user")
+    ns = unshare_namespace_args()
     mounts = ["umask 022", *_dev_mounts(scratch, shm),
               f"mount -t tmpfs -o size={spec.tmp_bytes},mode=1777 tmpfs {_q(scratch)}"]
     if shm:
@@ -336,29 +346,78 @@ def harness_command(harness_path: str, python: str = sys.executable) -> list[str
     return [python, "-s", "-P", "-c", code]
 
 
+INSTALL_BWRAP = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; `make setup` does it as root)"
+UNSHARE_PROBE_TIMEOUT_S = 10.0
+NONE_WARNING = ("sandbox='none' (set explicitly): submissions run with rlimits only, NOT isolated; "
+                "for tests only, never for untrusted code")
+UNSHARE_WARNING = ("bubblewrap (bwrap) is not installed: sandboxing falls back to unshare namespaces + "
+                   "rlimits; the host filesystem stays visible to submissions. Install bubblewrap.")
+
+
+@functools.cache
+def _probe_unshare(tool: str, root: bool) -> str | None:
+    """Whether the namespaces an unshare box makes (`unshare_namespace_args`) and a tmpfs mount in
+    them work here: None when they do, else why not (one line). Once per tool and uid kind."""
+    target = tempfile.mkdtemp(prefix="microcoder-probe-")
+    cmd = [*unshare_namespace_args(tool), "/bin/sh", "-c", f"mount -t tmpfs -o size=1m tmpfs {_q(target)}"]
+    shown = " ".join(["unshare", *cmd[1:cmd.index("/bin/sh")]])
+    try:
+        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace",
+                           timeout=UNSHARE_PROBE_TIMEOUT_S, env={"PATH": SANDBOX_PATH, "LC_ALL": "C.UTF-8"})
+    except subprocess.TimeoutExpired:
+        return f"unshare namespaces do not work here (`{shown}` took over {UNSHARE_PROBE_TIMEOUT_S:g} s)"
+    except OSError as e:
+        return f"unshare namespaces do not work here (`{shown}`: {e})"
+    finally:
+        shutil.rmtree(target, ignore_errors=True)
+    if r.returncode != 0:
+        why = " ".join((r.stderr or r.stdout).split())[:300] or "no message"
+        return f"unshare namespaces do not work here (`{shown}` exited {r.returncode}: {why})"
+    return None
+
+
+def unshare_problem() -> str | None:
+    """None when the unshare sandbox works here, else why not (one line)."""
+    tool = shutil.which("unshare")
+    if tool is None:
+        return "the unshare tool (util-linux) is not installed"
+    return _probe_unshare(tool, is_root())
+
+
 def available(kind: str) -> bool:
-    return kind == "none" or shutil.which(kind) is not None
+    """Whether sandbox `kind` can be used here (unshare: present and its namespaces work)."""
+    if kind == "none":
+        return True
+    if kind == "unshare":
+        return unshare_problem() is None
+    return shutil.which(kind) is not None
 
 
 def resolve_kind(requested: str) -> tuple[str, str | None]:
-    """The sandbox to use and a warning when it is weaker than asked for / than bwrap."""
+    """The sandbox to use and a warning when it is weaker than bwrap. Fails closed: 'auto' is
+    bwrap, else unshare where its namespaces work, else SandboxUnavailable; 'none' (no isolation)
+    only when asked for by name."""
     if requested not in SANDBOX_CHOICES:
         raise ValueError(f"sandbox must be one of {SANDBOX_CHOICES}, got {requested!r}")
+    if requested == "none":
+        return "none", NONE_WARNING
     have_bwrap = shutil.which("bwrap") is not None
-    have_unshare = shutil.which("unshare") is not None
-    if requested == "bwrap" and not have_bwrap:
-        raise SandboxUnavailable("sandbox='bwrap' but bubblewrap is not installed (Debian: apt-get install bubblewrap)")
-    if requested == "unshare" and not have_unshare:
-        raise SandboxUnavailable("sandbox='unshare' but the unshare tool (util-linux) is not installed")
-    if requested != "auto":
-        return requested, None
+    if requested == "bwrap":
+        if not have_bwrap:
+            raise SandboxUnavailable(f"sandbox='bwrap' but bubblewrap (bwrap) is not installed: {INSTALL_BWRAP}")
+        return "bwrap", None
+    if requested == "unshare":
+        problem = unshare_problem()
+        if problem is not None:
+            raise SandboxUnavailable(f"sandbox='unshare' but {problem}")
+        return "unshare", None
     if have_bwrap:
         return "bwrap", None
-    if have_unshare:
-        return "unshare", ("bubblewrap (bwrap) is not installed: sandboxing falls back to unshare namespaces + "
-                           "rlimits; the host filesystem stays visible to submissions. Install bubblewrap.")
-    return "none", ("neither bubblewrap nor unshare is available: submissions run with rlimits only, "
-                    "NOT isolated. Install bubblewrap.")
+    problem = unshare_problem()
+    if problem is None:
+        return "unshare", UNSHARE_WARNING
+    raise SandboxUnavailable(f"no sandbox: bubblewrap (bwrap) is not installed and {problem}; {INSTALL_BWRAP} "
+                             "(the evaluator never runs submissions unisolated unless sandbox='none' is set)")
 
 
 def drop_uid_for(kind: str, slot: int | None = None) -> int | None:
