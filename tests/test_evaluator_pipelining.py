@@ -14,6 +14,7 @@ import select
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -615,3 +616,40 @@ def test_inputs_go_in_chunks_with_the_same_verdicts(ev, monkeypatch):
     assert statuses(v_wa) == ["AC", "AC", "WA"] and (v_ok.status, v_ok.passed) == ("AC", 6)
     (v_all,) = ev.evaluate_batch([SQUARE], [ENDLESS_AT_2], mode="all")
     assert statuses(v_all) == ["AC", "TLE", "AC", "AC", "AC", "AC"]
+
+
+def test_a_frame_written_before_the_program_ended_is_read_before_its_end():
+    """The fork server may report a program's end before the judge has read the pipes: what the
+    program wrote first (a session's compile-error frame) must still decide, or a syntax error
+    reads as a crash while loading (RE instead of CE; seen in 1 of 120 such submissions)."""
+    sys.path.insert(0, str(HARNESS.parent))
+    import harness
+    import harness_pipes
+
+    r, w = os.pipe()
+    os.write(w, b'{"event": "compile_error", "n": 2}\nXY')
+    os.close(w)
+    sink = harness_pipes.Sink(r, 1 << 16, "head")
+    quiet_r, quiet_w = os.pipe()  # the server's socket: nothing more to read
+
+    class EndedAlready:
+        dead, fd, exits = False, quiet_r, {}
+
+        def poll(self, pid):
+            return 0, harness.Rusage(0.0, 0.0, 0)
+
+    frames = []
+
+    def until(woke):
+        got = harness_pipes.take_frame(sink, 1 << 20)
+        if got is not None:
+            frames.append(got[0])
+        return bool(frames)
+
+    try:
+        why, _, _ = harness.watch(12345, EndedAlready(), [sink], time.monotonic() + 5, None, None, until=until)
+    finally:
+        sink.close()
+        os.close(quiet_r)
+        os.close(quiet_w)
+    assert why == "until" and frames[0]["event"] == "compile_error"

@@ -233,32 +233,56 @@ def reap_children():
             return
 
 
-def other_pids(spare):
-    return [int(n) for n in os.listdir("/proc") if n.isdigit() and int(n) not in spare]
+def live_pids(spare):
+    """Processes of the namespace other than `spare` that have not ended (a zombie has: it runs
+    nothing and holds nothing; its parent, the fork server or this process, reaps it)."""
+    live = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) in spare:
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state not in (b"Z", b"X"):
+            live.append(int(name))
+    return live
+
+
+def await_end(pid, timeout):
+    """Wait (at most `timeout` s) until process `pid` has ended."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        select.select([], [], [], min(timeout, 0.0005))
+        return
+    try:
+        select.select([fd], [], [], timeout)
+    finally:
+        os.close(fd)
 
 
 def kill_everything(server, child_pid):
     """Kill the child and everything it started, sparing the fork server. As PID 1 that is every
     other process in the namespace (including daemonised grandchildren), killed by pid until
-    none is left: the fork server's children are reaped (and reported) by it, orphans by this
-    process. Otherwise the child's process group."""
+    none is left running (the fork server reaps its children, this process the orphans).
+    Otherwise the child's process group."""
     if PID1:
         deadline = time.monotonic() + 10
         spare = (1, server.pid if server is not None else 1)
         while time.monotonic() < deadline:
-            others = other_pids(spare)
-            if not others:
+            live = live_pids(spare)
+            if not live:
+                reap_children()
                 return True
-            for pid in others:
+            for pid in live:
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            if server is not None:
-                server.resume()  # (it reaps its killed children; a program may have stopped it)
             reap_children()
-            if other_pids(spare):
-                select.select([], [], [], 0.0005)  # dying, or zombies for the fork server to reap
+            await_end(live[0], 0.01)
         return False
     if child_pid:
         try:
@@ -283,6 +307,7 @@ class ForkServer:
     def __init__(self, pid, sock):
         self.pid, self.sock = pid, sock
         self.fd = sock.fileno()
+        self.start_rss_kb = 0  # the last program's RSS right after its fork (the server's pages)
         self.exits = {}  # pid -> (wait status, Rusage) reported and not yet taken
         self.taken = set()  # pids whose end was taken (since the last spawn)
         self.dead = False
@@ -302,6 +327,7 @@ class ForkServer:
             if msg is None:
                 raise RuntimeError("the fork server is gone")
             if "pid" in msg:
+                self.start_rss_kb = msg.get("rss_kb", 0)
                 return msg["pid"]
             if "error" in msg:
                 raise RuntimeError(f"the fork server could not start the program: {msg['error']}")
@@ -374,14 +400,12 @@ class ForkServer:
             self.dead = True
 
     def alive(self):
-        if self.dead:
-            return False
-        try:
-            with open(f"/proc/{self.pid}/stat", "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            state = b"X"
-        self.dead = state in (b"Z", b"X")
+        """Whether it still runs (it is this process's child: dead, it is a zombie or reaped)."""
+        if not self.dead:
+            try:
+                self.dead = os.waitpid(self.pid, os.WNOHANG)[0] != 0
+            except ChildProcessError:
+                self.dead = True
         return not self.dead
 
 
@@ -413,6 +437,10 @@ def watch(pid, server, sinks, deadline, cpu_limit, meter, until=None, stop_on_ov
         if check_exit:
             ended = server.poll(pid)
             if ended is not None:
+                # what it wrote before it ended comes first (its last frame: a compile error)
+                pump_ready(sinks)
+                if until is not None and until(False):
+                    return "until", None, None
                 return "exit", ended[0], ended[1]
         now = time.monotonic()
         if now >= deadline:
@@ -448,6 +476,19 @@ def watch(pid, server, sinks, deadline, cpu_limit, meter, until=None, stop_on_ov
                 s.pump()
                 if s.overflow and s in stop_on_overflow:
                     return "ole", None, None
+
+
+def pump_ready(sinks, seconds=0.02):
+    """Read what is in the pipes now (not waiting for their writers to close)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        fds = [s.fd for s in sinks if not s.eof and not s.overflow]
+        ready = select.select(fds, [], [], 0)[0] if fds else []
+        if not ready:
+            return
+        for s in sinks:
+            if s.fd in ready:
+                s.pump()
 
 
 def frame_cpu(reply):
@@ -822,15 +863,9 @@ class Harness:
             "err": Sink(err_r, STDERR_KEEP, "tail"),
         }
         meter.pid = pid
-        deadline = t0 + float(req["wall_s"])
-        reply, payload, finished = self.await_frame(deadline, req.get("cpu_s"), meter)
-        base = 0
-        frame = reply.get("frame", {})
-        if frame.get("event") == "loading" and not finished:  # written before any of the program's code ran
-            base = frame.get("base_rss_kb", 0)
-            reply, payload, finished = self.await_frame(deadline, req.get("cpu_s"), meter)
+        reply, payload, finished = self.await_frame(t0 + float(req["wall_s"]), req.get("cpu_s"), meter)
         reply["wall_s"] = time.monotonic() - t0
-        reply["base_rss_kb"] = base  # the child's RSS before the program (the warm interpreter's)
+        reply["base_rss_kb"] = self.server.start_rss_kb  # the child's RSS before the program (the warm interpreter's)
         reply.pop("_raw", None)
         self.respond(reply, [payload])
         if finished or reply.get("frame", {}).get("event") != "ready":

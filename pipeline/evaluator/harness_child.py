@@ -414,8 +414,6 @@ def session_child(req, res_fd, cmd_fd):
     import traceback
     import types
 
-    send_frame(res_fd, {"event": "loading", "base_rss_kb": rss_kb()})  # before the program's code runs
-
     def fail(event, exc=None, msg=None):
         tb = exc.__traceback__.tb_next if exc is not None and exc.__traceback__ else None
         text = msg or "".join(traceback.format_exception(type(exc), exc, tb))[-4000:]

@@ -22,9 +22,8 @@ FRAME_SLACK = 64 * 1024  # room in a frame beyond the output limit: its header, 
 # the header is parsed in this process's heap, which later programs are forked with: only these
 # keys, and as strings only an event of this set and a short exception type name, so no program
 # can leave its output there for the next submission to find.
-FRAME_KEYS = frozenset(("event", "ok", "converted", "cpu_s", "maxrss_kb", "n", "error_type", "base_rss_kb"))
-FRAME_EVENTS = frozenset(("loading", "ready", "result", "compile_error", "load_error", "entry_error",
-                          "harness_error"))
+FRAME_KEYS = frozenset(("event", "ok", "converted", "cpu_s", "maxrss_kb", "n", "error_type"))
+FRAME_EVENTS = frozenset(("ready", "result", "compile_error", "load_error", "entry_error", "harness_error"))
 ERROR_TYPE_MAX = 64
 CHUNK = 1 << 16
 

@@ -14,7 +14,7 @@ Protocol (a SOCK_SEQPACKET socket; one message each):
   server -> judge  {"pid": N} for each spawn, in order; then, whenever one of its children ends,
                    {"exit": N, "status": wait status, "utime", "stime", "maxrss"} (its rusage).
 The judge meters and kills programs itself; this server only forks, reaps and reports. Programs
-run under the judge's uid and could signal this process: every catchable signal is ignored here,
+run under the judge's uid and could signal this process: every catchable signal is blocked here,
 a stop is undone by the judge (SIGCONT after each clean-up), and if it is killed the judge reaps
 the orphans itself and retires before the next run (`Harness.tampered`), so it costs a restart,
 never a verdict.
@@ -38,10 +38,12 @@ from harness_child import (
 )
 
 MAX_FDS = 8
+PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 PROGRAM_NAME = b"python3"  # the judge's own name, which programs keep
 MESSAGE_MAX = 1 << 16
-# Ignored here (a program may send them); set back to the default in every child. Python's own
-# SIG_IGN for SIGPIPE and SIGXFSZ is left to child_setup, as before.
+# Blocked here (a program may send them: they stay pending, never acted on); unblocked in every
+# child (a child starts with no pending signal). SIGKILL and SIGSTOP cannot be: see the docstring.
+CHILD_MASK = ()
 IGNORED = tuple(getattr(signal, n) for n in (
     "SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGTSTP", "SIGTTIN",
     "SIGTTOU", "SIGIO", "SIGVTALRM", "SIGPROF", "SIGXCPU", "SIGWINCH", "SIGURG", "SIGTRAP") if hasattr(signal, n))
@@ -50,14 +52,22 @@ IGNORED = tuple(getattr(signal, n) for n in (
 SERVER_NAME = b"fork-server"
 
 
-def set_name(name):
-    """The process name (`comm`) that /proc shows."""
+def _prctl():
     try:
         import ctypes
 
-        ctypes.CDLL(None).prctl(15, ctypes.c_char_p(name[:15]), 0, 0, 0)  # PR_SET_NAME
-    except Exception:
-        pass
+        return ctypes.CDLL(None).prctl
+    except Exception:  # noqa: BLE001 - no ctypes: names stay as they are
+        return None
+
+
+PRCTL = _prctl()  # looked up once, here: not in every forked child
+
+
+def set_name(name):
+    """The process name (`comm`) that /proc shows."""
+    if PRCTL is not None:
+        PRCTL(15, name[:15], 0, 0, 0)  # PR_SET_NAME
 
 
 def own_name():
@@ -92,8 +102,8 @@ def serve(sock, child_filter, group_fds):
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)  # wakes the select below through wake_w
-    for sig in IGNORED:
-        signal.signal(sig, signal.SIG_IGN)
+    global CHILD_MASK
+    CHILD_MASK = signal.pthread_sigmask(signal.SIG_BLOCK, IGNORED)  # held here, never acted on
     while True:
         ready, _, _ = select.select([sock, wake_r], [], [])
         if wake_r in ready:
@@ -110,13 +120,22 @@ def serve(sock, child_filter, group_fds):
             try:
                 req = json.loads(msg)
                 pid = spawn(req, fds, child_filter, group_fds, (sock.fileno(), wake_r, wake_w))
-                reply = b'{"pid":%d}' % pid
+                reply = b'{"pid":%d,"rss_kb":%d}' % (pid, rss_kb(pid))
             except Exception as e:  # noqa: BLE001 - the judge reports it
                 reply = json.dumps({"error": repr(e)[:500]}).encode()
             finally:
                 for fd in fds:
                     os.close(fd)
             sock.send(reply)
+
+
+def rss_kb(pid):
+    """The RSS a child starts from (what it shares with this process), read right after the fork."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * PAGE_KB
+    except (OSError, IndexError, ValueError):
+        return 0
 
 
 def reap(sock):
@@ -142,8 +161,7 @@ def spawn(req, fds, child_filter, group_fds, own_fds):
     try:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        for sig in IGNORED:
-            signal.signal(sig, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, CHILD_MASK)
         set_name(PROGRAM_NAME)
         for fd in own_fds:  # (child_setup closes every other descriptor too; these first, by name)
             os.close(fd)
