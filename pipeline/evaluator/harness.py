@@ -430,7 +430,7 @@ def watch(pid, server, sinks, deadline, cpu_limit, meter, until=None, stop_on_ov
     per call): the meter is first read 20 ms in (it was just started), and the program's end
     is looked for only when the fork server (`server`, its parent) has sent something."""
     next_cpu_check = time.monotonic() + 0.02
-    woke, check_exit = False, True
+    woke, check_exit = False, pid in server.exits or server.dead  # (a new report wakes the select below)
     while True:
         if until is not None and until(woke):
             return "until", None, None
