@@ -22,10 +22,10 @@ $(VENV)/.installed: pyproject.toml
 	$(VENV)/bin/python -m pip install -q -e '.[dev]'
 	@touch $@
 
-# testlib.h for C++ checker programs (pinned, hash-checked; see pipeline/evaluator/testlib.py).
+# testlib.h for C++ checker programs (pinned, hash-checked; see pipeline/evaluator/verdict/testlib.py).
 # Not fatal when offline: such checkers are then judged SE with a clear reason.
 $(VENV)/include/testlib/testlib.h: | $(VENV)/.installed
-	@$(VENV)/bin/python -c "from pipeline.evaluator.testlib import main; raise SystemExit(main())" || true
+	@$(VENV)/bin/python -c "from pipeline.evaluator.verdict.testlib import main; raise SystemExit(main())" || true
 
 # The evaluator's sandbox uses bubblewrap; without it, unshare namespaces where they work (with a
 # warning); with neither it refuses to run (SandboxUnavailable: it never judges code unisolated).

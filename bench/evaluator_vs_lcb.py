@@ -562,7 +562,7 @@ def lcb_status(results: list, n_tests: int) -> str:
 # --- warm fork vs fresh process ---------------------------------------------------------------------------------
 def startup_bench(workers: int, runs: int) -> dict[str, float]:
     """ms per stdio test: our warm pre-forked interpreter vs a fresh sandbox + interpreter per test."""
-    from pipeline.evaluator import sandbox as sb
+    from pipeline.evaluator.sandbox import launch as sb
 
     code = "import sys\nn = int(sys.stdin.readline())\nprint(sum(range(n)))\n"
     problem = Problem(id="s", source="bench", statement="", style="stdio", time_limit_s=2,

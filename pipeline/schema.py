@@ -136,7 +136,7 @@ class Checker:
     rel_tol: float = 1e-6
     abs_tol: float = 1e-6
     case_sensitive: bool = True
-    unordered: bool = False  # order-insensitive at the outermost level only (items / lines); see evaluator/compare.py
+    unordered: bool = False  # order-insensitive at the outermost level only (items / lines); see evaluator/verdict/compare.py
     program: str | None = None  # source of a checker program (kind == "program")
     language: str | None = None  # python | cpp, for the checker program
     protocol: str | None = None  # kattis | testlib, for the checker program

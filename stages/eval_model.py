@@ -30,8 +30,8 @@ def main(
     from pipeline.stage import run_stage
 
     def body() -> None:
-        from pipeline.evaluator.factory import load_evaluator_config
         from pipeline.inputs import InputError
+        from pipeline.judging import load_evaluator_config
         from pipeline.stage import load_config
         from training.eval_model import EvalModelConfig, run_evaluation
 

@@ -35,9 +35,10 @@ def main(
         import time
         from collections import Counter
 
-        from pipeline.evaluator.factory import load_evaluator_config, make_evaluator
-        from pipeline.evaluator.judge import MODES
+        from pipeline.evaluator.factory import make_evaluator
+        from pipeline.evaluator.verdict.judge import MODES
         from pipeline.inputs import require_input
+        from pipeline.judging import load_evaluator_config
         from pipeline.stage import ConfigError
 
         if mode not in MODES:

@@ -26,7 +26,7 @@ def main(
     from pipeline.stage import run_stage
 
     def body() -> None:
-        from pipeline.evaluator.factory import load_evaluator_config
+        from pipeline.judging import load_evaluator_config
         from pipeline.rollout.runner import RolloutConfig, run_rollout
         from pipeline.stage import load_config
 

@@ -24,7 +24,7 @@ def main(
     from pipeline.stage import run_stage
 
     def body() -> None:
-        from pipeline.evaluator.factory import load_evaluator_config
+        from pipeline.judging import load_evaluator_config
         from pipeline.stage import load_config
         from pipeline.testgen.stage import TestgenConfig, run_testgen
 

@@ -9,8 +9,9 @@ import textwrap
 
 import pytest
 
-from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission, evaluate, evaluate_batch, testlib
-from pipeline.evaluator.sandbox import resolve_kind
+from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission, evaluate, evaluate_batch
+from pipeline.evaluator.sandbox.launch import resolve_kind
+from pipeline.evaluator.verdict import testlib
 from pipeline.schema import Checker, Problem, TestCase
 
 FAST = EvaluatorConfig(wall_factor=1.5, wall_slack_s=0.5)
@@ -152,8 +153,8 @@ def test_cpp_compiles_once_per_source(ev):
 def test_a_compile_timeout_is_the_sources_fault_only_when_cpu_bound(tmp_path, why, status, cached):
     """Out of CPU time: the source's fault (CE), cached. Out of wall time within the CPU limit: a
     busy machine (SE, never a failed sample), so the next submission of that source compiles again."""
-    from pipeline.evaluator.box import Reply
-    from pipeline.evaluator.compile import Compiler
+    from pipeline.evaluator.sandbox.box import Reply
+    from pipeline.evaluator.verdict.compile import Compiler
 
     calls = []
 

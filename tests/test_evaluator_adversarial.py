@@ -12,7 +12,7 @@ import time
 import pytest
 
 from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
-from pipeline.evaluator.sandbox import UID_BASE, inside_path
+from pipeline.evaluator.sandbox.launch import UID_BASE, inside_path
 from pipeline.schema import Problem, TestCase
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pipeline.evaluator.compare import compare_functional, compare_stdio, numbers_close
+from pipeline.evaluator.verdict.compare import compare_functional, compare_stdio, numbers_close
 from pipeline.schema import Checker
 
 

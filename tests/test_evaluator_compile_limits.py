@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
-from pipeline.evaluator.box import Reply
-from pipeline.evaluator.compile import Compiler, install
-from pipeline.evaluator.workspace import MB
+from pipeline.evaluator.sandbox.box import Reply
+from pipeline.evaluator.sandbox.workspace import MB
+from pipeline.evaluator.verdict.compile import Compiler, install
 from pipeline.schema import Problem, TestCase
 
 SUM = Problem(id="sum", source="test", statement="", style="stdio", time_limit_s=1.0,

@@ -11,7 +11,7 @@ from typing import List, Optional, Union  # noqa: UP035 - the annotations LeetCo
 import pytest
 
 from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
-from pipeline.evaluator.harness_types import annotation_shape, build_argument, empty_nodes_as_lists
+from pipeline.evaluator.inside.harness_types import annotation_shape, build_argument, empty_nodes_as_lists
 from pipeline.schema import Problem, TestCase
 from pipeline.sources.leetcode_types import Shape, canonical_result
 

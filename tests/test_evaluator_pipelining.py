@@ -23,7 +23,7 @@ from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
 from pipeline.schema import Problem, TestCase
 
 FAST = EvaluatorConfig(wall_factor=1.5, wall_slack_s=0.5)
-HARNESS = Path(__file__).resolve().parents[1] / "pipeline" / "evaluator" / "harness.py"
+HARNESS = Path(__file__).resolve().parents[1] / "pipeline" / "evaluator" / "inside" / "harness.py"
 SAFETY_S = 60.0  # only so that a broken protocol fails the test instead of hanging it
 
 
@@ -607,7 +607,7 @@ def test_a_crash_mid_batch_in_mode_all(ev):
 def test_inputs_go_in_chunks_with_the_same_verdicts(ev, monkeypatch):
     """Big inputs are sent a chunk at a time (here: one test per chunk); verdicts, the stop at
     the first failure and mode all are the same."""
-    from pipeline.evaluator import judge
+    from pipeline.evaluator.verdict import judge
 
     monkeypatch.setattr(judge, "CALLS_CHUNK_BYTES", 1)
     wrong_at_3 = sub("square", "def sq(x):\n    return x * x if x != 2 else -1\n", "wa3")
@@ -623,8 +623,8 @@ def test_a_frame_written_before_the_program_ended_is_read_before_its_end():
     program wrote first (a session's compile-error frame) must still decide, or a syntax error
     reads as a crash while loading (RE instead of CE; seen in 1 of 120 such submissions)."""
     sys.path.insert(0, str(HARNESS.parent))
-    import harness
     import harness_pipes
+    import harness_procs
 
     r, w = os.pipe()
     os.write(w, b'{"event": "compile_error", "n": 2}\nXY')
@@ -636,7 +636,7 @@ def test_a_frame_written_before_the_program_ended_is_read_before_its_end():
         dead, fd, exits = False, quiet_r, {}
 
         def poll(self, pid):
-            return 0, harness.Rusage(0.0, 0.0, 0)
+            return 0, harness_procs.Rusage(0.0, 0.0, 0)
 
     frames = []
 
@@ -647,7 +647,7 @@ def test_a_frame_written_before_the_program_ended_is_read_before_its_end():
         return bool(frames)
 
     try:
-        why, _, _ = harness.watch(12345, EndedAlready(), [sink], time.monotonic() + 5, None, None, until=until)
+        why, _, _ = harness_procs.watch(12345, EndedAlready(), [sink], time.monotonic() + 5, None, None, until=until)
     finally:
         sink.close()
         os.close(quiet_r)

@@ -19,11 +19,12 @@ import textwrap
 
 import pytest
 
-from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission, harness_state
-from pipeline.evaluator import cgroups as cg
-from pipeline.evaluator import sandbox as sb
-from pipeline.evaluator.box import Box, BoxError
-from pipeline.evaluator.judge import output_limit
+from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
+from pipeline.evaluator.inside import harness_state
+from pipeline.evaluator.sandbox import cgroups as cg
+from pipeline.evaluator.sandbox import launch as sb
+from pipeline.evaluator.sandbox.box import Box, BoxError
+from pipeline.evaluator.verdict.judge import output_limit
 from pipeline.schema import Checker, Problem, TestCase
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")

@@ -1,7 +1,7 @@
 """Which sandbox the evaluator uses (issue 24 item 9): `auto` fails closed. bwrap when installed,
 else unshare where a probe shows its namespaces work, else SandboxUnavailable naming how to install
 bubblewrap; `none` (no isolation) only when set explicitly. The tools are faked through
-`shutil.which` as sandbox.py sees it, and the unshare probe through fake `unshare` scripts."""
+`shutil.which` as sandbox/launch.py sees it, and the unshare probe through fake `unshare` scripts."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
-from pipeline.evaluator import sandbox as sb
+from pipeline.evaluator.sandbox import launch as sb
 from pipeline.schema import Problem, TestCase
 
 SUM = Problem(id="sum", source="test", statement="", style="stdio", tests=[TestCase("1 2\n", "3\n")],
@@ -21,7 +21,7 @@ SUM_PY = Submission("sum", "py", "python", "a, b = map(int, input().split())\npr
 
 
 class _Shutil:
-    """shutil as sandbox.py sees it, with `which` answering for bwrap and unshare as told."""
+    """shutil as sandbox/launch.py sees it, with `which` answering for bwrap and unshare as told."""
 
     def __init__(self, tools: dict[str, str | None]):
         self.tools = tools

@@ -20,9 +20,9 @@ from pipeline.evaluator import (
     Submission,
     compare_functional,
     compare_stdio,
-    syscall_filter,
 )
-from pipeline.evaluator import sandbox as sb
+from pipeline.evaluator.inside import syscall_filter
+from pipeline.evaluator.sandbox import launch as sb
 from pipeline.schema import Problem, TestCase
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")

@@ -17,7 +17,8 @@ import textwrap
 
 import pytest
 
-from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission, checkers
+from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
+from pipeline.evaluator.verdict import checkers
 from pipeline.schema import Checker, Problem, TestCase
 
 # Generous wall limits: a loaded machine must not turn what these tests judge into a wall-clock TLE.
@@ -179,7 +180,7 @@ def test_a_three_million_digit_number_is_wa_not_a_checker_failure(ev):
 
 
 def test_the_peak_that_counts_is_the_programs_own():
-    from pipeline.evaluator.judge import _peak_over
+    from pipeline.evaluator.verdict.judge import _peak_over
 
     mb = 1 << 20
     # an exec'd binary: the kernel's peak starts at the forked judge's (base_rss_kb); absent: 0
@@ -194,15 +195,12 @@ def test_the_peak_that_counts_is_the_programs_own():
     assert _peak_over(float("inf"), 0, 64 * mb, native=True) is None  # (frame values come from the program)
 
 
-def test_a_functional_call_over_the_memory_limit_is_mle_and_the_rest_run_in_a_fresh_session(ev, monkeypatch):
+def test_a_functional_call_over_the_memory_limit_is_mle_and_the_rest_run_in_a_fresh_session(ev):
     """The session child's peak stays for its later calls: after a call's MLE, mode all runs the
-    rest in a fresh session. (The judge does not report a session child's starting RSS yet: it is
-    given here, as a figure below the real one.)"""
-    from pipeline.evaluator import judge
-
-    monkeypatch.setattr(judge.Session, "_base", lambda self, h: 1)
+    rest in a fresh session. The peak that counts is the program's own: above the RSS the child
+    starts from (the judge's `base_rss_kb`)."""
     p = Problem(id="grows", source="test", statement="", style="functional", entry_point="f", time_limit_s=2.0,
                 memory_limit_mb=64, tests=[TestCase(str(x), str(2 * x)) for x in range(4)])
-    code = "def f(x):\n    if x == 1:\n        data = b'x' * (55 << 20)\n    return 2 * x\n"
+    code = "def f(x):\n    if x == 1:\n        data = b'x' * (80 << 20)\n    return 2 * x\n"
     v = ev.evaluate_batch([p], [sub(p, code)], mode="all")[0]
     assert [t.status for t in v.tests] == ["AC", "MLE", "AC", "AC"], v

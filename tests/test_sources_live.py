@@ -9,7 +9,7 @@ import pytest
 from werkzeug import Response
 
 from pipeline.evaluator import Submission, compare_stdio
-from pipeline.evaluator.judge import bad_input_reason
+from pipeline.evaluator.verdict.judge import bad_input_reason
 from pipeline.schema import Problem, decode_functional_input, validate_problem
 from pipeline.sources import build_options, read_source
 from pipeline.sources.base import Reject, SourceContext, SourceError

@@ -9,8 +9,8 @@ from typing import Literal
 import pytest
 import typer
 
-from pipeline.evaluator.factory import load_evaluator_config
 from pipeline.inputs import InputError
+from pipeline.judging import load_evaluator_config
 from pipeline.stage import (
     ConfigError,
     StageStats,

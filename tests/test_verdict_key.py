@@ -35,7 +35,7 @@ def test_the_code_digest_covers_every_evaluator_file_and_the_schema(tmp_path):
         seen.add(d)
         return new
 
-    judge = root / "evaluator" / "judge.py"
+    judge = root / "evaluator" / "verdict" / "judge.py"
     judge.write_text(judge.read_text() + "\n# a fix\n")
     assert changed()
     (root / "evaluator" / "sub").mkdir()

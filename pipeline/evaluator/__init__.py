@@ -8,13 +8,14 @@
 
 stdio and functional (LeetCode-style) problems; the problem's checker decides when it has one
 (exact / tokens / float / a Kattis or testlib checker program), otherwise the tolerant cascade in
-`compare.py`. Every program runs in a bubblewrap sandbox (see `sandbox.py`) under resource limits;
+`verdict/compare.py`. Every program runs in a bubblewrap sandbox (`sandbox/launch.py`; the layers and
+the attacks they hold: docs/evaluator.md) under resource limits;
 the verdict statuses are those of `pipeline.schema.STATUSES`.
 """
 
-from pipeline.evaluator.compare import Comparison, compare_functional, compare_stdio
 from pipeline.evaluator.config import EvaluatorConfig, Submission
 from pipeline.evaluator.pool import Evaluator, evaluate, evaluate_batch
+from pipeline.evaluator.verdict.compare import Comparison, compare_functional, compare_stdio
 
 __all__ = [
     "Comparison",

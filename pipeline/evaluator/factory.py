@@ -1,30 +1,18 @@
-"""A judging stage's evaluator: the params' `evaluator:` section (`load_evaluator_config`) and the
-judge built from it on the stage's executor (`make_evaluator`: the local sandboxed pool, or its Ray
-counterpart with the same interface: `evaluate`, `evaluate_batch`, `close`, context manager)."""
+"""One constructor for an evaluator on a stage's executor (`make_evaluator`: the local sandboxed
+pool, or its Ray counterpart with the same interface: `evaluate`, `evaluate_batch`, `close`,
+context manager). The params' `evaluator:` section is read by `pipeline.judging` (the CLI's
+plumbing stays out of the evaluator)."""
 
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import Any
 
 from pipeline.evaluator.config import EvaluatorConfig
-from pipeline.evaluator.sandbox import SandboxUnavailable
+from pipeline.evaluator.sandbox.launch import SandboxUnavailable
 from pipeline.executor import check_executor
-from pipeline.stage import EVALUATOR_SECTION, ConfigError, load_config, split_overrides
 
 log = logging.getLogger(__name__)
-
-
-class SandboxSettingError(ConfigError, SandboxUnavailable):
-    """No sandbox for the evaluator's `sandbox` setting here: a SandboxUnavailable that the stage
-    contract reports as a bad setting (one line on stderr, exit status 2)."""
-
-
-def load_evaluator_config(params_path: str | Path | None = None, overrides: list[str] | None = None) -> EvaluatorConfig:
-    """The `evaluator:` section (with `--set evaluator.KEY=...` overrides) as an EvaluatorConfig."""
-    _, ev = split_overrides(overrides)
-    return load_config(EvaluatorConfig, EVALUATOR_SECTION, params_path, ev, own_section=True)
 
 
 def make_evaluator(config: Any = None, *, executor: str = "local", ray_address: str | None = None,
@@ -60,7 +48,5 @@ def make_evaluator(config: Any = None, *, executor: str = "local", ray_address: 
     log.info("executor: local (%s judges)", config.workers or "all cores")
     try:
         return Evaluator.from_config(config, wait=wait)
-    except SandboxUnavailable as e:
-        if isinstance(e, ConfigError):
-            raise
-        raise SandboxSettingError(f"evaluator sandbox={config.sandbox!r}: {e}") from e
+    except SandboxUnavailable as e:  # an OSError: one line and exit status 2 under the stage contract
+        raise SandboxUnavailable(f"evaluator sandbox={config.sandbox!r}: {e}") from e

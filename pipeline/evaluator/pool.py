@@ -22,12 +22,12 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-from pipeline.evaluator import sandbox as sb
-from pipeline.evaluator.box import BoxError, BoxKilled
-from pipeline.evaluator.compile import Compiler
 from pipeline.evaluator.config import EvaluatorConfig, Submission
-from pipeline.evaluator.judge import MODES, Cancelled, Job, judge
-from pipeline.evaluator.workspace import InputStore, Worker
+from pipeline.evaluator.sandbox import launch as sb
+from pipeline.evaluator.sandbox.box import BoxError, BoxKilled
+from pipeline.evaluator.sandbox.workspace import InputStore, Worker
+from pipeline.evaluator.verdict.compile import Compiler
+from pipeline.evaluator.verdict.judge import MODES, Cancelled, Job, judge
 from pipeline.schema import Problem, Verdict
 
 log = logging.getLogger(__name__)

@@ -31,8 +31,8 @@ import ray
 from ray.exceptions import RayError, RayTaskError
 
 from pipeline.evaluator.config import EvaluatorConfig, Submission
-from pipeline.evaluator.judge import MODES
 from pipeline.evaluator.pool import Evaluator, as_submission, problem_map, progress_bar
+from pipeline.evaluator.verdict.judge import MODES
 from pipeline.schema import Problem, Verdict
 
 log = logging.getLogger(__name__)

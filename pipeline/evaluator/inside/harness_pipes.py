@@ -1,12 +1,10 @@
 """How the judge process reads its children's pipes (stdlib only; imported by harness.py in the sandbox).
 
-Every program is forked from the judge process, so it starts with a copy of the judge's memory,
-freed blocks included. Program output (stdout, stderr, functional results) therefore never
-enters the judge's Python heap: it is read with `readv` straight into a private anonymous
-mapping marked MADV_WIPEONFORK (a forked child sees zeros there), sent to the parent from that
-mapping, and discarded (MADV_DONTNEED, unmap) after the reply. Otherwise the next submission
-could find the previous one's output in its own memory, and a correct output is the expected
-answer. Submission source reaches the children as a file for the same reason.
+Programs are forked from the fork server (`harness_zygote.py`), never from the judge, so nothing
+the judge holds is in a program's memory. Program output (stdout, stderr, functional results) is
+still kept out of the judge's Python heap, as a second line: it is read with `readv` straight into
+a private anonymous mapping marked MADV_WIPEONFORK (a forked child sees zeros there), sent to the
+parent from that mapping, and discarded (MADV_DONTNEED, unmap) after the reply.
 """
 
 import json

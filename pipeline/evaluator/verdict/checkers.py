@@ -27,12 +27,12 @@ import sys
 import threading
 from collections import OrderedDict
 
-from pipeline.evaluator import testlib
-from pipeline.evaluator.box import BoxError
-from pipeline.evaluator.compare import Comparison
-from pipeline.evaluator.compile import Compiler, install
 from pipeline.evaluator.config import EvaluatorConfig
-from pipeline.evaluator.workspace import MB, Worker, write_file
+from pipeline.evaluator.sandbox.box import BoxError
+from pipeline.evaluator.sandbox.workspace import MB, Worker, write_file
+from pipeline.evaluator.verdict import testlib
+from pipeline.evaluator.verdict.compare import Comparison
+from pipeline.evaluator.verdict.compile import Compiler, install
 from pipeline.schema import Checker
 
 KATTIS_AC, KATTIS_WA = 42, 43

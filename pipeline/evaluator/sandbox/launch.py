@@ -50,7 +50,7 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 SANDBOX_CHOICES = ("auto", "bwrap", "unshare", "none")
-HARNESS_DIR = Path(__file__).resolve().parent
+HARNESS_DIR = Path(__file__).resolve().parents[1] / "inside"  # the only evaluator folder a box sees
 SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # uids for sandboxed processes when we run as root: one per box, so RLIMIT_NPROC counts per box.
 # Each process (by pid) owns a block of UIDS_PER_PROCESS, handed out in turn to its boxes.
@@ -64,8 +64,9 @@ DEV_LINKS = (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "
              ("stderr", "/proc/self/fd/2"))
 
 
-class SandboxUnavailable(RuntimeError):
-    pass
+class SandboxUnavailable(OSError):
+    """No sandbox of the asked kind works here: an environment error (the stage contract reports it as
+    one line and exit status 2, as it does every OSError)."""
 
 
 @dataclass(frozen=True)

@@ -24,12 +24,12 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.evaluator import checkers
-from pipeline.evaluator.box import BoxError, BoxKilled
-from pipeline.evaluator.compare import Comparison, compare_functional, compare_stdio
-from pipeline.evaluator.compile import Compiler, install
 from pipeline.evaluator.config import EvaluatorConfig, Submission
-from pipeline.evaluator.workspace import MB, Worker, private_copy, write_file
+from pipeline.evaluator.sandbox.box import BoxError, BoxKilled
+from pipeline.evaluator.sandbox.workspace import MB, Worker, private_copy, write_file
+from pipeline.evaluator.verdict import checkers
+from pipeline.evaluator.verdict.compare import Comparison, compare_functional, compare_stdio
+from pipeline.evaluator.verdict.compile import Compiler, install
 from pipeline.schema import STYLES, Problem, TestResult, Verdict
 
 LANGUAGES = ("python", "cpp")

@@ -21,10 +21,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pipeline.evaluator import sandbox as sb
-from pipeline.evaluator import testlib
-from pipeline.evaluator.box import Box
 from pipeline.evaluator.config import EvaluatorConfig
+from pipeline.evaluator.sandbox import launch as sb
+from pipeline.evaluator.sandbox.box import Box
+from pipeline.evaluator.verdict import testlib
 from pipeline.schema import Problem
 
 MB = 1 << 20

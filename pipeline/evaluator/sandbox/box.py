@@ -1,4 +1,5 @@
-"""A sandboxed, long-lived judge process (`harness.py`) and the parent's side of its protocol.
+"""A sandboxed, long-lived judge process (`inside/harness.py`) and the parent's side of its protocol
+(`inside/PROTOCOL.md`).
 
 A box is started once and reused for many submissions (the harness cleans up after every run);
 it is restarted when it dies, times out or is killed (batch deadline). Killing a box takes the
@@ -27,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.evaluator import cgroups
-from pipeline.evaluator import sandbox as sb
+from pipeline.evaluator.sandbox import cgroups
+from pipeline.evaluator.sandbox import launch as sb
 
 START_TIMEOUT_S = 60.0
 HEADER_MAX = 1 << 20

@@ -1,0 +1,130 @@
+"""One program run at a time: stdio programs, checkers, compilers (stdlib only; imported by
+harness.py in the sandbox). The fork server forks the program with the descriptors made here (its
+stdin: a private copy of its test's input the parent sent, or a named file); the judge watches it
+to its end, kills whatever is left, empties the writable folders and replies.
+"""
+
+import os
+import signal
+import time
+
+from harness_pipes import Sink, drain
+from harness_procs import PID1, CpuMeter, describe_status, kill_everything, watch
+from harness_state import clear_ipc, wipe
+
+STDERR_KEEP = 16 * 1024
+
+
+def child_request(req, cwd, **changes):
+    """What the fork server is told of a run: the program's kind, files by path and limits.
+    Never data (no input, output or code): the server's memory is every program's."""
+    out = {k: req[k] for k in CHILD_KEYS if req.get(k) is not None}
+    out["cwd"] = cwd
+    out.update(changes)
+    return out
+
+
+CHILD_KEYS = ("kind", "argv", "code", "entry", "prelude", "mem_bytes", "cpu_s", "rlimit_cpu_s", "stack_bytes",
+              "fsize_bytes", "nofile", "int_max_str_digits")
+
+
+class Runs:
+    """`run` requests and the clean-up after every program (state: config, server, dirty)."""
+
+    def scratch_dir(self):
+        d = os.path.join(self.config["scratch"], "run")
+        os.makedirs(d, exist_ok=True)
+        return d
+
+    def cleanup(self, child_pid):
+        """Kill what is left, empty the writable dirs, drop IPC objects; False if not clean."""
+        killed = kill_everything(self.server, child_pid)
+        files = wipe(self.config.get("wipe", []))
+        ipc = clear_ipc() if PID1 else True
+        if not (killed and files and ipc):
+            what = [w for w, ok in (("processes", killed), ("files", files), ("IPC objects", ipc)) if not ok]
+            self.dirty = f"a run left {', '.join(what)} the clean-up could not remove"
+        return killed and files and ipc
+
+    def op_run(self, req):
+        """One program run, forked by the fork server: a Python stdio program or checker in the
+        warm interpreter, or a binary exec'd. Its stdin is a descriptor the parent sent
+        (`stdin_fd`: its own copy of the test's input, nothing else of the problem), else
+        /dev/null or a file named in the request (a checker's)."""
+        self.close_session()
+        stdin_fd = self.receive_fds(1)[0] if req.get("stdin_fd") else None
+        cwd = self.scratch_dir()
+        for d in req.get("mkdirs", []):
+            os.makedirs(os.path.join(cwd, d), exist_ok=True)
+        argv = [a.replace("{cwd}", cwd) for a in req.get("argv", [])]
+        if stdin_fd is None:
+            stdin_fd = os.open(req.get("stdin") or os.devnull, os.O_RDONLY)
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        st_r, st_w = os.pipe()
+        python_child = req["kind"] == "python"
+        meter = CpuMeter()
+        t0 = time.monotonic()
+        try:
+            pid = self.server.spawn(child_request(req, cwd, argv=argv), [stdin_fd, out_w, err_w, st_w])
+        finally:
+            for fd in (stdin_fd, out_w, err_w, st_w):
+                os.close(fd)
+        sinks = (Sink(out_r, int(req.get("out_bytes", 1 << 24)), "head"),
+                 Sink(err_r, int(req.get("err_bytes", STDERR_KEEP)), req.get("err_mode", "tail")),
+                 Sink(st_r, 8192, "head"))
+        try:
+            self.finish_run(req, pid, meter, t0, cwd, python_child, *sinks)
+        finally:  # the output is dropped, whatever happened
+            for sink in sinks:
+                sink.close()
+
+    def finish_run(self, req, pid, meter, t0, cwd, python_child, out, err, st):
+        """Watch the forked run to its end, clean up, reply."""
+        meter.pid = pid
+        why, status, ru = watch(pid, self.server, [out, err, st], t0 + float(req["wall_s"]),
+                                req.get("cpu_s"), meter, stop_on_overflow=(out,))
+        wall = time.monotonic() - t0
+        if why != "exit":
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            status, ru = self.server.wait(pid)
+        kill_everything(self.server, pid)  # every writer of the pipes is gone after this: drain to EOF
+        total_cpu = meter.used() if PID1 else None  # all reaped now: the exact total
+        drain([out, err, st])
+        collected = []
+        for rel in req.get("collect", []):
+            try:
+                with open(os.path.join(cwd, rel), "rb") as f:
+                    collected.append(f.read(64 * 1024))
+            except OSError:
+                collected.append(b"")
+        if why == "ole":  # the verdict is decided: do not ship megabytes back
+            out.truncate(1 << 16)
+        clean = self.cleanup(pid)
+        exit_code, sig = describe_status(status)
+        # "S<rss>" (a Python program started), "E<peak>\n" (a binary about to be exec'd), then
+        # possibly the harness's own message (a SyntaxError, a failed exec)
+        status_bytes = bytes(st.data())
+        base = b""
+        if status_bytes[:1] == b"E":
+            base, _, status_bytes = status_bytes[1:].partition(b"\n")
+        elif status_bytes[:1] == b"S":
+            base, status_bytes = status_bytes[1:], b"S"
+        tag, note = status_bytes[:1], status_bytes[1:].decode("utf-8", "replace")
+        self.respond({
+            "ok": True, "why": why, "exit": exit_code, "signal": sig, "wall_s": wall,
+            "cpu_s": ru.ru_utime + ru.ru_stime, "total_cpu_s": total_cpu, "maxrss_kb": ru.ru_maxrss,
+            "ole": why == "ole", "started": tag == b"S" or (not python_child and tag == b""),
+            "compile_error": note if tag == b"C" else None,
+            "harness_error": note if tag == b"H" else None,
+            "exec_enomem": note if tag == b"M" else None,
+            # a Python child's RSS before the program ran (the warm interpreter's pages), which
+            # its peak includes; written before any of the program's code ran
+            "base_rss_kb": int(base) if base.isdigit() else 0,
+            "stdout_total": out.total, "stderr_total": err.total, "clean": clean,
+        }, [out.data(), err.data(), *collected])
+
+    # functional sessions
