@@ -202,11 +202,13 @@ class ForkServer:
         self.fd = sock.fileno()
         self.start_rss_kb = 0  # the last program's RSS right after its fork (the server's pages)
         self.exits = {}  # pid -> (wait status, Rusage) reported and not yet taken
+        self.pending, self.last_pid, self.spawn_error = False, None, None  # the last spawn's answer
         self.taken = set()  # pids whose end was taken (since the last spawn)
         self.dead = False
 
     def spawn(self, req, fds):
-        """Fork a program with descriptors `fds` as its 0, 1, 2, ...; its pid."""
+        """Ask for a program with descriptors `fds` as its 0, 1, 2, ...; no wait: its pid comes
+        later (`known_pid`, `resolve`), while this process goes on to watch its pipes."""
         self.exits.clear()  # any report here is an earlier run's (cleaned up already)
         self.taken.clear()
         self.resume()
@@ -215,15 +217,22 @@ class ForkServer:
         except OSError as e:
             self.dead = True
             raise RuntimeError(f"the fork server is gone: {e}") from None
-        while True:
-            msg = self._receive(None)
-            if msg is None:
+        self.pending, self.last_pid, self.spawn_error = True, None, None
+
+    def known_pid(self):
+        """The pid of the program asked for last, if its answer is here (never waits)."""
+        while self.pending and not self.dead and select.select([self.fd], [], [], 0)[0]:
+            self._receive(None)
+        return self.last_pid
+
+    def resolve(self):
+        """The pid of the program asked for last (waits for the answer)."""
+        while self.pending:
+            if self._receive(None) is None:
                 raise RuntimeError("the fork server is gone")
-            if "pid" in msg:
-                self.start_rss_kb = msg.get("rss_kb", 0)
-                return msg["pid"]
-            if "error" in msg:
-                raise RuntimeError(f"the fork server could not start the program: {msg['error']}")
+        if self.last_pid is None:
+            raise RuntimeError(f"the fork server could not start the program: {self.spawn_error}")
+        return self.last_pid
 
     def _receive(self, timeout):
         """One message (reports are filed in `exits` and returned too); None at EOF or when
@@ -242,6 +251,10 @@ class ForkServer:
         msg = json.loads(data)
         if "exit" in msg:
             self.exits[msg["exit"]] = (msg["status"], Rusage(msg["utime"], msg["stime"], msg["maxrss"]))
+        elif "pid" in msg:
+            self.pending, self.last_pid, self.start_rss_kb = False, msg["pid"], msg.get("rss_kb", 0)
+        elif "error" in msg:
+            self.pending, self.spawn_error = False, msg["error"]
         return msg
 
     def cpu_of(self, pid):
@@ -316,6 +329,11 @@ def watch(pid, server, sinks, deadline, cpu_limit, meter, until=None, stop_on_ov
     while True:
         if until is not None and until(woke):
             return "until", None, None
+        if pid is None:  # asked for, not answered yet: its pipes wake this loop meanwhile
+            pid = server.known_pid()
+            if pid is not None and meter is not None and meter.pid is None:
+                meter.pid = pid
+            check_exit = pid is not None
         if check_exit:
             ended = server.poll(pid)
             if ended is not None:
@@ -344,7 +362,7 @@ def watch(pid, server, sinks, deadline, cpu_limit, meter, until=None, stop_on_ov
             next_cpu_check = now + 0.02
         fds = [s.fd for s in sinks if not s.eof]
         fds.extend(wake_fds)
-        if not server.dead:
+        if not server.dead and pid is not None:
             fds.append(server.fd)
         timeout = max(0.0, min(deadline - now, 0.05 if not server.dead else 0.005))
         wake = wake_at() if wake_at is not None else None

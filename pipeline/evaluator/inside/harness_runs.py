@@ -66,7 +66,7 @@ class Runs:
         meter = CpuMeter()
         t0 = time.monotonic()
         try:
-            pid = self.server.spawn(child_request(req, cwd, argv=argv), [stdin_fd, out_w, err_w, st_w])
+            self.server.spawn(child_request(req, cwd, argv=argv), [stdin_fd, out_w, err_w, st_w])
         finally:
             for fd in (stdin_fd, out_w, err_w, st_w):
                 os.close(fd)
@@ -74,17 +74,17 @@ class Runs:
                  Sink(err_r, int(req.get("err_bytes", STDERR_KEEP)), req.get("err_mode", "tail")),
                  Sink(st_r, 8192, "head"))
         try:
-            self.finish_run(req, pid, meter, t0, cwd, python_child, *sinks)
+            self.finish_run(req, meter, t0, cwd, python_child, *sinks)
         finally:  # the output is dropped, whatever happened
             for sink in sinks:
                 sink.close()
 
-    def finish_run(self, req, pid, meter, t0, cwd, python_child, out, err, st):
+    def finish_run(self, req, meter, t0, cwd, python_child, out, err, st):
         """Watch the forked run to its end, clean up, reply."""
-        meter.pid = pid
-        why, status, ru = watch(pid, self.server, [out, err, st], t0 + float(req["wall_s"]),
+        why, status, ru = watch(None, self.server, [out, err, st], t0 + float(req["wall_s"]),
                                 req.get("cpu_s"), meter, stop_on_overflow=(out,))
         wall = time.monotonic() - t0
+        pid = self.server.resolve()
         if why != "exit":
             try:
                 os.kill(pid, signal.SIGKILL)

@@ -35,7 +35,7 @@ class Sessions:
         meter = CpuMeter()
         t0 = time.monotonic()
         try:
-            pid = self.server.spawn(child_request(req, cwd, kind="session"), [null, null, err_w, res_w, cmd_r])
+            self.server.spawn(child_request(req, cwd, kind="session"), [null, null, err_w, res_w, cmd_r])
         except BaseException:
             for fd in (res_r, cmd_w, err_r):
                 os.close(fd)
@@ -44,13 +44,13 @@ class Sessions:
             for fd in (res_w, cmd_r, err_w, null):
                 os.close(fd)
         self.session = {
-            "pid": pid, "cmd": cmd_w,
+            "pid": None, "cmd": cmd_w,  # (known once the fork server answers: await_frame)
             "res": Sink(res_r, int(req.get("out_bytes", 1 << 24)) + FRAME_SLACK + DEFER_BYTES, "head"),
             "frame_cap": int(req.get("out_bytes", 1 << 24)) + FRAME_SLACK,
             "err": Sink(err_r, STDERR_KEEP, "tail"),
         }
-        meter.pid = pid
         reply, payload, finished = self.await_frame(t0 + float(req["wall_s"]), req.get("cpu_s"), meter)
+        self.session["pid"] = self.server.resolve()  # (here by now: the child has written or ended)
         reply["wall_s"] = time.monotonic() - t0
         reply["base_rss_kb"] = self.server.start_rss_kb  # the child's RSS before the program (the warm interpreter's)
         reply.pop("_raw", None)
@@ -217,7 +217,9 @@ class Sessions:
         s, self.session = self.session, None
         if s is None:
             return True
-        if not s.get("reaped"):
+        if s["pid"] is None:  # (open failed before the fork server answered)
+            s["pid"] = self.server.known_pid()
+        if not s.get("reaped") and s["pid"] is not None:
             try:
                 os.kill(s["pid"], signal.SIGKILL)
             except ProcessLookupError:
