@@ -192,3 +192,27 @@ def test_every_run_has_its_own_copy_of_its_input():
     outs = [v.tests[0].output.split() for v in got]
     assert [o[2] for o in outs] == ["False", "False"], outs
     assert outs[0][:2] != outs[1][:2], outs  # two files, not one shared inode
+
+
+def test_a_session_rerun_after_a_rewind_finds_no_input_of_the_batch_before(solo):
+    """A rewind (two honest 0.6 s calls that went over the 1 s limit together, in one window)
+    reruns the rest in a fresh session, one call at a time, after the judge held the whole batch
+    of inputs: the first scan of that session finds none of the batch's other inputs."""
+    ms = [marker() for _ in range(150)]
+    wanted = {digest(m): f"input {i}" for i, m in enumerate(ms)}
+    code = scanner(wanted) + (
+        "import time\n"
+        "def f(x):\n"
+        "    if isinstance(x, int):\n"
+        "        end = time.process_time() + (0.6 if x == 6 else 0)\n"
+        "        while time.process_time() < end:\n"
+        "            pass\n"
+        "        return x\n"
+        "    return scan(WANTED.get(hashlib.sha256(x[:28].encode()).hexdigest(), ''))\n")
+    tests = [TestCase(str(x), str(x)) for x in (0, 0, 0, 6, 6)]
+    tests += [TestCase(json.dumps(m + " " * 300), "[]") for m in ms]
+    p = Problem(id="scan-rewind", source="test", statement="", style="functional", entry_point="f",
+                time_limit_s=1.0, tests=tests)
+    v = solo.evaluate_batch([p], [Submission("scan-rewind", "r", "python", code)], keep_outputs=True)[0]
+    assert [t.status for t in v.tests[:5]] == ["AC"] * 5, v.reason
+    assert v.tests[5].output == "[]", v.tests[5].output  # the rerun's first scan, alone in its window
