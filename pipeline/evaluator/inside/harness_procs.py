@@ -323,7 +323,8 @@ def watch(pid, server, sinks, deadline, cpu_limit, meter, until=None, stop_on_ov
     `cpu_limit`, see Harness.run_calls) or 'ole'. `wake_at()`: a time to wake up by (for
     `until` to act on), or None. Few syscalls per wake-up (a functional session goes through here once
     per call): the meter is first read 20 ms in (it was just started), and the program's end
-    is looked for only when the fork server (`server`, its parent) has sent something."""
+    is looked for only when the fork server (`server`, its parent) has sent something. `pid`
+    None: the program was just asked for; its pid is read once the server's answer is there."""
     next_cpu_check = time.monotonic() + 0.02
     woke, check_exit = False, pid in server.exits or server.dead  # (a new report wakes the select below)
     while True:
