@@ -161,6 +161,20 @@ def test_the_import_walk_sees_function_level_imports():
     assert {"stages/validate.py", "pipeline/validate.py", "pipeline/io.py"} <= stage_files("validate")
 
 
+def test_code_deps_hash_source_only():
+    """Bytecode is not a dep: `make setup` writes __pycache__ into the code-dep folders, and a
+    fresh clone's bytecode differs (source mtimes), so every stage would read as changed."""
+    import shutil
+    import subprocess
+
+    dvc = shutil.which("dvc") or str(Path(sys.executable).with_name("dvc"))
+    for path in ("pipeline/evaluator/__pycache__/pool.cpython-311.pyc", "pipeline/x.pyc", ".cache/microcoder/validate.sqlite"):
+        got = subprocess.run([dvc, "check-ignore", path], cwd=ROOT, capture_output=True, text=True, timeout=60)
+        assert got.returncode == 0, f"{path} is hashed as a dep: {got.stdout}{got.stderr}"
+    kept = subprocess.run([dvc, "check-ignore", "pipeline/evaluator/pool.py"], cwd=ROOT, capture_output=True, timeout=60)
+    assert kept.returncode == 1  # source stays a dep
+
+
 if __name__ == "__main__":
     if "--write" in sys.argv:
         write_deps()
