@@ -175,6 +175,22 @@ def test_code_deps_hash_source_only():
     assert kept.returncode == 1  # source stays a dep
 
 
+def test_judging_stages_track_only_the_evaluator_settings_that_change_a_verdict():
+    """`evaluator.workers` (and the other speed-only settings of verdict_key) must not rerun an
+    hour of judging: the judging stages list the evaluator's params key by key, all but those."""
+    from pipeline.evaluator.verdict_key import SPEED_ONLY
+
+    section = yaml.safe_load((ROOT / "params.yaml").read_text())["evaluator"]
+    want = {f"evaluator.{k}" for k in section if k not in SPEED_ONLY}
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    judging = {name: {p for p in spec.get("params", []) if isinstance(p, str) and p.startswith("evaluator")}
+               for name, spec in stages.items()}
+    judging = {name: got for name, got in judging.items() if got}
+    assert set(judging) >= {"testgen", "validate", "rollout", "train", "eval-model"}
+    for name, got in judging.items():
+        assert got == want, f"{name}: params {sorted(got ^ want)} differ from the verdict-changing evaluator keys"
+
+
 if __name__ == "__main__":
     if "--write" in sys.argv:
         write_deps()
