@@ -216,3 +216,27 @@ def test_a_session_rerun_after_a_rewind_finds_no_input_of_the_batch_before(solo)
     v = solo.evaluate_batch([p], [Submission("scan-rewind", "r", "python", code)], keep_outputs=True)[0]
     assert [t.status for t in v.tests[:5]] == ["AC"] * 5, v.reason
     assert v.tests[5].output == "[]", v.tests[5].output  # the rerun's first scan, alone in its window
+
+
+def test_a_judge_that_stays_readable_does_not_start(tmp_path, monkeypatch):
+    """The judge holds every input and output: a judge process that could not make itself
+    non-dumpable (a same-uid program could read its memory) is refused, never used."""
+    from pipeline.evaluator.sandbox import box as boxes
+    from pipeline.evaluator.sandbox import launch as sb
+
+    box = boxes.Box(sb.BoxSpec(kind="bwrap"), [], tmp_path, "run")
+    box.start()
+    try:
+        assert box.info["untraceable"] is True
+    finally:
+        box.close()
+    real = boxes.Box._receive
+
+    def readable(self, timeout):
+        reply = real(self, timeout)
+        reply.header.pop("untraceable", None)
+        return reply
+
+    monkeypatch.setattr(boxes.Box, "_receive", readable)
+    with pytest.raises(boxes.BoxError, match="non-dumpable"):
+        boxes.Box(sb.BoxSpec(kind="bwrap"), [], tmp_path, "run2").start()

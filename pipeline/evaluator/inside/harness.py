@@ -93,13 +93,17 @@ def load_syscall_filter():
 
 
 def disable_tracing():
-    """Make this process non-dumpable so a same-uid child cannot ptrace or read its memory."""
+    """Make this process non-dumpable so a same-uid program cannot ptrace or read its memory (it
+    holds every request, input and output). Whether it worked: the parent refuses a judge that
+    stays readable."""
     try:
         import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
-    except Exception:
-        pass
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+        return libc.prctl(3, 0, 0, 0, 0) == 0  # PR_GET_DUMPABLE
+    except Exception:  # noqa: BLE001 - no ctypes: reported, the box does not start
+        return False
 
 
 class Harness(Protocol, Runs, Sessions):
@@ -170,7 +174,7 @@ class Harness(Protocol, Runs, Sessions):
                 pass
         leetcode_prelude()
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # as PID 1, a handler would let children in
-        disable_tracing()
+        untraceable = disable_tracing()
         why = "disabled"
         if req.get("syscall_filter", True):
             self.filter, why = load_syscall_filter()
@@ -181,7 +185,7 @@ class Harness(Protocol, Runs, Sessions):
         self.filter_self()
         self.start_fork_server(req.get("fd_socket"))
         self.state = judge_state()
-        self.respond({"ok": True, "pid1": PID1, "pid": os.getpid(), "uid": os.getuid(),
+        self.respond({"ok": True, "pid1": PID1, "pid": os.getpid(), "uid": os.getuid(), "untraceable": untraceable,
                       "python": sys.version.split()[0], "clean": clean,
                       "syscall_filter": self.filter is not None, "syscall_filter_error": why,
                       "cgroup": procs.RUN_GROUP is not None, "cgroup_error": group_error})

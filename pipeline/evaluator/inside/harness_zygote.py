@@ -119,8 +119,9 @@ def serve(sock, child_filter, group_fds):
                 os._exit(0)
             try:
                 req = json.loads(msg)
+                base = rss_kb(os.getpid())  # read before the fork: nothing the program does moves it
                 pid = spawn(req, fds, child_filter, group_fds, (sock.fileno(), wake_r, wake_w))
-                reply = b'{"pid":%d,"rss_kb":%d}' % (pid, rss_kb(pid))
+                reply = b'{"pid":%d,"rss_kb":%d}' % (pid, base)
             except Exception as e:  # noqa: BLE001 - the judge reports it
                 reply = json.dumps({"error": repr(e)[:500]}).encode()
             finally:
@@ -130,7 +131,9 @@ def serve(sock, child_filter, group_fds):
 
 
 def rss_kb(pid):
-    """The RSS a child starts from (what it shares with this process), read right after the fork."""
+    """RSS of `pid` in KB. This process's, read before each fork, is what a child starts from at
+    most (it maps a subset of these pages; the interpreter's file pages it touches later count in
+    both), and unlike the child's own it cannot grow with what the program does meanwhile."""
     try:
         with open(f"/proc/{pid}/statm", "rb") as f:
             return int(f.read().split()[1]) * PAGE_KB

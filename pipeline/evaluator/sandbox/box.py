@@ -181,6 +181,9 @@ class Box:
         if not reply.header.get("ok"):
             self.kill()
             raise BoxError(f"box {self.name} did not start: {reply.header}")
+        if not reply.header.get("untraceable"):  # its memory holds every input and output: fail closed
+            self.kill()
+            raise BoxError(f"box {self.name}: the judge process could not make itself non-dumpable")
         if self.spec.syscall_filter and not reply.header.get("syscall_filter"):  # fail closed
             self.kill()
             raise BoxError(f"box {self.name}: the syscall filter could not be installed "
