@@ -418,7 +418,7 @@ _TEST_RESULT_FIELDS = tuple(f.name for f in dataclasses.fields(TestResult))
 
 
 def iso_date(value: object) -> str | None:
-    """An ISO date (YYYY-MM-DD) from a date, datetime, ISO string or unix seconds; None if absent.
+    """An ISO date (YYYY-MM-DD) from a date, datetime, ISO string or unix seconds / milliseconds; None if absent.
     Raises ValueError on a value that is present but not a date."""
     if value is None or value == "":
         return None
@@ -430,8 +430,9 @@ def iso_date(value: object) -> str | None:
         return value.date().isoformat()
     if isinstance(value, dt.date):
         return value.isoformat()
-    if isinstance(value, (int, float)):
-        return dt.datetime.fromtimestamp(value, tz=dt.UTC).date().isoformat()
+    if isinstance(value, (int, float)):  # unix seconds, or milliseconds (pandas' jsonl dates): 1e11 s is year 5138
+        seconds = value / 1000 if abs(value) >= 1e11 else value
+        return dt.datetime.fromtimestamp(seconds, tz=dt.UTC).date().isoformat()
     if isinstance(value, str):
         text = value.strip()
         try:

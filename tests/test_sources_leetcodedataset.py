@@ -137,3 +137,25 @@ def test_real_v02_rows_read_the_same_in_the_v03_convention(bench_data, tmp_path)
     assert {k: outputs(p) for k, p in as_v03.items()} == {k: outputs(p) for k, p in as_v02.items()}
     strings = [p for p in as_v03.values() if p.meta["string_outputs"] == "bare"]
     assert len(strings) >= 5  # str-returning problems are there, read as strings
+
+
+def test_v03_dates_and_tags_reach_the_problem(tmp_path):
+    """v0.3 ships `estimated_date` and `tags`: the date is the problem's contest_date (so `since`
+    keeps fresh problems) in each form it can take (ISO text, epoch ms as pandas writes jsonl)."""
+    rows = [json.loads(x) for x in (FIX / "leetcodedataset_v03.jsonl").read_text().splitlines()]
+    problems, rejects = run(FIX / "leetcodedataset_v03.jsonl")
+    assert problems and {r.code for r in rejects.values()} == {"ambiguous_output"}  # the fixture's own traps
+    assert {p.contest_date for p in problems.values()} == {rows[0]["estimated_date"][:10]}
+    assert all(p.tags == rows[0]["tags"] for p in problems.values())
+    rows = [r for r in rows if f"lcd/{r['task_id']}" in problems]
+    rows[0]["estimated_date"] = 1719792000000  # 2024-07-01 in epoch milliseconds
+    rows[1]["estimated_date"] = "sometime"
+    (tmp_path / "rows.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    problems, rejects = run(tmp_path / "rows.jsonl")
+    assert problems[f"lcd/{rows[0]['task_id']}"].contest_date == "2024-07-01"
+    assert "estimated_date" in rejects[f"lcd/{rows[1]['task_id']}"].detail
+
+
+def test_v02_rows_have_no_date_and_no_tags(bench_data):
+    problems, _ = run(bench_data / "leetcodedataset" / "LeetCodeDataset-v0.2.0-test.jsonl.gz")
+    assert problems and all(p.contest_date is None and p.tags == [] for p in problems.values())

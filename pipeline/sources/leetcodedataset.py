@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from pipeline.schema import Checker, Problem, ReferenceSolution, TestCase
+from pipeline.schema import Checker, Problem, ReferenceSolution, TestCase, iso_date
 from pipeline.sources.base import (
     FieldError,
     Item,
@@ -86,6 +86,8 @@ def convert(rec: dict, source: str) -> Item:
         meta = rec.get("meta") or {}
         if not isinstance(meta, dict):
             raise FieldError(f"meta: expected an object, got {type(meta).__name__}")
+        date = _estimated_date(rec, meta)
+        tags = _tags(rec, meta)
     except (FieldError, ValueError) as e:
         return Reject("bad_record", str(e), rec, rid)
     m = _ENTRY.match(entry.strip())
@@ -137,13 +139,37 @@ def convert(rec: dict, source: str) -> Item:
         checker=_any_order_checker(statement, shapes, tests),
         reference_solutions=[ReferenceSolution("python", f"{prompt}\n{completion}".strip() + "\n")],
         difficulty=difficulty.lower() if isinstance(difficulty, str) else None,
+        tags=tags,
+        contest_date=date,
         license=LICENSE,
         meta={"question_id": meta.get("question_id", rec.get("question_id")), "license_note": LICENSE_NOTE,
               "skipped_tests": sum(skipped.values()), "skipped_test_kinds": dict(skipped),
+              **({"date_source": "estimated_date"} if date else {}),
               "string_outputs": {True: "quoted", False: "bare", None: None}[reading.old_strings],
               "outputs_from_asserts": reading.from_asserts, **unstated_limits(),
               **({"structures": structures} if structures else {})},
     )
+
+
+def _estimated_date(rec: dict, meta: dict) -> str | None:
+    """v0.3's `estimated_date` (LeetCodeDataset's estimate of the problem's release; an ISO string,
+    a datetime from parquet, or epoch milliseconds as pandas writes jsonl) as YYYY-MM-DD. v0.1/v0.2
+    ship no date: None there. A present value that is not a date is an error (the row is rejected)."""
+    value = rec.get("estimated_date", meta.get("estimated_date"))
+    try:
+        return iso_date(value)
+    except (ValueError, OverflowError, OSError) as e:
+        raise FieldError(f"estimated_date: {e}") from None
+
+
+def _tags(rec: dict, meta: dict) -> list[str]:
+    """v0.3's topic `tags` (`["Array", "Hash Table"]`), as given; absent in v0.1/v0.2."""
+    value = rec.get("tags", meta.get("tags"))
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+        raise FieldError(f"tags: expected a list of strings, got {value!r:.80}")
+    return [t.strip() for t in value if t.strip()]
 
 
 @dataclass
