@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 DEFAULT_PARAMS = Path("params.yaml")
+
+
+class ParamsLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # the C parser where PyYAML has it
+    """YAML with YAML 1.2's numbers: PyYAML follows YAML 1.1, where `1e-3` (no dot) is a string, so
+    `--set grpo.learning_rate=1e-3` reached the trainer as text. DVC reads params.yaml as 1.2 too."""
+
+
+ParamsLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$"),
+    list("-+0123456789."))
+
+
+def load_yaml(text: str) -> Any:
+    return yaml.load(text, Loader=ParamsLoader)
 
 
 def parse_override(item: str) -> tuple[list[str], Any]:
@@ -17,7 +33,7 @@ def parse_override(item: str) -> tuple[list[str], Any]:
     key = key.strip()
     if not key:
         raise ValueError(f"--set expects key=value, got {item!r}")
-    return key.split("."), yaml.safe_load(raw) if raw.strip() else ""
+    return key.split("."), load_yaml(raw) if raw.strip() else ""
 
 
 def apply_overrides(params: dict[str, Any], overrides: list[str] | None) -> dict[str, Any]:
@@ -53,8 +69,7 @@ def load_params(section: str, path: str | Path | None = None, overrides: list[st
     path = Path(path) if path else DEFAULT_PARAMS
     data: dict[str, Any] = {}
     if path.exists():
-        # the C loader when PyYAML has it: every CLI start parses params.yaml (40 ms -> 6 ms)
-        data = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
+        data = load_yaml(path.read_text()) or {}  # the C parser: every CLI start parses params.yaml (40 ms -> 6 ms)
         if not isinstance(data, dict):
             raise ValueError(f"{path}: expected a mapping at the top level")
     params = dict(data.get(section) or {})

@@ -172,3 +172,17 @@ def test_preset_grpo_applies_only_to_its_preset(tmp_path):
         build_config(TrainConfig, {"preset_grpo": {"grpo-ish": {}}}, "train")
     with pytest.raises(ConfigError, match="unknown train params"):
         build_config(TrainConfig, {"reward_workers": 4}, "train")
+
+
+def test_a_number_in_scientific_notation_is_a_number_in_set_and_in_params(tmp_path):
+    """YAML 1.1 (PyYAML) reads `1e-3` as a string: `--set grpo.learning_rate=1e-3` was a TypeError."""
+    from pipeline.params import load_params
+    from training.train import build_grpo_config
+
+    params = tmp_path / "params.yaml"
+    params.write_text("train:\n  grpo:\n    beta: 1e-4\n")
+    section = load_params("train", params, ["grpo.learning_rate=1e-3", "grpo.epsilon_high=2.8E-1"])
+    assert section["grpo"] == {"beta": 1e-4, "learning_rate": 1e-3, "epsilon_high": 0.28}
+    cfg = project_train_config()
+    cfg.grpo = {**cfg.grpo, "learning_rate": section["grpo"]["learning_rate"]}
+    assert build_grpo_config(cfg, tmp_path).learning_rate == 1e-3
