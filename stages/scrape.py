@@ -35,6 +35,10 @@ def main(
         from pipeline.stage import ConfigError, load_config
 
         if fmt is not None:
+            from pipeline.sources import FORMATS
+
+            if fmt not in FORMATS:  # a usage error (exit 2), like every other bad option
+                raise ConfigError(f"--format must be one of {', '.join(sorted(FORMATS))}, got {fmt!r}")
             if out is None or (path is None and fmt != "humaneval"):
                 raise ConfigError("--format needs --path (except humaneval) and -o/--out")
             stats = convert(fmt, path, out, name=name, since=since, limit=limit, progress=progress)

@@ -222,3 +222,9 @@ def test_convert_options_without_format_are_an_error_not_ignored(tmp_path):
                                  "-o", str(tmp_path / "x.parquet")])
     assert result.exit_code == 2 and "go with --format" in result.output
     assert not (tmp_path / "raw").exists() and not (tmp_path / "x.parquet").exists()
+
+
+def test_an_unknown_format_is_a_usage_error(tmp_path):
+    result = runner.invoke(app, ["scrape", "--format", "nope", "--path", str(tmp_path), "-o", str(tmp_path / "x.parquet")])
+    assert result.exit_code == 2 and "--format must be one of" in result.output and "kattis" in result.output
+    assert not (tmp_path / "x.parquet").exists()
