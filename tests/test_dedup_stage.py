@@ -319,6 +319,24 @@ def test_cli_user_errors_are_one_line_exit_2(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
+def test_errors_about_a_shard_name_the_shard(tmp_path):
+    """A folder of shards with one bad file: the error says which file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    params = tmp_path / "params.yaml"
+    params.write_text("dedup:\n  benchmarks: []\n")
+    shards = tmp_path / "raw"
+    shards.mkdir()
+    write_problems(shards / "part-0.parquet", corpus())
+    (shards / "part-1.parquet").write_bytes(b"PAR1 not really")
+    result = _cli("--problems", str(shards), "--out-dir", str(tmp_path / "o"), "--params", str(params))
+    assert result.exit_code == 2 and "part-1.parquet" in result.output, result.output
+    pq.write_table(pa.table({"id": ["x"]}), shards / "part-1.parquet")
+    result = _cli("--problems", str(shards), "--out-dir", str(tmp_path / "o"), "--params", str(params))
+    assert result.exit_code == 2 and "part-1.parquet" in result.output and "lacks Problem columns" in result.output
+
+
 def test_help_lists_the_config_fields():
     result = _cli("--help")
     assert result.exit_code == 0

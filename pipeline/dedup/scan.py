@@ -48,14 +48,20 @@ def input_schema(files: list[Path]) -> pa.Schema:
     """The unified schema of the input shards; every core Problem column must be there."""
     if not files:
         return PROBLEM_SCHEMA
+    schemas = []
+    for f in files:  # one at a time, so that an error names the shard at fault
+        try:
+            schema = pq.read_schema(f)
+        except (pa.ArrowException, OSError) as e:
+            raise InputError(f"dedup input {f}: not a readable parquet file ({e})") from e
+        missing = [n for n in PROBLEM_SCHEMA.names if n not in schema.names]
+        if missing:
+            raise InputError(f"dedup input {f}: lacks Problem columns {missing}: is it a scrape output?")
+        schemas.append(schema)
     try:
-        schema = pa.unify_schemas([pq.read_schema(f) for f in files], promote_options="permissive")
-    except (pa.ArrowException, OSError) as e:
-        raise InputError(f"dedup input: not readable parquet ({e})") from e
-    missing = [n for n in PROBLEM_SCHEMA.names if n not in schema.names]
-    if missing:
-        raise InputError(f"dedup input lacks Problem columns {missing}: is it a scrape output?")
-    return schema
+        return pa.unify_schemas(schemas, promote_options="permissive")
+    except pa.ArrowException as e:
+        raise InputError(f"dedup input {files[0].parent}: the shards' schemas do not unify ({e})") from e
 
 
 def iter_batches(files: list[Path], batch_size: int, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
