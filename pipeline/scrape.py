@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -238,9 +239,38 @@ def run_sources(cfg: ScrapeConfig, rejects: RejectsWriter, *, since: str | None 
     return collector.problems, total
 
 
+def local_paths(cfg: ScrapeConfig) -> dict[str, str]:
+    """{source name: path} of every enabled source that reads local files (an entry with `path`)."""
+    return {e.name: str(e.options.path) for e in cfg.entries
+            if e.enabled and isinstance(getattr(e.options, "path", None), (str, Path)) and str(e.options.path)}
+
+
+def check_dvc_tracks(cfg: ScrapeConfig, dvc_yaml: str | Path, stage: str) -> None:
+    """Under `dvc repro`: every local source path must be a dep of this stage, or a file added to a
+    source folder never reruns scrape (DVC hashes deps, not params' paths). A ConfigError says which
+    path to add; `python tests/test_dvc_deps.py --write` writes them from params.yaml."""
+    import yaml
+
+    from pipeline.stage import ConfigError
+
+    dvc_yaml = Path(dvc_yaml)
+    spec = ((yaml.safe_load(dvc_yaml.read_text()) or {}).get("stages") or {}).get(stage) or {}
+    root = dvc_yaml.parent.resolve()
+    deps = [(root / str(d)).resolve() for d in spec.get("deps") or []]
+    for name, path in local_paths(cfg).items():
+        where = (root / path).resolve()
+        if not any(where == d or d in where.parents for d in deps):
+            raise ConfigError(f"source {name!r} reads {path}, which is not a dep of the `{stage}` stage in {dvc_yaml}: "
+                              f"new files there would never rerun it. Add `- {path}` under its deps (or run "
+                              "`python tests/test_dvc_deps.py --write`).")
+
+
 def run_scrape(cfg: ScrapeConfig, out_dir: str | Path = "data/raw", *, since: str | None = None,
                limit: int | None = None, progress: bool = True) -> dict[str, Any]:
     """The DVC stage: `out_dir/problems.parquet`, `rejects.jsonl`, `stats.json` and `settings.json`."""
+    if os.environ.get("DVC_STAGE") and os.environ.get("DVC_ROOT"):  # run by `dvc repro`: `[path/dvc.yaml:]stage`
+        file, _, stage = os.environ["DVC_STAGE"].rpartition(":")
+        check_dvc_tracks(cfg, Path(os.environ["DVC_ROOT"]) / (file or "dvc.yaml"), stage)
     out_dir = Path(out_dir)
     with RejectsWriter(out_dir / "rejects.jsonl", STAGE) as rejects:
         problems, stats = run_sources(cfg, rejects, since=since, limit=limit, progress=progress)

@@ -139,9 +139,28 @@ def write_deps(path: Path = ROOT / "dvc.yaml") -> None:
                    and any(f.startswith(d.rstrip("/") + "/") for f in files)]
         code = folders + [d for d in code_deps(modules[words[1]])
                           if not any(d == f or d.startswith(f.rstrip("/") + "/") for f in folders)]
-        spec["deps"] = sorted(code) + [d for d in spec.get("deps", []) if not _is_code(str(d))]
+        data = [d for d in spec.get("deps", []) if not _is_code(str(d))]
+        if words[1] == "scrape":  # its data deps are the local source paths params.yaml enables
+            data = source_paths()
+        spec["deps"] = sorted(code) + data
     with path.open("w") as f:
         rt.dump(doc, f)
+
+
+def source_paths() -> list[str]:
+    from pipeline.params import load_params
+    from pipeline.scrape import ScrapeConfig, local_paths
+
+    return sorted(set(local_paths(ScrapeConfig(**load_params("scrape", ROOT / "params.yaml"))).values()))
+
+
+def test_scrape_depends_on_every_local_source_it_reads():
+    """A file added to a configured source folder must rerun scrape: DVC hashes deps, not the
+    paths params.yaml names, so each enabled local source path is a dep (and nothing else is)."""
+    spec = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["scrape"]
+    data = sorted(str(d) for d in spec["deps"] if not _is_code(str(d)))
+    assert data == source_paths(), "scrape's data deps differ from params.yaml's enabled local sources " \
+        "(python tests/test_dvc_deps.py --write)"
 
 
 def test_every_dvc_stage_depends_on_the_code_it_imports():

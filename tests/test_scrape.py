@@ -228,3 +228,27 @@ def test_an_unknown_format_is_a_usage_error(tmp_path):
     result = runner.invoke(app, ["scrape", "--format", "nope", "--path", str(tmp_path), "-o", str(tmp_path / "x.parquet")])
     assert result.exit_code == 2 and "--format must be one of" in result.output and "kattis" in result.output
     assert not (tmp_path / "x.parquet").exists()
+
+
+def test_under_dvc_a_local_source_that_is_not_a_dep_stops_scrape(tmp_path, monkeypatch):
+    """`dvc repro` reruns scrape when a dep changes; a source folder that is not a dep would take new
+    packages in silence. Run by DVC (DVC_STAGE/DVC_ROOT set), scrape refuses and names the path."""
+    from pipeline.stage import ConfigError
+
+    rows = tmp_path / "external" / "rows.jsonl"
+    rows.parent.mkdir()
+    rows.write_text("")
+    cfg = ScrapeConfig(sources=[{"name": "k", "kind": "jsonl", "path": str(rows)}])
+    dvc_yaml = tmp_path / "dvc.yaml"
+    dvc_yaml.write_text(yaml.safe_dump({"stages": {"scrape": {"cmd": "microcoder scrape", "deps": ["pipeline/scrape.py"]}}}))
+    monkeypatch.setenv("DVC_ROOT", str(tmp_path))
+    monkeypatch.setenv("DVC_STAGE", "scrape")
+    with pytest.raises(ConfigError, match="not a dep of the `scrape` stage"):
+        run_scrape(cfg, tmp_path / "raw", progress=False)
+    assert not (tmp_path / "raw").exists()
+    dvc_yaml.write_text(yaml.safe_dump({"stages": {"scrape": {"cmd": "microcoder scrape", "deps": ["external"]}}}))
+    stats = run_scrape(cfg, tmp_path / "raw", progress=False)  # a folder above the source covers it
+    assert stats["read"] == 0
+    monkeypatch.delenv("DVC_STAGE")  # run by hand: no dvc.yaml to answer to
+    dvc_yaml.write_text(yaml.safe_dump({"stages": {}}))
+    run_scrape(cfg, tmp_path / "raw2", progress=False)
