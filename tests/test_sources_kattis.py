@@ -120,3 +120,86 @@ def test_jury_cpp20_compiles_with_the_default_flags(archive):
     with Evaluator(workers=1, config=EvaluatorConfig(wall_factor=1.5, wall_slack_s=0.5)) as ev:
         (v,) = ev.evaluate_batch([p], [Submission(p.id, "jury", "cpp", JURY_CPP20)])
     assert v.status == "AC", v
+
+
+# --- input validators (issue 25 item 3; run by pipeline.testgen.validators) ----------------------
+VALIDATE_PY = "import sys\nsys.stdin.read()\nsys.exit(42)\n"
+
+
+def only_problem(pkg: Path) -> Problem:
+    problems, rejects = run(pkg)
+    assert not rejects and len(problems) == 1, rejects
+    return next(iter(problems.values()))
+
+
+def test_input_validators_each_kind_supported_or_unsupported_with_the_reason(tmp_path):
+    """A problem is never rejected for its input validators; each one the evaluator cannot run
+    is recorded with why."""
+    pkg = tmp_path / "sumpair"
+    package(pkg)
+    iv = pkg / "input_validators"
+    write(iv / "validate.py", VALIDATE_PY)
+    write(iv / "check.cpp", '#include "validation.h"\nint main() { ok(); }\n')
+    write(iv / "validation.h", "#include <cstdlib>\ninline void ok() { std::exit(42); }\n")
+    write(iv / "README.md", "how the validators work\n")
+    write(iv / "format.ctd", "INT(1,100) SPACE INT(1,100) NEWLINE\n")
+    write(iv / "format.viva", "<int> a, b;\n")
+    write(iv / "old.py", "#!/usr/bin/env python2\nprint 'hi'\n")
+    write(iv / "Validate.java", "class Validate {}\n")
+    write(iv / "lonely.cpp", '#include "missing.h"\nint main() {}\n')
+    write(iv / "multi" / "a.cpp", "int main() {}\n")
+    write(iv / "multi" / "b.cpp", "int f() { return 1; }\n")
+    write(iv / "scripted" / "build", "#!/bin/sh\n")
+    write(iv / "scripted" / "run", "#!/bin/sh\nexit 42\n")
+    meta = only_problem(pkg).meta
+    assert [(e["name"], e["language"], e["flags"], e["valid_exit"]) for e in meta["input_validators"]] == [
+        ("kattis:check.cpp", "cpp", [], 42), ("kattis:validate.py", "python", [], 42)]
+    assert "inline void ok()" in meta["input_validators"][0]["code"]
+    unsupported = {e["name"]: e["reason"] for e in meta["input_validators_unsupported"]}
+    assert sorted(unsupported) == ["kattis:Validate.java", "kattis:format.ctd", "kattis:format.viva",
+                                   "kattis:lonely.cpp", "kattis:multi", "kattis:old.py", "kattis:scripted"]
+    assert "checktestdata" in unsupported["kattis:format.ctd"] and "VIVA" in unsupported["kattis:format.viva"]
+    assert "missing.h" in unsupported["kattis:lonely.cpp"] and "Python 2" in unsupported["kattis:old.py"]
+    assert "2 files" in unsupported["kattis:multi"] and "build/run" in unsupported["kattis:scripted"]
+
+
+def test_a_package_without_input_validators_records_none(archive):
+    problems, _ = run(archive)
+    assert not any(k.startswith("input_validator") for p in problems.values() for k in p.meta)
+
+
+def test_validator_arguments_of_the_secret_data_and_the_groups_that_differ(tmp_path):
+    """Legacy: the closest testdata.yaml above data/secret, a flags string; a subtask's own flags
+    are not applied to generated inputs, and the record says which groups have them."""
+    pkg = tmp_path / "sumpair"
+    package(pkg)
+    write(pkg / "input_format_validators" / "validate.py", VALIDATE_PY)
+    write(pkg / "data" / "testdata.yaml", "on_reject: continue\ninput_validator_flags: --n 100000 --connected\n")
+    write(pkg / "data" / "secret" / "group1" / "testdata.yaml", "input_validator_flags: --n 10\n")
+    write(pkg / "data" / "secret" / "group2" / "testdata.yaml", "input_validator_flags: --n 100000 --connected\n")
+    meta = only_problem(pkg).meta
+    assert meta["input_validators"][0]["flags"] == ["--n", "100000", "--connected"]
+    assert meta["input_validator_group_args_ignored"] == ["secret/group1"]
+
+
+def test_validator_arguments_that_do_not_parse_make_the_validators_unsupported(tmp_path):
+    pkg = tmp_path / "sumpair"
+    package(pkg)
+    write(pkg / "input_validators" / "validate.py", VALIDATE_PY)
+    write(pkg / "data" / "secret" / "testdata.yaml", "input_validator_flags: [unclosed\n")
+    meta = only_problem(pkg).meta
+    assert "input_validators" not in meta
+    (entry,) = meta["input_validators_unsupported"]
+    assert entry["name"] == "kattis:validate.py" and "does not parse" in entry["reason"]
+
+
+def test_testlib_h_is_left_to_the_evaluator_when_the_package_has_no_copy(tmp_path):
+    """The evaluator provides testlib.h (checkers: an include path; input validators: inlined by
+    pipeline.testgen.validators), so a validator including it is not rejected for its absence."""
+    pkg = tmp_path / "sumpair"
+    package(pkg, "validation: custom\nlicense: cc by\n")
+    write(pkg / "output_validators" / "check" / "check.cpp", '#include "testlib.h"\nint main() { return 0; }\n')
+    write(pkg / "input_validators" / "validate.cpp", '#include "testlib.h"\nint main() { return 42; }\n')
+    p = only_problem(pkg)
+    assert p.checker.kind == "program" and '#include "testlib.h"' in p.checker.program
+    assert '#include "testlib.h"' in p.meta["input_validators"][0]["code"]

@@ -2,8 +2,10 @@
 
 A package is a folder with `problem.yaml`, a statement (`problem_statement/problem[.en].{md,tex,html}`
 or `statement/`), `data/sample|secret/**/*.in` + `.ans`, `submissions/accepted/*` (known-wrong ones under `submissions/wrong_answer|time_limit_exceeded|
-run_time_error/`) and optionally `output_validators/<name>/`. `path` is one package or any folder
-holding packages at any depth (a contest archive: every folder with a `problem.yaml` is one).
+run_time_error/`), optionally `output_validators/<name>/` and the input validators
+(`input_validators/`, legacy `input_format_validators/`: see `input_validators`). `path` is one
+package or any folder holding packages at any depth (a contest archive: every folder with a
+`problem.yaml` is one).
 
 Where a package is silent the problem package format's defaults apply: memory 1024 MiB (problemtools'
 `limits.memory`); the time limit is not part of a package (the judge derives it from the accepted
@@ -127,6 +129,7 @@ def convert(pkg: Path, source: str, opts: Options, native: str | None = None) ->
             meta[key] = limits[key]
     if config.get("validator_flags"):
         meta["validator_flags"] = str(config["validator_flags"])
+    meta.update(input_validators(pkg))
     native = native or pkg.name
     return Problem(
         id=stable_id(source, native),
@@ -290,11 +293,16 @@ def _custom_validator(pkg: Path) -> tuple[str, str]:
 
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"\s*$', re.MULTILINE)
+# Headers the evaluator provides (testlib.h, for checkers and input validators): left included
+# when the package does not ship its own copy.
+PROVIDED_HEADERS = frozenset({"testlib.h"})
 
 
 def _inline_headers(code: str, headers: dict[str, Path], seen: frozenset[str] = frozenset()) -> str:
     def repl(m: re.Match) -> str:
         name = m.group(1)
+        if name not in headers and name in PROVIDED_HEADERS:
+            return m.group(0)  # the evaluator's own copy is used
         if name not in headers:
             raise PackageError("bad_validator", f"validator includes {name!r}, which is not in its folder")
         if name in seen:
@@ -324,3 +332,163 @@ def _submissions(folder: Path, per_language: int) -> list[tuple[str, str]]:
             out.append((language, code))
             count[language] += 1
     return out
+
+
+# --- input validators ----------------------------------------------------------------------------
+# `input_validators/` (every version of the format); the legacy format also accepts the deprecated
+# `input_format_validators/`, read only where `input_validators/` is absent.
+INPUT_VALIDATOR_FOLDERS = ("input_validators", "input_format_validators")
+KATTIS_VALID_EXIT = 42  # the format: exit 42 = valid; any other exit = the input is not confirmed valid
+HEADER_SUFFIXES = (".h", ".hpp", ".hh")
+# The configuration of the secret data, closest first: 2025-09 `test_group.yaml`, then the legacy /
+# 2023-07 `testdata.yaml` (a group without one uses its closest ancestor's, whole).
+SECRET_CONFIGS = ("data/secret/test_group.yaml", "data/secret/testdata.yaml", "data/testdata.yaml")
+GROUP_CONFIGS = ("test_group.yaml", "testdata.yaml")
+ARG_KEYS = ("input_validator_args", "input_validator_flags")  # 2023-07 and later; legacy
+
+ValidatorArgs = list[str] | dict[str, list[str]]  # for every validator, or per validator name
+
+
+class Unsupported(Exception):
+    """An input validator the evaluator cannot run (the message says why)."""
+
+
+def input_validators(pkg: Path) -> dict[str, Any]:
+    """The package's input validators as problem meta: `input_validators` = [{name, language, code,
+    flags, valid_exit}] for those the evaluator runs (Python 3; one C++ source, its local headers
+    inlined), `input_validators_unsupported` = [{name, reason}] for the others (the problem is kept),
+    and `input_validator_group_args_ignored` = test groups whose own validator arguments differ from
+    the secret data's (generated inputs are checked with the secret data's, the full constraints).
+    `flags` are the arguments the format passes on the command line; the code does not apply them
+    (pipeline.testgen.validators does). Nothing when the package has no input validator."""
+    folder = next((pkg / f for f in INPUT_VALIDATOR_FOLDERS if (pkg / f).is_dir()), None)
+    if folder is None:
+        return {}
+    programs = [p for p in sorted(folder.iterdir()) if not _not_a_program(p)]
+    try:
+        args, ignored = _secret_validator_args(pkg), _group_args_ignored(pkg)
+    except (Unsupported, OSError) as e:  # arguments unknown: no validator can be run as the package means it
+        return {"input_validators_unsupported": [{"name": f"kattis:{p.name}", "reason": str(e)} for p in programs]}
+    supported, unsupported = [], []
+    for program in programs:
+        name = f"kattis:{program.name}"
+        try:
+            language, code = _validator_program(program, _headers(folder))
+        except (Unsupported, OSError) as e:  # an unreadable validator costs the validator, not the problem
+            unsupported.append({"name": name, "reason": str(e)})
+            continue
+        supported.append({"name": name, "language": language, "code": code,
+                          "flags": _flags_for(args, program), "valid_exit": KATTIS_VALID_EXIT})
+    meta: dict[str, Any] = {}
+    if supported:
+        meta["input_validators"] = supported
+    if unsupported:
+        meta["input_validators_unsupported"] = unsupported
+    if ignored and supported:
+        meta["input_validator_group_args_ignored"] = ignored
+    return meta
+
+
+def _not_a_program(path: Path) -> bool:
+    """Hidden files, headers and notes sit beside the programs without being programs."""
+    name = path.name
+    return (name.startswith(".") or (path.is_file() and path.suffix in HEADER_SUFFIXES)
+            or name.upper().startswith("README") or path.suffix in (".txt", ".md"))
+
+
+def _headers(folder: Path) -> dict[str, Path]:
+    return {f.name: f for f in folder.iterdir() if f.is_file() and f.suffix in HEADER_SUFFIXES}
+
+
+def _validator_program(program: Path, headers: dict[str, Path]) -> tuple[str, str]:
+    """(language, code) of a single-file program, or of a directory program with one source file
+    (its own headers inlined)."""
+    if program.is_file():
+        return _validator_source(program, headers)
+    files = [f for f in sorted(program.iterdir()) if not f.name.startswith(".")]
+    if any(f.name in ("build", "run") for f in files):
+        raise Unsupported("a directory program with build/run scripts (not run here)")
+    sources = [f for f in files if not _not_a_program(f) and f.name != "Makefile"]
+    if len(sources) != 1 or not sources[0].is_file():
+        raise Unsupported(f"a directory program of {len(sources)} files {[f.name for f in sources]}: "
+                          "only one source file (plus headers) is run here")
+    return _validator_source(sources[0], _headers(program))
+
+
+def _validator_source(src: Path, headers: dict[str, Path]) -> tuple[str, str]:
+    if src.suffix in (".ctd", ".viva"):
+        raise Unsupported(f"a {'checktestdata' if src.suffix == '.ctd' else 'VIVA'} file "
+                          "(no interpreter for it in the sandbox)")
+    language = LANGUAGE_BY_SUFFIX.get(src.suffix)
+    if language is None:
+        raise Unsupported(f"{src.name}: only Python 3 and C++ programs are run here")
+    try:
+        code = src.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise Unsupported(f"{src.name} is not UTF-8 text ({e})") from e
+    if language == "python" and re.match(r"#!.*python2", code):
+        raise Unsupported(f"{src.name} is Python 2 (its shebang); the evaluator runs Python 3")
+    if language == "cpp":
+        try:
+            code = _inline_headers(code, headers)
+        except PackageError as e:
+            raise Unsupported(f"{src.name}: {e}") from e
+    return language, code
+
+
+def _secret_validator_args(pkg: Path) -> ValidatorArgs:
+    """The input validator arguments of the secret data (empty when none are given)."""
+    for rel in SECRET_CONFIGS:
+        if (pkg / rel).is_file():
+            return _args_in(pkg, rel) or []
+    return []
+
+
+def _args_in(pkg: Path, rel: str) -> ValidatorArgs | None:
+    """The validator arguments a group configuration file sets (None: it sets none)."""
+    try:
+        config = yaml.safe_load((pkg / rel).read_text(encoding="utf-8")) or {}
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        raise Unsupported(f"{rel} does not parse, so the validators' arguments are unknown: {e}") from e
+    if not isinstance(config, dict):
+        raise Unsupported(f"{rel}: expected a mapping, got {type(config).__name__}")
+    value = next((config[k] for k in ARG_KEYS if config.get(k) is not None), None)
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        if set(value) == {"name", "flags"}:  # the legacy spec's map form: one validator's flags
+            return {str(value["name"]): _arg_list(value["flags"], rel)}
+        return {str(k): _arg_list(v, rel) for k, v in value.items()}
+    return _arg_list(value, rel)
+
+
+def _arg_list(value: Any, rel: str) -> list[str]:
+    """A legacy flags string (split on whitespace, as problemtools does) or a list of arguments."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return value.split()
+    if isinstance(value, list) and all(isinstance(x, (str, int, float)) for x in value):
+        return [str(x) for x in value]
+    raise Unsupported(f"{rel}: input validator arguments of an unexpected shape ({value!r:.80})")
+
+
+def _group_args_ignored(pkg: Path) -> list[str]:
+    """Test groups under data/secret that set validator arguments other than the secret data's."""
+    secret = pkg / "data" / "secret"
+    if not secret.is_dir():
+        return []
+    base = _secret_validator_args(pkg)
+    groups = set()
+    for path in (p for name in GROUP_CONFIGS for p in secret.rglob(name) if p.parent != secret):
+        args = _args_in(pkg, str(path.relative_to(pkg)))
+        if args is not None and args != base:
+            groups.add(str(path.parent.relative_to(pkg / "data")))
+    return sorted(groups)
+
+
+def _flags_for(args: ValidatorArgs, program: Path) -> list[str]:
+    if isinstance(args, list):
+        return list(args)
+    # A map names validators by program name: the file's base name (with or without its suffix).
+    return list(args.get(program.name, args.get(program.stem, [])))
