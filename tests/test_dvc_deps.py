@@ -69,12 +69,20 @@ def stage_files(module: str) -> set[str]:
     return {f for f in files if f not in NOT_DEPS and (ROOT / f).stat().st_size > 0}
 
 
+RUN_PREFIX = 'PATH="$DVC_ROOT/.venv/bin:$PATH"'  # the project's venv first: `.venv/bin/dvc repro` works unactivated
+
+
+def command_words(cmd: str) -> list[str]:
+    """A dvc.yaml command's words after the PATH prefix (`microcoder STAGE ...`)."""
+    return str(cmd).removeprefix(RUN_PREFIX).split()
+
+
 def missing_deps() -> dict[str, list[str]]:
     modules = {name: module for name, module, _ in COMMANDS}
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     missing = {}
     for stage, spec in stages.items():
-        words = spec["cmd"].split()
+        words = command_words(spec["cmd"])
         if words[0] != "microcoder" or words[1] not in modules:
             continue
         deps = [str(d).rstrip("/") for d in spec.get("deps", [])]
@@ -108,7 +116,7 @@ def stale_deps() -> dict[str, list[str]]:
     modules = {name: module for name, module, _ in COMMANDS}
     stale = {}
     for stage, spec in yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"].items():
-        words = spec["cmd"].split()
+        words = command_words(spec["cmd"])
         if words[0] != "microcoder" or words[1] not in modules:
             continue
         files = stage_files(modules[words[1]])
@@ -129,7 +137,7 @@ def write_deps(path: Path = ROOT / "dvc.yaml") -> None:
     doc = rt.load(path.read_text())
     modules = {name: module for name, module, _ in COMMANDS}
     for spec in doc["stages"].values():
-        words = str(spec["cmd"]).split()
+        words = command_words(spec["cmd"])
         if words[0] != "microcoder" or words[1] not in modules:
             continue
         deps = [str(d) for d in spec.get("deps", [])]
@@ -173,6 +181,20 @@ def test_no_code_dep_is_stale():
     stale = stale_deps()
     assert not stale, "dvc.yaml deps name code the stage does not import (python tests/test_dvc_deps.py --write): " + \
         "; ".join(f"{stage}: {', '.join(files)}" for stage, files in stale.items())
+
+
+def test_every_command_runs_without_an_activated_venv():
+    """DVC runs commands in a shell with the caller's PATH: `.venv/bin/dvc repro` from a shell with no
+    venv activated said "microcoder: command not found". Each command puts the venv first itself."""
+    import subprocess
+
+    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    for name, spec in stages.items():
+        assert str(spec["cmd"]).startswith(RUN_PREFIX + " microcoder "), name
+    bare = {"PATH": "/usr/bin:/bin", "DVC_ROOT": str(ROOT), "HOME": str(ROOT)}
+    got = subprocess.run(["bash", "-c", f"{RUN_PREFIX} microcoder --help"], cwd=ROOT, env=bare,
+                         capture_output=True, text=True, timeout=120)
+    assert got.returncode == 0 and "scrape" in got.stdout, got.stderr
 
 
 def test_the_import_walk_sees_function_level_imports():
