@@ -3,7 +3,9 @@ figures, and each upstream stage's figures and settings for provenance.
 
 Upstream stages are read from their output folders: `stats.json` (figures only) and
 `settings.json` (the settings the stage ran with, `--set` overrides included); a stage that
-recorded no settings is shown with its params.yaml section.
+recorded no settings is shown with its params.yaml section. The "Test strength" section reads the
+validate and testgen figures in the terms of `pipeline/strength.py` (TPR/TNR with their counts), and
+the figures of stats written before them where those are all there is.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from pipeline import strength
 from pipeline.config import settings_record
 
 SHARD_PATTERN = "data/train-*"
@@ -69,25 +72,118 @@ def card_license(by_license: dict[str, int]) -> str:
     return "other"
 
 
-def _test_strength(validation: dict[str, Any] | None) -> list[str]:
-    """The validate stage's known-wrong-solution figure, as a sentence of the card (none without one)."""
-    w = (validation or {}).get("wrong_solutions") or {}
-    if not w.get("ran"):
+STRENGTH_DEFINITION = (
+    "Measured as the field measures it (CodeContests-O, HardTests; `pipeline/strength.py`): TPR = share of correct "
+    "solutions passing every kept test, TNR = share of known-incorrect solutions failing at least one. Correct "
+    "solutions are the problems' reference solutions that compiled and ran (no source ships other accepted "
+    "submissions today); incorrect ones are the known-wrong solutions the sources ship (Kattis "
+    "`submissions/wrong_answer` and the like, CodeContests `incorrect_solutions`). Counts are summed over problems, "
+    "never averaged.")
+
+
+def _rate(r: dict[str, Any] | None, side: str) -> str:
+    """One side of a strength record as `66.7% (2/3)`, or `n/a (0)` with nothing behind it."""
+    part, whole = {"tpr": ("correct_passing", "correct"), "tnr": ("incorrect_failing", "incorrect")}[side]
+    if not r or not r.get(whole):
+        return "n/a (0)"
+    return f"{100 * r[side]:.1f}% ({r[part]}/{r[whole]})"
+
+
+def _record(d: Any, *keys: str) -> dict[str, Any] | None:
+    """d[k1][k2]... when every step is a dict (stats of older runs lack these keys), else None."""
+    for k in keys:
+        d = d.get(k) if isinstance(d, dict) else None
+    return d if isinstance(d, dict) else None
+
+
+def _strength_table(label: str, groups: dict[str, Any] | None) -> list[str]:
+    if not groups:
         return []
-    return [f"Test strength: on the {w['problems_with_wrong_solutions']} problems whose source ships known-wrong "
-            f"solutions, the kept tests catch {w['caught']} of the {w['ran']} that ran ({w['share_caught']:.1%}); "
-            f"the caps on the number and size of tests cost {w['lost_to_caps']} of them (validate stage)."]
+    rows = [[g, _rate(r, "tpr"), _rate(r, "tnr")] for g, r in groups.items() if isinstance(r, dict)]
+    return [f"### Test strength by {label}\n" + _md_table([label, "TPR (passing/correct)", "TNR (failing/incorrect)"], rows)]
+
+
+def _validated_strength(validation: dict[str, Any] | None) -> list[str]:
+    """The validate stage's TPR/TNR of the kept tests, before the caps, per source and difficulty;
+    for stats written before those figures, its known-wrong-solution sentence."""
+    s = validation or {}
+    kept, before = _record(s, "strength", "kept"), _record(s, "strength", "before_caps")
+    if kept is None:
+        w = s.get("wrong_solutions") or {}
+        if not w.get("ran"):
+            return []
+        return [f"On the {w['problems_with_wrong_solutions']} problems whose source ships known-wrong solutions, the "
+                f"kept tests catch {w['caught']} of the {w['ran']} that ran ({w['share_caught']:.1%}); the caps on the "
+                f"number and size of tests cost {w['lost_to_caps']} of them (validate stage)."]
+    out = [f"Kept tests (validate stage, over its {s['strength'].get('problems_measured', 0)} kept problems with "
+           f"solutions of either kind; this dataset's problems are among them): {strength.describe(kept)}."]
+    if before:
+        lost = before["incorrect_failing"] - kept["incorrect_failing"]
+        freed = kept["correct_passing"] - before["correct_passing"]
+        out.append(f"Before the caps on the number and size of tests (`max_tests`, `max_total_bytes`): "
+                   f"{strength.describe(before)}; the caps cost {lost} caught known-wrong solution(s) and let "
+                   f"{freed} more reference(s) pass.")
+    return (out + _strength_table("source", _record(s, "strength", "by_source"))
+            + _strength_table("difficulty", _record(s, "strength", "by_difficulty")))
 
 
 def _generated_strength(testgen: dict[str, Any] | None) -> list[str]:
-    """The testgen stage's mutant figures, as a sentence of the card (none without a run that made mutants)."""
-    m = (testgen or {}).get("mutants") or {}
+    """The testgen stage's figures: known-wrong TPR/TNR before -> after its tests, the mutant kill
+    rate on its own line (a separate number), and how many generated outputs rest on one reference."""
+    t = testgen or {}
+    out = []
+    if t.get("tests_added") is not None:
+        out.append(f"Generated tests: the testgen stage added {t.get('tests_added', 0)} tests to "
+                   f"{t.get('problems_augmented', 0)} problems.")
+    known = [_record(t, "strength", when, "known_wrong") for when in ("before", "after")]
+    if any(r and (r.get("correct") or r.get("incorrect")) for r in known):
+        over = f" over {t['strength']['problems']} problems" if "problems" in t["strength"] else ""
+        out.append(f"The testgen stage's own measure{over} (before validate's caps), on the tests it received: "
+                   f"{strength.describe(known[0])}; with its generated tests: {strength.describe(known[1])}.")
+    out += _mutant_line(t)
+    for label in ("source", "difficulty"):
+        out += _generated_table(label, _record(t, "strength", f"by_{label}"))
+    agreement = t.get("agreement") if isinstance(t.get("agreement"), dict) else {}
+    by_refs = agreement.get("tests_by_references") or {}
+    if "single_reference" in agreement or by_refs:
+        spread = ", ".join(f"{k}: {v}" for k, v in sorted(by_refs.items(), key=lambda kv: int(kv[0])))
+        out.append(f"{agreement.get('single_reference', by_refs.get('1', 0))} generated tests rest on a single "
+                   f"reference (no second reference agreed on their expected output)"
+                   + (f"; tests by the number of references agreeing: {spread}." if spread else "."))
+    return out
+
+
+def _generated_table(label: str, groups: dict[str, Any] | None) -> list[str]:
+    """testgen's per-group figures with its generated tests: known-wrong TPR/TNR and mutant TNR apart."""
+    rows = [[g, _rate(_record(r, "known_wrong"), "tpr"), _rate(_record(r, "known_wrong"), "tnr"),
+             _rate(_record(r, "mutants"), "tnr")] for g, r in (groups or {}).items()]
+    if not rows:
+        return []
+    return [f"### Generated tests' strength by {label}\n"
+            + _md_table([label, "TPR (references)", "TNR (known-wrong)", "mutants killed"], rows)]
+
+
+def _mutant_line(t: dict[str, Any]) -> list[str]:
+    """Mutants of the references, never mixed into the known-wrong TNR (stats of older runs: `mutants`)."""
+    before, after = (_record(t, "strength", when, "mutants") for when in ("before", "after"))
+    if any(r and r.get("incorrect") for r in (before, after)):
+        return [f"Mutants of the references (flipped comparisons, constants +1, min/max swaps; a separate number, "
+                f"never mixed into the TNR above): the tests before the testgen stage kill {_rate(before, 'tnr')}, "
+                f"with its generated tests {_rate(after, 'tnr')}."]
+    m = t.get("mutants") or {}
     if not m.get("mutants"):
         return []
-    return [f"Generated tests: the testgen stage added {testgen.get('tests_added', 0)} tests to "
-            f"{testgen.get('problems_augmented', 0)} problems. Of {m['mutants']} simple mutants of the references "
-            f"(flipped comparisons, constants +1, min/max swaps) on {m['problems']} problems, the examples alone "
-            f"kill {m['kill_rate_examples']:.1%} and the examples plus generated tests {m['kill_rate_with_generated']:.1%}."]
+    return [f"Of {m['mutants']} simple mutants of the references (flipped comparisons, constants +1, min/max swaps; "
+            f"a separate number) on {m['problems']} problems, the examples alone kill {m['kill_rate_examples']:.1%} "
+            f"and the examples plus generated tests {m['kill_rate_with_generated']:.1%}."]
+
+
+def strength_section(validation: dict[str, Any] | None, testgen: dict[str, Any] | None) -> str:
+    """The card's "Test strength" section from the validate and testgen stats (either may be absent)."""
+    lines = _validated_strength(validation) + _generated_strength(testgen)
+    if not lines:
+        lines = ["No test-strength figures were found when this version was built."]
+    return "\n\n".join(["## Test strength", STRENGTH_DEFINITION, *lines])
 
 
 def _md_table(header: list[str], rows: list[list[Any]]) -> str:
@@ -140,8 +236,7 @@ def render_card(cfg, stats: dict[str, Any], upstream: dict[str, Any], settings: 
         "and `prompt`, the chat messages used for training (explicit stdin/stdout or function-completion "
         "instructions). Functional tests hold one JSON value per argument line and the JSON of the return value.",
         "```python\nfrom datasets import load_dataset\nds = load_dataset(\"<this repo or folder>\", split=\"train\")\n```",
-        *_generated_strength(upstream.get("testgen")),
-        *_test_strength(upstream.get("validate")),
+        strength_section(upstream.get("validate"), upstream.get("testgen")),
         "## Statistics",
         _counts("By source", "source", s["by_source"]),
         _counts("By style", "style", s["by_style"]),

@@ -4,6 +4,9 @@ order, from the stats.json each stage writes in the shared vocabulary (pipeline/
 The stages and their stats files are read from dvc.yaml's `metrics:` entries, so the table follows
 the pipeline as it is wired and cannot drift from it. A stage whose stats file is missing is shown
 as not run; one whose metrics file lacks the shared counts (read/kept/rejected) as figures only.
+A stage that measures test strength (validate, testgen: `pipeline/strength.py`) has it in the
+`strength` column, printed as a line under the table: validate's TPR/TNR of the kept tests with
+their counts, testgen's known-wrong and mutant TNR before -> after its tests.
 """
 
 from __future__ import annotations
@@ -15,11 +18,12 @@ from typing import Any
 import polars as pl
 import yaml
 
+from pipeline import strength
 from pipeline.inputs import InputError
 
 TOP_REASONS = 3
 COLUMNS = {"stage": pl.String, "unit": pl.String, "read": pl.Int64, "kept": pl.Int64, "rejected": pl.Int64,
-           "top_reasons": pl.String, "status": pl.String, "stats_file": pl.String}
+           "top_reasons": pl.String, "status": pl.String, "strength": pl.String, "stats_file": pl.String}
 
 
 def metrics_files(dvc_file: str | Path) -> list[tuple[str, Path]]:
@@ -54,11 +58,39 @@ def _row(stage: str, path: Path) -> dict[str, Any]:
     if len(reasons) > TOP_REASONS:
         top += f", +{len(reasons) - TOP_REASONS} more"
     return {**row, "unit": stats.get("unit"), "read": stats["read"], "kept": stats["kept"],
-            "rejected": stats["rejected"], "top_reasons": top, "status": "ok"}
+            "rejected": stats["rejected"], "top_reasons": top, "status": "ok", "strength": strength_line(stats)}
+
+
+def _record(stats: Any, *keys: str) -> dict[str, Any] | None:
+    for k in keys:
+        stats = stats.get(k) if isinstance(stats, dict) else None
+    return stats if isinstance(stats, dict) else None
+
+
+def _tnr(r: dict[str, Any] | None) -> str:
+    if not r or not r.get("incorrect"):
+        return "n/a (0)"
+    return f"{100 * r['tnr']:.1f}% ({r['incorrect_failing']}/{r['incorrect']})"
+
+
+def strength_line(stats: dict[str, Any]) -> str | None:
+    """A stage's test strength in one line, or None where it reports none: validate's TPR/TNR of the
+    kept tests (`strength.kept`); testgen's known-wrong and mutant TNR before -> after its tests
+    (`strength.before` / `strength.after`), each kind on its own, never mixed."""
+    kept = _record(stats, "strength", "kept")
+    if kept is not None:
+        return strength.describe(kept)
+    parts = []
+    for kind, name in (("known_wrong", "known-wrong TNR"), ("mutants", "mutant TNR")):
+        before, after = _record(stats, "strength", "before", kind), _record(stats, "strength", "after", kind)
+        if any(r and r.get("incorrect") for r in (before, after)):
+            parts.append(f"{name} {_tnr(before)} -> {_tnr(after)}")
+    return "; ".join(parts) or None
 
 
 def pipeline_summary(dvc_file: str | Path = "dvc.yaml") -> pl.DataFrame:
-    """One row per stage with a metrics file: stage, unit, read, kept, rejected, top_reasons, status."""
+    """One row per stage with a metrics file: stage, unit, read, kept, rejected, top_reasons, status,
+    strength (None where the stage measures none)."""
     rows = [_row(stage, path) for stage, path in metrics_files(dvc_file)]
     # a stage's other metrics files (train's metrics.json) add no row once its stats.json has one
     counted = {r["stage"] for r in rows if r["status"] == "ok"}
@@ -67,8 +99,11 @@ def pipeline_summary(dvc_file: str | Path = "dvc.yaml") -> pl.DataFrame:
 
 
 def format_summary(table: pl.DataFrame) -> str:
-    """The table as aligned text, every row and column shown."""
-    shown = table.drop("stats_file").with_columns(pl.all().cast(pl.String).fill_null("-"))
+    """The table as aligned text, every row and column shown but `strength`, which follows as one line
+    per stage that has it (too wide for a column beside the reject reasons)."""
+    shown = table.drop("stats_file", "strength").with_columns(pl.all().cast(pl.String).fill_null("-"))
     with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True,
                    fmt_str_lengths=120, tbl_width_chars=240, tbl_formatting="ASCII_MARKDOWN"):
-        return str(shown)
+        text = str(shown)
+    lines = [f"test strength, {stage}: {line}" for stage, line in table.select("stage", "strength").iter_rows() if line]
+    return "\n".join([text, *lines])

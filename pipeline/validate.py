@@ -18,10 +18,12 @@ Steps (one function each, in `validate_problems` order):
 5. `run_wrong_solutions`: the source's known-wrong solutions on the candidate tests (usable and
    under `max_test_bytes`), at the final limit; a wrong solution is *caught* by a test it fails.
 6. `choose_tests`: the caps of METHOD.md: at most `max_tests` (a greedy cover of the caught wrong
-   solutions first, then public tests, then the largest private inputs) and `max_total_bytes`.
+   solutions first, then public tests, then the largest private inputs; at each step a test that
+   fewer finishing references fail is preferred) and `max_total_bytes`.
 7. `judge_problem`: the `validation` column (counts, per-reference too-slow counts, the time-limit
-   rule and figures, the dropped tests with their reasons, the wrong solutions caught and what the
-   caps cost) and the reject reason, if any; `decide` does it for every problem and `summarise`
+   rule and figures, the dropped tests with their reasons, the wrong solutions caught, the test
+   strength (TPR/TNR, `pipeline/strength.py`) of the kept tests and of every candidate, i.e. what
+   the caps cost) and the reject reason, if any; `decide` does it for every problem and `summarise`
    adds it all up for stats.json (steps 2-5 are `run_programs`, through one cache and one judge).
 
 A reference far over the limit on the smaller tests is not run on the larger ones: tests run in
@@ -52,6 +54,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from pipeline import strength
 from pipeline.evaluator.config import EvaluatorConfig
 from pipeline.evaluator.verdict_key import verdict_key
 from pipeline.executor import ExecutionFields
@@ -541,18 +544,45 @@ def catch_sets(c: Case) -> dict[int, set[int]]:
             for wi, runs in c.wrong_runs.items() if c.wrong_status.get(wi) == "ok"}
 
 
+def reference_failures(c: Case) -> dict[int, set[int]]:
+    """Per candidate test: the references that ran (`ok_refs`) and do not pass it, i.e. whose run
+    there is not AC at the final limit (too slow there, or outvoted under policy `majority`)."""
+    eff, refs = c.judged_limit_s, ok_refs(c)
+    return {ti: {ri for ri in refs if at_limit(c.ref_runs[(ri, 0)][ti], eff) != "AC"} for ti in c.candidates}
+
+
+def strength_of(tests: set[int], n_correct: int, ref_fails: dict[int, set[int]],
+                catches: dict[int, set[int]]) -> dict[str, Any]:
+    """TPR/TNR of a set of candidate tests: the correct solutions (the `n_correct` references that
+    ran; no source ships other accepted submissions) passing every one of them, and the known-wrong
+    solutions that ran failing at least one (`strength.record`)."""
+    failing_refs = set().union(*(ref_fails[ti] for ti in tests))
+    return strength.record(correct=n_correct, correct_passing=n_correct - len(failing_refs),
+                           incorrect=len(catches), incorrect_failing=sum(bool(s & tests) for s in catches.values()))
+
+
 # --- step 6: the caps -------------------------------------------------------------------------------
-def greedy_cover(candidates: list[int], catches: dict[int, set[int]], tests: list[TestCase], limit: int) -> list[int]:
+def greedy_cover(candidates: list[int], catches: dict[int, set[int]], tests: list[TestCase], limit: int,
+                 ref_fails: dict[int, set[int]] | None = None) -> list[int]:
     """Tests that catch every wrong solution the candidates catch, greedily (most newly caught first;
-    ties: public, then larger input, then lower index), at most `limit` of them."""
+    ties: fewest references newly failing (`ref_fails`: test -> references that do not pass it),
+    then public, then larger input, then lower index), at most `limit` of them."""
+    ref_fails = ref_fails or {}
     open_ = {w for w, s in catches.items() if s}
     chosen: list[int] = []
+    failing: set[int] = set()  # references the chosen tests already fail: failing them again costs nothing
+
+    def rank(ti: int) -> tuple:
+        return (gain[ti], -len(ref_fails.get(ti, set()) - failing), tests[ti].kind == "public",
+                len(tests[ti].input), -ti)
+
     while open_ and len(chosen) < limit:
         gain = {ti: sum(ti in catches[w] for w in open_) for ti in candidates if ti not in chosen}
-        best = max(gain, key=lambda ti: (gain[ti], tests[ti].kind == "public", len(tests[ti].input), -ti), default=None)
+        best = max(gain, key=rank, default=None)
         if best is None or gain[best] == 0:
             break
         chosen.append(best)
+        failing |= ref_fails.get(best, set())
         open_ = {w for w in open_ if best not in catches[w]}
     return chosen
 
@@ -564,18 +594,25 @@ class Choice:
 
 
 def choose_tests(tests: list[TestCase], candidates: list[int], cfg: ValidateConfig,
-                 catches: dict[int, set[int]] | None = None) -> Choice:
+                 catches: dict[int, set[int]] | None = None, ref_fails: dict[int, set[int]] | None = None) -> Choice:
     """max_tests: the cover, then public tests, then the largest private inputs; then max_total_bytes:
-    drop the largest private tests outside the cover first, then the cover's (never a public test)."""
-    cover = greedy_cover(candidates, catches or {}, tests, cfg.max_tests)
+    drop the largest private tests outside the cover first, then the cover's (never a public test).
+    At each step a test some finishing reference fails (`ref_fails`, see `reference_failures`) comes
+    after those every reference passes, and is dropped first: it costs TPR."""
+    ref_fails = ref_fails or {}
+
+    def fails(i: int) -> bool:
+        return bool(ref_fails.get(i))
+
+    cover = greedy_cover(candidates, catches or {}, tests, cfg.max_tests, ref_fails)
     rest = [i for i in candidates if i not in cover]
-    public = [i for i in rest if tests[i].kind == "public"]
-    private = sorted((i for i in rest if tests[i].kind != "public"), key=lambda i: (-len(tests[i].input), i))
+    public = sorted((i for i in rest if tests[i].kind == "public"), key=lambda i: (fails(i), i))
+    private = sorted((i for i in rest if tests[i].kind != "public"), key=lambda i: (fails(i), -len(tests[i].input), i))
     ranked = cover + public + private
     chosen, dropped = ranked[: cfg.max_tests], dict.fromkeys(ranked[cfg.max_tests:], "count_cap")
     total = sum(test_bytes(tests[i]) for i in chosen)
     droppable = sorted((i for i in chosen if tests[i].kind != "public"),
-                       key=lambda i: (i in cover, -test_bytes(tests[i]), i))
+                       key=lambda i: (i in cover, not fails(i), -test_bytes(tests[i]), i))
     for i in droppable:
         if total <= cfg.max_total_bytes:
             break
@@ -609,8 +646,8 @@ def judge_problem(c: Case, cfg: ValidateConfig) -> tuple[Problem, str | None, di
     """(the problem with its kept tests and `validation` column, the reject reason or None, the
     validation record, the kept test indices)."""
     p, counts = c.p, Counter(c.classes)
-    catches = catch_sets(c)
-    choice = choose_tests(p.tests, c.candidates, cfg, catches)
+    catches, ref_fails = catch_sets(c), reference_failures(c)
+    choice = choose_tests(p.tests, c.candidates, cfg, catches, ref_fails)
     kept = set(choice.kept)
     reasons = {"broken": "references disagree with the expected output", "ambiguous": "references disagree",
                "nondeterministic": "references' outputs differ between runs",
@@ -652,6 +689,9 @@ def judge_problem(c: Case, cfg: ValidateConfig) -> tuple[Problem, str | None, di
         "wrong_caught": len(caught_kept),
         "wrong_lost_to_caps": len(caught_full) - len(caught_kept),
         "wrong_uncaught_labels": sorted(p.wrong_solutions[w].label for w in ran if not catches[w] & kept),
+        # TPR/TNR of the kept tests, and of every candidate: the difference is what the caps cost
+        "strength": strength_of(kept, len(refs), ref_fails, catches),
+        "strength_before_caps": strength_of(set(c.candidates), len(refs), ref_fails, catches),
     }
     out = replace(p, tests=[p.tests[i] for i in choice.kept], time_limit_s=c.final_limit_s,
                   extra={**p.extra, "validation": validation})
@@ -765,11 +805,11 @@ def reason_category(reason: str) -> str:
 def decide(cases: list[Case], aside: list[tuple[Problem, str, str]], cfg: ValidateConfig) -> ValidateResult:
     """Step 7 on every problem run, plus those set aside: kept problems, rejects, report rows, stats."""
     result = ValidateResult([], [], [], StageStats(unit="problems"))
-    validations: list[tuple[dict[str, Any], bool]] = []
+    validations: list[tuple[Problem, dict[str, Any], bool]] = []
     for c in cases:
         out, reason, validation, kept_idx = judge_problem(c, cfg)
         result.report += report_rows(c, set(kept_idx))
-        validations.append((validation, reason is None))
+        validations.append((out, validation, reason is None))
         if reason:
             result.rejects.append((out, reason))
         else:
@@ -791,8 +831,10 @@ _COUNTS = ("tests_in", "tests_valid", "tests_broken", "tests_ambiguous", "tests_
 _WRONG = ("wrong_total", "wrong_ran", "wrong_caught_by_candidates", "wrong_caught", "wrong_lost_to_caps")
 
 
-def summarise(validations: list[tuple[dict[str, Any], bool]], aside: list[tuple[Problem, str, str]]) -> dict[str, Any]:
-    """stats.json's figures: the problems' validation records added up (one row per problem)."""
+def summarise(validations: list[tuple[Problem, dict[str, Any], bool]],
+              aside: list[tuple[Problem, str, str]]) -> dict[str, Any]:
+    """stats.json's figures: the problems' validation records added up (one row per problem run:
+    the problem as judged, its validation record, whether it was kept)."""
     import polars as pl
 
     def row(v: dict[str, Any], kept: bool) -> dict[str, Any]:
@@ -805,7 +847,7 @@ def summarise(validations: list[tuple[dict[str, Any], bool]], aside: list[tuple[
 
     schema = {**dict.fromkeys(_COUNTS + _WRONG + ("references_too_slow_runs", "references_too_slow_somewhere"), pl.Int64),
               "kept": pl.Boolean, "limit": pl.String, "raised_above_stated": pl.Boolean}
-    df = pl.DataFrame([row(v, kept) for v, kept in validations], schema=schema)
+    df = pl.DataFrame([row(v, kept) for _p, v, kept in validations], schema=schema)
     totals = df.select(pl.col(pl.Int64).sum()).row(0, named=True)
     for key in ("interactive", "multiple_answers"):  # problems rejected unrun: their tests count in
         n = sum(len(p.tests) for p, _reason, k in aside if k == key)
@@ -827,7 +869,19 @@ def summarise(validations: list[tuple[dict[str, Any], bool]], aside: list[tuple[
         "references": {k: int(n) for k, n in sorted(totals.items()) if k.startswith("references_")},
         "time_limits": dict(sorted(limits.items())),
         "wrong_solutions": wrong,
+        "strength": strength_figures([(p, v) for p, v, kept in validations if kept]),
     }
+
+
+def strength_figures(kept: list[tuple[Problem, dict[str, Any]]]) -> dict[str, Any]:
+    """TPR/TNR over the kept problems (counts summed, never ratios averaged): of the kept tests, of
+    every candidate test (`before_caps`: the difference is what max_tests / max_total_bytes cost), and
+    of the kept tests per source and per difficulty (the groups add up to `kept`)."""
+    return {"kept": strength.add(v["strength"] for _p, v in kept),
+            "before_caps": strength.add(v["strength_before_caps"] for _p, v in kept),
+            "by_source": strength.by_group((p.source, v["strength"]) for p, v in kept),
+            "by_difficulty": strength.by_group((p.difficulty, v["strength"]) for p, v in kept),
+            "problems_measured": sum(bool(v["strength"]["correct"] or v["strength"]["incorrect"]) for _p, v in kept)}
 
 
 # --- the stage ----------------------------------------------------------------------------------------

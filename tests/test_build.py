@@ -247,3 +247,40 @@ def test_card_reads_settings_from_stats_written_before_settings_json(filtered):
     card = (data / "curated" / "README.md").read_text()
     settings = yaml.safe_load(card.split("```yaml\n")[-1].split("```")[0])
     assert settings["dedup"] == {"threshold": 0.55} and "config.threshold" not in card and "| kept | 12 |" in card
+
+
+def test_card_has_a_test_strength_section_with_tpr_tnr_per_source_and_difficulty(filtered):
+    """Issue 25: the card states TPR and TNR with their counts (validate), per source and difficulty, what
+    the caps cost, testgen's known-wrong figures before -> after, the mutants on their own line, and how
+    many generated tests rest on a single reference."""
+    from pipeline.strength import add, record
+
+    tmp, data, params = filtered
+    by_source = {"codeforces": record(10, 9, 4, 3), "kattis": record(2, 2, 6, 6)}
+    write_json(data / "validated" / "stats.json", {
+        "read": 20, "kept": 12, "rejected": 8, "wrong_solutions": {"ran": 10, "caught": 9},
+        "strength": {"kept": add(by_source.values()), "before_caps": record(12, 11, 10, 10),
+                     "by_source": by_source, "by_difficulty": {"easy": record(12, 11, 10, 9)},
+                     "problems_measured": 7}})
+    write_json(data / "testgen" / "stats.json", {
+        "tests_added": 30, "problems_augmented": 3,
+        "strength": {"problems": 3,
+                     "before": {"known_wrong": record(2, 2, 5, 3), "mutants": record(0, 0, 40, 20)},
+                     "after": {"known_wrong": record(2, 2, 5, 5), "mutants": record(0, 0, 40, 35)},
+                     "by_source": {"kattis": {"known_wrong": record(2, 2, 5, 5), "mutants": record(0, 0, 40, 35)}}},
+        "agreement": {"tests_by_references": {"2": 20, "1": 10}, "single_reference": 10}})
+    run_build(BuildConfig(), data / "filtered" / "problems.parquet", data / "curated", data_dir=data, params_path=params)
+    card = (data / "curated" / "README.md").read_text()
+    section = card.split("## Test strength\n")[1].split("\n## ")[0]
+    assert "over its 7 kept problems" in section and "TPR 91.7% (11/12), TNR 90.0% (9/10)" in section
+    assert "the caps cost 1 caught known-wrong solution(s) and let 0 more reference(s) pass" in section
+    assert "| codeforces | 90.0% (9/10) | 75.0% (3/4) |" in section and "| kattis | 100.0% (2/2) | 100.0% (6/6) |" in section
+    assert "### Test strength by difficulty" in section and "| easy | 91.7% (11/12) | 90.0% (9/10) |" in section
+    assert "### Generated tests' strength by source" in section
+    assert "| kattis | 100.0% (2/2) | 100.0% (5/5) | 87.5% (35/40) |" in section
+    assert ("own measure over 3 problems (before validate's caps), on the tests it received: TPR 100.0% (2/2), TNR 60.0% (3/5); with its generated tests: "
+            "TPR 100.0% (2/2), TNR 100.0% (5/5).") in section
+    mutants = next(line for line in section.splitlines() if line.startswith("Mutants of the references"))
+    assert "kill 50.0% (20/40), with its generated tests 87.5% (35/40)" in mutants and "TNR 9" not in mutants
+    assert "10 generated tests rest on a single reference" in section and "agreeing: 1: 10, 2: 20." in section
+    assert "known-wrong solutions the sources ship" in section and "no source ships other accepted" in section

@@ -145,3 +145,36 @@ def test_stats_command_prints_the_summary(pipeline_tree, data_dir):
     assert r.exit_code == 0 and r.output.startswith("| stage ") and "\nrollouts: 4 rows; columns:" in r.output
     r = runner.invoke(app, ["stats", "--summary", "--dvc-file", str(pipeline_tree / "none.yaml")])
     assert r.exit_code == 2 and r.output.startswith("stats: error:") and "none.yaml does not exist" in r.output
+
+
+def test_summary_has_a_test_strength_line_for_validate_and_testgen(tmp_path):
+    """Issue 25: validate's TPR/TNR with counts and testgen's known-wrong / mutant TNR before -> after,
+    one line each under the table, and in the rows (json / csv)."""
+    from pipeline.io import write_json
+    from pipeline.strength import record
+    from pipeline.summary import format_summary, pipeline_summary
+
+    (tmp_path / "dvc.yaml").write_text(
+        "stages:\n"
+        "  testgen:\n    cmd: microcoder testgen\n    metrics: [data/testgen/stats.json]\n"
+        "  validate:\n    cmd: microcoder validate\n    metrics: [data/validated/stats.json]\n"
+        "  filter:\n    cmd: microcoder filter\n    metrics: [data/filtered/stats.json]\n")
+    shared = {"unit": "problems", "read": 4, "kept": 4, "rejected": 0, "rejected_by_reason": {}}
+    write_json(tmp_path / "data" / "testgen" / "stats.json", {**shared, "strength": {
+        "before": {"known_wrong": record(2, 2, 5, 3), "mutants": record(0, 0, 40, 20)},
+        "after": {"known_wrong": record(2, 2, 5, 5), "mutants": record(0, 0, 40, 35)}}})
+    write_json(tmp_path / "data" / "validated" / "stats.json", {**shared, "strength": {
+        "kept": record(12, 11, 10, 9), "before_caps": record(12, 11, 10, 10), "problems_measured": 4}})
+    write_json(tmp_path / "data" / "filtered" / "stats.json", shared)
+    table = pipeline_summary(tmp_path / "dvc.yaml")
+    assert table["strength"].to_list() == [
+        "known-wrong TNR 60.0% (3/5) -> 100.0% (5/5); mutant TNR 50.0% (20/40) -> 87.5% (35/40)",
+        "TPR 91.7% (11/12), TNR 90.0% (9/10)", None]
+    lines = format_summary(table).splitlines()
+    assert lines[-2:] == [
+        "test strength, testgen: known-wrong TNR 60.0% (3/5) -> 100.0% (5/5); mutant TNR 50.0% (20/40) -> 87.5% (35/40)",
+        "test strength, validate: TPR 91.7% (11/12), TNR 90.0% (9/10)"]
+    assert "strength" not in lines[0] and len(lines) == 5 + 2
+    # a testgen of an older run (no `strength`) has no line
+    write_json(tmp_path / "data" / "testgen" / "stats.json", {**shared, "mutants": {"mutants": 40}})
+    assert pipeline_summary(tmp_path / "dvc.yaml")["strength"].to_list()[0] is None

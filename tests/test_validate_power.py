@@ -213,7 +213,7 @@ def test_stage_writes_the_new_columns_and_the_card_states_the_figure(tmp_path, c
     from typer.testing import CliRunner
 
     from pipeline import io
-    from pipeline.card import _test_strength
+    from pipeline.card import strength_section
     from pipeline.cli import app
 
     src, out = tmp_path / "in.parquet", tmp_path / "out"
@@ -229,12 +229,21 @@ def test_stage_writes_the_new_columns_and_the_card_states_the_figure(tmp_path, c
     kept = {p.id: p for p in io.read_problems(out / "problems.parquet")}
     v = kept["t/cover"].extra["validation"]
     assert v["wrong_caught"] == 2 and [d["reason"] for d in v["tests_dropped"]] == ["count_cap"] * 4
+    assert (v["strength"]["tpr"], v["strength"]["tnr"]) == (1.0, 0.6667)  # the column keeps the record
+    assert kept["t/nolimit"].extra["validation"]["strength"]["tnr"] is None  # no wrong solution: no ratio
     assert kept["t/nolimit"].time_limit_s == 1.0 and kept["t/nolimit"].extra["validation"]["time_limit"]["derived_s"] == 1.0
     stats = json.loads((out / "stats.json").read_text())
     assert stats["time_limits"] == {"derived": 1, "raised_above_stated": 0, "stated": 1}
-    (sentence,) = _test_strength(stats)
-    assert "the kept tests catch 2 of the 3 that ran (66.7%)" in sentence and "cost 0 of them" in sentence
-    assert _test_strength({"wrong_solutions": {"ran": 0}}) == [] and _test_strength(None) == []
+    section = strength_section(stats, None)
+    assert section.startswith("## Test strength") and "over its 2 kept problems" in section
+    assert "Kept tests" in section and "TPR 100.0% (2/2), TNR 66.7% (2/3)" in section
+    assert "| t | 100.0% (2/2) | 66.7% (2/3) |" in section and "| unknown | 100.0% (2/2) | 66.7% (2/3) |" in section
+    assert "the caps cost 0 caught known-wrong solution(s)" in section
+    # stats written before TPR/TNR: the known-wrong sentence they support; nothing measured: said so
+    old = strength_section({"wrong_solutions": stats["wrong_solutions"]}, None)
+    assert "the kept tests catch 2 of the 3 that ran (66.7%)" in old and "cost 0 of them" in old
+    assert "No test-strength figures" in strength_section({"wrong_solutions": {"ran": 0}}, None)
+    assert "No test-strength figures" in strength_section(None, None)
 
 
 def test_under_a_probe_limit_one_timeout_is_enough(cfg):
