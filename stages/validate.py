@@ -33,10 +33,11 @@ def main(
         s = run_validate(cfg, problems, out_dir, evaluator=load_evaluator_config(params, set_), progress=progress)
         typer.echo(f"validate: read {s['read']}, kept {s['kept']} ({s['unverified_kept']} unverified), "
                    f"rejected {s['rejected']} {s['rejected_by_reason']}; tests: {s['tests']}")
-        w = s["wrong_solutions"]
-        if w["ran"]:
-            typer.echo(f"validate: the kept tests catch {w['caught']} of {w['ran']} known-wrong solutions "
-                       f"({w['lost_to_caps']} lost to the caps)")
+        from pipeline.strength import describe
+
+        st = s["strength"]
+        if st["kept"]["correct"] or st["kept"]["incorrect"]:
+            typer.echo(f"validate: test strength {describe(st['kept'])} (before the caps: {describe(st['before_caps'])})")
         r = s["this_run"]
         typer.echo(f"validate: time limits {s['time_limits']}; {r['runs_executed']} runs executed, "
                    f"{r['runs_cached']} cached, {r['runs_presumed_too_slow']} presumed too slow")

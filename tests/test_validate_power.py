@@ -223,7 +223,7 @@ def test_stage_writes_the_new_columns_and_the_card_states_the_figure(tmp_path, c
                                    str(tmp_path / "none.yaml"), "--set", f"cache_path={cfg.cache_path}",
                                    "--set", "min_tests=2", "--set", "max_tests=3", "--no-progress"])
     assert res.exit_code == 0, res.output
-    assert "catch 2 of 3 known-wrong solutions" in res.output
+    assert "validate: test strength TPR 100.0% (2/2), TNR 66.7% (2/3)" in res.output, res.output
     report = pq.read_table(out / "report.parquet").to_pylist()
     assert {r["role"] for r in report} == {"reference", "wrong"}
     kept = {p.id: p for p in io.read_problems(out / "problems.parquet")}
