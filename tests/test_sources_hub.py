@@ -169,7 +169,30 @@ def test_bad_jsonl_line_is_reported(tmp_path):
     path = tmp_path / "rows.jsonl"
     path.write_text('{"problem": "p", "tests": "[]"}\n{"problem": \n')
     problems, rejects = run("dc", adapter="deepcoder", path=str(path))
-    assert not problems and rejects[-1].code == "unreadable"
+    assert not problems and [r.code for r in rejects] == ["bad_tests", "bad_json"]  # each line its own reason
+
+
+def test_a_folder_mixing_subsets_reads_every_row_of_every_file(tmp_path):
+    """DeepCoder's subsets have different columns: loaded as one dataset, the stream broke after
+    the first file's rows and the rest vanished behind one `unreadable` reject. File by file,
+    every row is a problem or a reject with its reason, and a bad file costs only itself."""
+    stdin = [{"problem": f"stdin problem {i}", "tests": json.dumps([{"type": "stdin_stdout", "input": "1\n",
+                                                                      "output": "1\n"}]),
+              "metadata": json.dumps({"source": "primeintellect"})} for i in range(3)]
+    lcb = [{"problem": f"lcb problem {i}", "tests": json.dumps([{"input": "[1]\n2", "output": "3", "testtype": "functional",
+                                                                  "metadata": {"func_name": "add"}}]),
+            "starter_code": "def add(a, b):", "difficulty": "easy", "contest_date": "2024-08-01"} for i in range(4)]
+    folder = tmp_path / "deepcoder"
+    folder.mkdir()
+    pq.write_table(pa.Table.from_pylist(stdin), folder / "primeintellect.parquet")
+    pq.write_table(pa.Table.from_pylist(lcb), folder / "lcbv5.parquet")
+    (folder / "taco.jsonl").write_text(json.dumps({"problem": "taco problem", "tests": json.dumps(
+        {"inputs": ["2\n"], "outputs": ["4\n"]}), "metadata": "{}"}) + "\n{broken\n")
+    (folder / "zz-broken.parquet").write_bytes(b"PAR1 not parquet at all")
+    problems, rejects = run("dc", adapter="deepcoder", path=str(folder))
+    assert len(problems) == 3 + 4 + 1
+    assert sorted(r.code for r in rejects) == ["bad_json", "unreadable"]
+    assert "zz-broken.parquet" in next(r.detail for r in rejects if r.code == "unreadable")
 
 
 def test_unknown_adapter():

@@ -2,8 +2,9 @@
 
 `dataset` names a Hub id (e.g. `deepmind/code_contests`); `path` names local files in the same
 layout (parquet, json/jsonl, arrow), loaded with `load_dataset("parquet"|"json"|"arrow",
-data_files=...)`. Either way rows stream through the adapter in `hub_rows.py`. A stream that
-breaks mid-way ends with one `unreadable` reject saying where.
+data_files=...)` (parquet and jsonl read directly, file by file). Either way rows stream through
+the adapter in `hub_rows.py`. A Hub stream that breaks mid-way ends with one `unreadable` reject
+saying where; a local file that breaks costs its own remaining rows, a reject each.
 
 Hub repos that still hold a loading script (`codeparrot/apps` has `apps.py`, `BAAI/TACO` `TACO.py`)
 are refused by the installed `datasets` whatever `data_files` says. Such a repo is read from the
@@ -22,7 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.sources import apps_folders, hub_rows
-from pipeline.sources.base import RECORD_ERRORS, Item, Reject, SourceContext, SourceError, jsonable
+from pipeline.sources.base import (
+    RECORD_ERRORS,
+    Item,
+    Reject,
+    SourceContext,
+    SourceError,
+    iter_json_lines,
+    jsonable,
+)
 
 DEFAULT_DATASETS = {
     "codecontests": "deepmind/code_contests",
@@ -62,12 +71,32 @@ def read(opts: Options, ctx: SourceContext) -> Iterator[Item]:
     mapper = hub_rows.ADAPTERS.get(opts.adapter)
     if mapper is None:
         raise SourceError(f"unknown hub adapter {opts.adapter!r}; valid: {sorted(hub_rows.ADAPTERS)}")
+    if opts.path and not (opts.adapter == "apps" and apps_folders.is_folder_layout(Path(opts.path))):
+        rows = local_rows(Path(opts.path), opts.streaming)
+    else:
+        rows = _guarded(lambda: load_rows(opts), {"dataset": opts.dataset, "path": opts.path})
+    for row in rows:
+        if isinstance(row, Reject):
+            yield row
+            continue
+        try:
+            yield mapper(row, ctx.name, opts)
+        except hub_rows.RowError as e:
+            yield Reject(e.code, str(e), jsonable(row), e.id)
+        except RECORD_ERRORS as e:  # an unexpected shape in one row must not end the source
+            yield Reject("bad_record", f"{type(e).__name__}: {e}", jsonable(row))
+
+
+def _guarded(load, where: dict[str, Any]) -> Iterator[dict | Reject]:
+    """The rows of `load()`; a load that fails, or a stream that breaks mid-way, ends with one
+    `unreadable` reject saying where (how many rows were left is not known here)."""
     try:
-        rows = iter(load_rows(opts))
+        rows = iter(load())
     except SourceError:
         raise
-    except Exception as e:  # noqa: BLE001 - a local file that does not load is a reject
-        yield Reject("unreadable", f"cannot load {opts.path}: {type(e).__name__}: {e}", {"path": opts.path})
+    except Exception as e:  # noqa: BLE001 - a file that does not load is a reject
+        yield Reject("unreadable", f"cannot load {where.get('path') or where.get('dataset')}: {type(e).__name__}: {e}",
+                     where)
         return
     n = 0
     while True:
@@ -77,31 +106,59 @@ def read(opts: Options, ctx: SourceContext) -> Iterator[Item]:
             return
         except Exception as e:  # noqa: BLE001 - a broken file/stream is a reject, not a crash
             yield Reject("unreadable", f"dataset stream broke after {n} rows: {type(e).__name__}: {e}",
-                         {"dataset": opts.dataset, "path": opts.path, "after_row": n})
+                         {**where, "after_row": n})
             return
         n += 1
-        try:
-            yield mapper(row, ctx.name, opts)
-        except hub_rows.RowError as e:
-            yield Reject(e.code, str(e), jsonable(row), e.id)
-        except RECORD_ERRORS as e:  # an unexpected shape in one row must not end the source
-            yield Reject("bad_record", f"{type(e).__name__}: {e}", jsonable(row))
+        yield row
+
+
+def local_rows(path: Path, streaming: bool = True) -> Iterator[dict | Reject]:
+    """Rows of local files, one file at a time: files of different schemas (a folder mixing a
+    dataset's subsets) each read with their own, and a file that breaks costs only its own rows,
+    each one accounted for (a reject per row it still held where the file says how many)."""
+    import datasets
+
+    for f in _local_files(path):
+        if f.suffix == ".parquet":
+            yield from _parquet_rows(f)
+        elif f.suffix in (".jsonl", ".gz"):  # line by line: a bad line is that line's reject only
+            for _n, rec, reject in iter_json_lines(f):
+                yield reject if reject is not None else rec
+        else:
+            yield from _guarded(lambda f=f: datasets.load_dataset(BUILDERS[f.suffix], data_files=[str(f)],
+                                                                   split="train", streaming=streaming),
+                                {"path": str(f)})
+
+
+def _parquet_rows(f: Path, batch_rows: int = 256) -> Iterator[dict | Reject]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        pf = pq.ParquetFile(f)
+        total = pf.metadata.num_rows
+    except (pa.ArrowException, OSError) as e:
+        yield Reject("unreadable", f"{f.name}: not a readable parquet file: {e}", {"path": str(f)})
+        return
+    n = 0
+    try:
+        for batch in pf.iter_batches(batch_size=batch_rows):
+            for row in batch.to_pylist():
+                n += 1
+                yield row
+    except (pa.ArrowException, OSError) as e:
+        for i in range(n, total):
+            yield Reject("unreadable", f"{f.name}: row {i + 1} of {total} unreadable ({type(e).__name__}: {e})",
+                         {"path": str(f), "row": i})
 
 
 def load_rows(opts: Options):
-    """The rows, from local files or the Hub, through `datasets.load_dataset` (APPS' original
-    folder layout is read directly: it has no file `datasets` can load)."""
+    """The rows, from the Hub (or APPS' original folder layout, read directly: it has no file
+    `datasets` can load), through `datasets.load_dataset`. Local files: `local_rows`."""
     if opts.path and opts.adapter == "apps" and apps_folders.is_folder_layout(Path(opts.path)):
         return apps_folders.iter_rows(Path(opts.path), opts.split)
     import datasets
 
-    if opts.path:
-        files = _local_files(Path(opts.path))
-        builders = {BUILDERS[f.suffix] for f in files}
-        if len(builders) != 1:
-            raise SourceError(f"{opts.path}: mixed file formats {sorted(builders)}")
-        return datasets.load_dataset(builders.pop(), data_files=[str(f) for f in files], split="train",
-                                     streaming=opts.streaming)
     dataset = opts.dataset or DEFAULT_DATASETS.get(opts.adapter)
     remote = hf_paths(opts.data_files)
     if remote:  # hf:// files load with their builder: the repo's script is never looked at
