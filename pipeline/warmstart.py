@@ -305,9 +305,13 @@ def _train(cfg: WarmStartConfig, problems_path: str | Path, out_dir: Path, model
         tokenizer.pad_token = tokenizer.eos_token
     data = build_sft_data(loaded.problems, tokenizer, cfg, guard)
     rejects = [reject_row(r.id, STAGE, r.reason, r.record) for r in loaded.rejects] + data.rejects
-    if not data.rows:
-        raise InputError(f"{problems_path}: none of {loaded.read} problems has a usable reference solution "
-                         "for the warm start (see its rejects.jsonl); set warmstart.enabled: false to skip it")
+    if not data.rows:  # nothing to learn from: the base model goes on, the rejects say why
+        log.warning("warm start: none of %d problems in %s has a usable reference solution (see rejects.jsonl); "
+                    "passing the base model %s through untrained", loaded.read, problems_path, model_path)
+        stats = _reject_stats(StageStats(unit="problems", read=loaded.read), loaded.rejects, data.rejects)
+        stats.figures = {**_copy_base(model_path, out_dir), "enabled": True,
+                         "status": "nothing to learn: base model passed through"}
+        return stats, rejects
     previous_threads = torch.get_num_threads()
     if cfg.torch_threads:
         torch.set_num_threads(cfg.torch_threads)
@@ -334,11 +338,8 @@ def _train(cfg: WarmStartConfig, problems_path: str | Path, out_dir: Path, model
         torch.set_num_threads(previous_threads)
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
     answer_tokens = sum(sum(t != -100 for t in r["labels"]) for r in data.rows)
-    stats = StageStats(unit="problems", read=loaded.read, kept=len(data.rows))
-    for r in loaded.rejects:
-        stats.reject(r.reason)  # invalid record, unreadable record, duplicate id
-    for r in data.rejects:
-        stats.reject(reject_kind(r["reason"]))
+    stats = _reject_stats(StageStats(unit="problems", read=loaded.read, kept=len(data.rows)), loaded.rejects,
+                          data.rejects)
     stats.figures = {
         "enabled": True, "status": "trained", "answer_tokens": answer_tokens,
         "tokens": sum(len(r["input_ids"]) for r in data.rows),
@@ -349,6 +350,14 @@ def _train(cfg: WarmStartConfig, problems_path: str | Path, out_dir: Path, model
         "problem_ids": [r["problem_id"] for r in data.rows],
     }
     return stats, rejects
+
+
+def _reject_stats(stats, record_rejects, data_rejects):
+    for r in record_rejects:
+        stats.reject(r.reason)  # invalid record, unreadable record, duplicate id
+    for r in data_rejects:
+        stats.reject(reject_kind(r["reason"]))
+    return stats
 
 
 REJECT_KINDS = (("benchmark", "benchmark"), ("max_answer_tokens", "answer_too_long"), ("max_length", "too_long"),

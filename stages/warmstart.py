@@ -38,6 +38,10 @@ def main(
         if not s["enabled"]:
             typer.echo(f"warmstart: disabled, {s['status']} ({model}) -> {out_dir}")
             return
+        if "steps" not in s:  # nothing to learn from: the base model went through untrained
+            typer.echo(f"warmstart: read {s['read']}, kept 0, rejected {s['rejected']} {s['rejected_by_reason']}; "
+                       f"{s['status']} ({model}) -> {out_dir} (reasons in {report_dir}/rejects.jsonl)")
+            return
         typer.echo(f"warmstart: read {s['read']}, kept {s['kept']}, rejected {s['rejected']} {s['rejected_by_reason']}; "
                    f"{s['steps']} steps ({s['epochs']} epochs), loss {s['loss_first']} -> {s['loss_last']}, "
                    f"{s['wall_s']} s -> {out_dir}")

@@ -218,6 +218,24 @@ def test_max_problems_keeps_the_shortest_answers(seed_problems, tokenizer):
     assert len(data.rows) + len(data.rejects) == len(seed_problems)
 
 
+def test_nothing_to_learn_passes_the_base_model_through_with_the_rejects(tmp_path, tiny_model_dir):
+    """Real sources without references stopped the whole run at warmstart after 48 minutes, with
+    no rejects file. Now the base model goes on untrained and every problem's reason is written."""
+    from pipeline import io
+
+    problems = [dataclasses.replace(p, reference_solutions=[]) for p in load_problems(SEED).problems[:5]]
+    io.write_problems(tmp_path / "in.parquet", problems)
+    res = run_warmstart(WarmStartConfig(max_steps=2), tmp_path / "in.parquet", tmp_path / "warm", tmp_path / "report",
+                        model=str(tiny_model_dir), benchmarks=[str(BENCHMARK)], progress=False)
+    assert res.stats["status"].startswith("nothing to learn") and res.stats["kept"] == 0
+    assert res.stats["read"] == res.stats["rejected"] == 5
+    for f in Path(tiny_model_dir).iterdir():
+        assert (tmp_path / "warm" / f.name).read_bytes() == f.read_bytes()
+    rejects = (tmp_path / "report" / "rejects.jsonl").read_text().splitlines()
+    reasons = [json.loads(r)["reason"] for r in rejects]
+    assert len(reasons) == 5 and sum("reference" in r for r in reasons) >= 4  # one is a benchmark copy
+
+
 def _cli(tmp_path, *args: str):
     from typer.testing import CliRunner
 
@@ -261,3 +279,13 @@ def test_help_lists_the_config_fields():
     out = CliRunner().invoke(app, ["warmstart", "--help"]).output
     for name in ("max_steps", "learning_rate", "max_problems", "--model", "--benchmark"):
         assert name in out
+
+
+def test_cli_nothing_to_learn_says_so_and_exits_0(tmp_path, tiny_model_dir):
+    from pipeline import io
+
+    io.write_problems(tmp_path / "in.parquet", [dataclasses.replace(p, reference_solutions=[])
+                                                for p in load_problems(SEED).problems[:3]])
+    res = _cli(tmp_path, "--problems", str(tmp_path / "in.parquet"), "--model", str(tiny_model_dir))
+    assert res.exit_code == 0, res.output
+    assert "nothing to learn" in res.output and "rejects.jsonl" in res.output
