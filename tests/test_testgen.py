@@ -113,8 +113,10 @@ STATEMENT = ("Return the sum.\n\nConstraints:\n\n1 <= nums.length <= 50\n-100 <=
 
 
 def test_edge_cases_first_then_growing_random_within_constraints():
+    # the max and hack tiers (drawn between these two) have their own tests: tests/test_testgen_tiers.py
     sp = _space(["nums", "k"], [LIST_INT, INT], STATEMENT, [[[1, 2, 3], 2]])
-    cands = generate_inputs(sp, "p", 20, seed=0, max_elements=10_000, max_input_bytes=100_000, existing=set())
+    cands = generate_inputs(sp, "p", 20, seed=0, max_elements=10_000, max_input_bytes=100_000, existing=set(),
+                            tiers=("edge", "random"))
     assert len(cands) == 20
     values = [parse_input(c.input, 2) for c in cands]
     assert all(sp.violations(v) == [] for v in values)
@@ -126,9 +128,11 @@ def test_edge_cases_first_then_growing_random_within_constraints():
     assert all(v[0] == [100] * 50 for v in values if v[0] and len(v[0]) == 50 and set(v[0]) == {100})
     randoms = [len(v[0]) for c, v in zip(cands, values, strict=True) if c.method == "random"]
     assert randoms and max(randoms) > min(randoms)
-    again = generate_inputs(sp, "p", 20, seed=0, max_elements=10_000, max_input_bytes=100_000, existing=set())
+    again = generate_inputs(sp, "p", 20, seed=0, max_elements=10_000, max_input_bytes=100_000, existing=set(),
+                            tiers=("edge", "random"))
     assert [c.input for c in again] == [c.input for c in cands]  # deterministic for a seed
-    other = generate_inputs(sp, "p", 20, seed=1, max_elements=10_000, max_input_bytes=100_000, existing=set())
+    other = generate_inputs(sp, "p", 20, seed=1, max_elements=10_000, max_input_bytes=100_000, existing=set(),
+                            tiers=("edge", "random"))
     assert [c.input for c in other] != [c.input for c in cands]
 
 
@@ -137,7 +141,10 @@ def test_caps_existing_inputs_and_duplicates():
     existing = {format_input([[1]])}
     cands = generate_inputs(sp, "p", 12, seed=0, max_elements=300, max_input_bytes=100_000, existing=existing)
     lengths = [len(parse_input(c.input, 1)[0]) for c in cands]
-    assert max(lengths) == 300 and min(lengths) == 1
+    capped = [n for c, n in zip(cands, lengths, strict=True) if c.tier in ("edge", "random")]
+    assert max(capped) == 300 and min(capped) == 1  # max_elements caps the edge and random tiers only
+    full = [n for c, n in zip(cands, lengths, strict=True) if c.tier in ("max", "hack")]
+    assert full and min(full) > 300 and all(len(c.input) <= 100_000 for c in cands)
     assert len({c.input for c in cands}) == len(cands) and not existing & {c.input for c in cands}
     small = generate_inputs(sp, "p", 12, seed=0, max_elements=10**5, max_input_bytes=2000, existing=set())
     assert all(len(c.input) <= 2000 for c in small)
@@ -253,8 +260,11 @@ def test_sizes_fixed_by_a_product_of_scalars_stay_within_the_budget():
     sp = _space(["row", "col", "cells"], [INT, INT, GRID],
                 "Constraints:\n2 <= row, col <= 2 * 104\n4 <= row * col <= 2 * 104\ncells.length == row * col\n"
                 "1 <= ri <= row\n1 <= ci <= col", [[2, 2, [[1, 1], [2, 1], [1, 2], [2, 2]]]])
-    cands = generate_inputs(sp, "p", 10, seed=0, max_elements=400, max_input_bytes=100_000, existing=set())
-    assert len(cands) >= 5
+    cands = generate_inputs(sp, "p", 20, seed=0, max_elements=400, max_input_bytes=1_000_000, existing=set())
+    assert len(cands) >= 10
     for c in cands:
         row, col, cells = parse_input(c.input, 3)
-        assert len(cells) == row * col <= 400
+        # edge and random within max_elements; max and hack up to the statement's `row * col <= 2 * 10^4`
+        assert len(cells) == row * col <= (400 if c.tier in ("edge", "random") else 2 * 10**4)
+        assert sp.violations([row, col, cells]) == []
+    assert max(len(parse_input(c.input, 3)[2]) for c in cands) > 10**4

@@ -2,13 +2,16 @@
 what the statement's examples show (bounds no constraint states, alphabets, row widths).
 
 `Space.range(key, env)` evaluates the constraints on `key` against the values drawn so far;
-`Space.violations(values)` checks a whole input against every constraint it can evaluate (a
-generated input that breaks one is redrawn; a constraint the statement's own examples break was
-misread and is dropped when the space is built).
+`Space.violations(values)` checks a whole input against every constraint it can evaluate: per-key
+bounds, alphabets, the flags (sorted, desc, distinct, permutation) and aggregates over several
+references (`1 <= m * n <= 10^5`, `sum(words[i].length) <= 3 * 10^5`). A generated input that
+breaks one is redrawn; a constraint the statement's own examples break was misread and is dropped
+when the space is built.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections import defaultdict
@@ -16,13 +19,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.testgen.constraints import (
+    _CMP,
     Bound,
     Constraints,
     KeyMap,
     Unresolved,
+    _parsed,
     evaluate,
     finite,
     parse_constraints,
+    to_python,
 )
 from pipeline.testgen.types import Signature, Type
 
@@ -46,6 +52,62 @@ class _Groups:
     def members(self, k: str, keys) -> list[str]:
         r = self.find(k)
         return sorted({x for x in keys if self.find(x) == r} | {k})
+
+
+# `sum(words[i].length)` / `sum(nums)` in a constraint: stand-ins the lookup computes from the input
+_SUM = re.compile(r"\bsum\(\s*([A-Za-z_]\w*)(?:\[[A-Za-z_]\w*\])?(\.length)?\s*\)")
+_SUM_LEN, _SUM_VAL = "sumlen__", "sumval__"
+
+
+@dataclass
+class Aggregate:
+    """A chain of comparisons whose parts combine several references (`1 <= m * n <= 10^5`,
+    `sum(words[i].length) <= 3 * 10^5`): the per-key bounds cannot hold it."""
+
+    line: str
+    parts: list[str]  # Python expression text, sums as `sumlen__words` / `sumval__nums`
+    ops: list[str]  # between consecutive parts: < | <=
+
+
+def parse_aggregates(lines: list[str], keys: KeyMap) -> list[Aggregate]:
+    out = []
+    for line in lines:
+        text = line.rstrip(".").replace("≤", "<=").replace("≥", ">=").replace("−", "-").replace("–", "-")
+        text = _SUM.sub(lambda m: f"{_SUM_LEN if m.group(2) else _SUM_VAL}{m.group(1)}", text)
+        pieces = _CMP.split(text)
+        parts, ops = [to_python(p.strip()) for p in pieces[0::2]], pieces[1::2]
+        if not ops or any(op not in ("<", "<=", ">", ">=") for op in ops):
+            continue
+        if all(op in (">", ">=") for op in ops):
+            parts, ops = parts[::-1], [op.replace(">", "<") for op in ops[::-1]]
+        elif any(op in (">", ">=") for op in ops):
+            continue
+        trees = [_parsed(p) for p in parts]
+        if any(t is None or isinstance(t, ast.Tuple) for t in trees):
+            continue
+        if not any(_combines(t, keys) for t in trees):
+            continue  # a plain per-key bound: `parse_constraints` holds it
+        out.append(Aggregate(line, parts, ops))
+    return out
+
+
+def _combines(tree: ast.expr, keys: KeyMap) -> bool:
+    """Two or more references, or a sum: what `KeyMap` cannot key."""
+    names = _refs(tree)
+    if any(n.startswith((_SUM_LEN, _SUM_VAL)) for n in names):
+        return True
+    return len(names) >= 2 and all(keys.key(n) for n in names)
+
+
+def _refs(tree: ast.expr | None) -> set[str]:
+    """The outermost references in an expression (`grid[i].length`, `m`), as text."""
+    if tree is None:
+        return set()
+    if isinstance(tree, (ast.Name, ast.Attribute, ast.Subscript)):
+        return {ast.unparse(tree)}
+    if isinstance(tree, ast.Call):  # min(a, b): its arguments, not the function's name
+        return set().union(*(_refs(a) for a in tree.args))
+    return set().union(*(_refs(c) for c in ast.iter_child_nodes(tree)))
 
 
 @dataclass
@@ -96,14 +158,17 @@ def _observe(path: str, typ: Type, value: Any, obs: Observed, top: bool = False)
         obs.numbers["val:node"].extend(v for v in nodes if finite(v))
     elif kind == "list" and isinstance(value, list):
         obs.numbers[f"len:{path}"].append(len(value))
+        if typ.inner.kind in ("int", "float") and set(map(type, value)) <= {int}:
+            obs.numbers[f"val:{path}[]"].extend(value)  # the common case, without a call per item
+            return
         for item in value:
             _observe(f"{path}[]", typ.inner, item, obs)
         if typ.inner.kind == "list" and typ.inner.inner.kind in ("int", "float"):
-            for row in value:
-                if isinstance(row, list):
-                    for k, cell in enumerate(row[:8]):
-                        if finite(cell):
-                            obs.numbers[f"val:{path}[][{k}]"].append(cell)
+            rows = [row for row in value if isinstance(row, list)]
+            for k in range(min(8, max(map(len, rows), default=0))):  # a grid's first columns: fields
+                column = [row[k] for row in rows if len(row) > k]
+                fast = set(map(type, column)) <= {int}
+                obs.numbers[f"val:{path}[][{k}]"].extend(column if fast else filter(finite, column))
 
 
 class Space:
@@ -112,6 +177,7 @@ class Space:
         self.types = dict(zip(sig.names, sig.types, strict=True))
         self.keys = KeyMap(self.types, statement)
         self.c: Constraints = parse_constraints(statement, self.keys)
+        self.c.equal += _node_counts(self.c.lines)
         self.groups = _Groups()
         for a, b in self.c.equal:
             self.groups.union(a, b)
@@ -122,8 +188,9 @@ class Space:
         self.bst = bool(re.search(r"binary search tree|\bBST\b", statement))
         self.unique_nodes = bool(re.search(r"(unique|distinct) values?|values? (of|in) the (tree|nodes?) (are|is) (unique|distinct)",
                                            "\n".join(self.c.lines), re.I))
-        self.tree_edges = bool(re.search(r"valid tree|represents? a (valid )?tree|forms? a tree|edges? (of|form) a tree",
-                                         statement, re.I))
+        self.tree_edges = bool(re.search(r"valid tree|represents? a (valid )?tree|forms? a tree|edges? (of|form) a tree"
+                                         r"|(input|graph|edges) (is|are) guaranteed to (be|form) a tree", statement, re.I))
+        self.aggregates = parse_aggregates(self.c.lines, self.keys)
         self.dropped: list[str] = []
         self._keys = set(self.c.lower) | set(self.c.upper) | {k for pair in self.c.equal for k in pair}
         self._bounds: dict[str, tuple[list[Bound], list[Bound]]] = {}
@@ -196,14 +263,47 @@ class Space:
         obs = observe(self.sig, values)
         env: dict[str, Any] = {}
         for key, nums in obs.numbers.items():
-            if len(nums) == 1 and (key.startswith("len:") and "[]" not in key or key.count("[") == 0):
+            if key.startswith("len:") and nums and (len(nums) == 1 or len(set(nums)) == 1):
+                env[self.groups.find(key)] = nums[0]  # a length, or rows all of one width (`n == grid[i].length`)
+            elif len(nums) == 1 and key.count("[") == 0:
                 env[self.groups.find(key)] = nums[0]
         return env, obs
+
+    def element_cap(self) -> int | None:
+        """The smallest constant upper bound on an aggregate of sizes (`m * n <= 10^5`,
+        `sum(words[i].length) <= 3 * 10^5`): no input holds more elements than that."""
+        caps = []
+        for agg in self.aggregates:
+            for left, op, right in zip(agg.parts, agg.ops, agg.parts[1:], strict=False):
+                if not self._of_sizes(left):
+                    continue
+                try:
+                    v = evaluate(right, _no_lookup)
+                except Unresolved:
+                    continue
+                if finite(v):
+                    caps.append(int(v) - (op == "<"))
+        return max(1, min(caps)) if caps else None
+
+    def _of_sizes(self, expr: str) -> bool:
+        """Every reference in `expr` is a size: a length, a name equal to one, a scalar that sizes
+        lists (`cells.length == row * col`), or a sum of lengths."""
+        refs = _refs(_parsed(expr))
+        for ref in refs:
+            if ref.startswith(_SUM_LEN):
+                continue
+            key = self.keys.key(ref)
+            if key is None:
+                return False
+            members = self.groups.members(key, self.all_keys())
+            if not (any(k.startswith("len:") for k in members) or key[4:] in self.size_names):
+                return False
+        return bool(refs)
 
     def violations(self, values: list[Any]) -> list[str]:
         env, obs = self.env_of(values)
         lookup = self.lookup_in(env)
-        bad = []
+        bad = self._flag_violations(values) + self._aggregate_violations(values, lookup) + self._unequal(obs)
         keys = set(obs.numbers) | {self.groups.find(k) for k in env}
         for key in sorted(self.all_keys()):
             nums = list(obs.numbers.get(key, []))
@@ -221,9 +321,11 @@ class Space:
                     if not finite(v):
                         continue
                     if side == "lower":
-                        broken = any(x < v or (b.strict and x == v) for x in nums)
+                        low = min(nums)
+                        broken = low < v or (b.strict and low == v)
                     else:
-                        broken = any(x > v or (b.strict and x == v) for x in nums)
+                        high = max(nums)
+                        broken = high > v or (b.strict and high == v)
                     if broken:
                         bad.append(f"{key} {side} {b.expr}")
         for key, chars in self.c.alphabets.items():
@@ -232,11 +334,71 @@ class Space:
                 bad.append(f"{key} alphabet")
         return bad
 
+    def _unequal(self, obs: Observed) -> list[str]:
+        """Sizes and scalars the statement says are equal (`n == nums.length`, `n == grid[i].length`)
+        that differ in this input."""
+        seen: dict[str, set[float]] = defaultdict(set)
+        for key, nums in obs.numbers.items():
+            if key.startswith("len:") or "[" not in key:
+                root = self.groups.find(key)
+                if root != key or self.groups.members(key, self._keys) != [key]:
+                    seen[root].update(nums)
+        return [f"{root} equal {sorted(vals)[:2]}" for root, vals in sorted(seen.items()) if len(vals) > 1]
+
+    def _flag_violations(self, values: list[Any]) -> list[str]:
+        by_name = dict(zip(self.sig.names, values, strict=False))
+        bad = []
+        for key, flags in self.c.flags.items():
+            items, typ = by_name.get(key[4:]), self.types.get(key[4:])
+            if not isinstance(items, list) or typ is None or typ.kind != "list" or typ.inner.kind == "list":
+                continue  # on a grid the parser cannot tell `nums[i] is sorted` from `intervals is sorted`
+            for flag in sorted(flags):
+                if not _flag_holds(flag, items):
+                    bad.append(f"{key} flag {flag}")
+        return bad
+
+    def _aggregate_violations(self, values: list[Any], lookup) -> list[str]:
+        if not self.aggregates:
+            return []
+        by_name = dict(zip(self.sig.names, values, strict=False))
+
+        def look(ref: str):
+            for prefix, total in ((_SUM_LEN, _total_length), (_SUM_VAL, _total_value)):
+                if ref.startswith(prefix):
+                    got = total(by_name.get(ref[len(prefix):]))
+                    if got is None:
+                        raise Unresolved(ref)
+                    return got
+            return lookup(ref)
+
+        bad = []
+        for agg in self.aggregates:
+            for left, op, right in zip(agg.parts, agg.ops, agg.parts[1:], strict=False):
+                try:
+                    a, b = evaluate(left, look), evaluate(right, look)
+                except Unresolved:
+                    continue
+                if finite(a) and finite(b) and (a >= b if op == "<" else a > b):
+                    bad.append(f"aggregate: {agg.line}")
+                    break
+        return bad
+
     def _drop_broken_bounds(self) -> None:
         """A bound an example breaks was misread (a lost superscript, a bound on something else)."""
         for ex in self.examples:
             for v in self.violations(ex):
+                if v.startswith("aggregate: "):
+                    line = v.split(": ", 1)[1]
+                    self.aggregates = [a for a in self.aggregates if a.line != line]
+                    self.dropped.append(f"aggregate {line}")
+                    continue
                 key, side, expr = (v.split(" ", 2) + [""])[:3]
+                if side == "equal":  # equal sizes are drawn equal; nothing to drop
+                    continue
+                if side == "flag":
+                    self.c.flags[key].discard(expr)
+                    self.dropped.append(f"flag {expr} of {key}")
+                    continue
                 if side == "alphabet":
                     self.dropped.append(f"alphabet of {key}")
                     self.c.alphabets.pop(key, None)
@@ -246,3 +408,47 @@ class Space:
                 table[key] = [b for b in table.get(key, []) if b.expr != expr]
                 if len(table[key]) != before:
                     self.dropped.append(f"{side} bound {expr} of {key}")
+
+
+def _no_lookup(ref: str):
+    raise Unresolved(ref)
+
+
+def _total_length(value: Any) -> int | None:
+    if not isinstance(value, list) or not all(isinstance(x, (str, list)) for x in value):
+        return None
+    return sum(len(x) for x in value)
+
+
+def _total_value(value: Any) -> float | None:
+    if not isinstance(value, list) or not all(finite(x) for x in value):
+        return None
+    return sum(value)
+
+
+def _flag_holds(flag: str, items: list) -> bool:
+    try:
+        if flag == "sorted":
+            return all(a <= b for a, b in zip(items, items[1:], strict=False))
+        if flag == "desc":
+            return all(a >= b for a, b in zip(items, items[1:], strict=False))
+    except TypeError:  # mixed types: nothing to say
+        return True
+    if flag == "distinct":
+        return len({json.dumps(x) for x in items}) == len(items)
+    if flag == "permutation":
+        if not all(type(x) is int for x in items):
+            return False
+        start = min(items, default=0)
+        return start in (0, 1) and sorted(items) == list(range(start, start + len(items)))
+    return True
+
+
+def _node_counts(lines: list[str]) -> list[tuple[str, str]]:
+    """"The number of nodes in the tree is n." names the node count (then `2 <= n <= 10^5`)."""
+    out = []
+    for line in lines:
+        m = re.search(r"number of nodes in the (?:binary )?(?:tree|(?:linked )?list) is ([A-Za-z_]\w*)\s*\.?$", line, re.I)
+        if m:
+            out.append(("len:nodes", f"var:{m.group(1)}"))
+    return out
