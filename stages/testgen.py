@@ -30,10 +30,14 @@ def main(
 
         cfg = load_config(TestgenConfig, "testgen", params, set_)
         s = run_testgen(cfg, problems, out_dir, evaluator=load_evaluator_config(params, set_), progress=progress)
-        m = s["mutants"]
+        from pipeline.strength import describe
+
         typer.echo(f"testgen: read {s['read']}, kept {s['kept']} ({s['problems_augmented']} augmented), rejected "
                    f"{s['rejected']} {s['rejected_by_reason']}; {s['tests_added']} tests added "
-                   f"{s['tests_added_by_method']}; mutants killed {m['killed_by_examples']}/{m['mutants']} by examples, "
-                   f"{m['killed_with_generated']}/{m['mutants']} with generated tests ({s['wall_s']} s)")
+                   f"{s['tests_added_by_tier']} ({s['wall_s']} s)")
+        for kind in ("known_wrong", "mutants"):
+            before, after = s["strength"]["before"][kind], s["strength"]["after"][kind]
+            if after["correct"] or after["incorrect"]:
+                typer.echo(f"testgen: {kind.replace('_', '-')} before {describe(before)} -> after {describe(after)}")
 
     run_stage("testgen", body, debug)

@@ -1,6 +1,7 @@
 """The testgen stage end to end through the sandboxed evaluator: expected outputs from references,
 dropped inputs (crash, disagreement, timeout), pass-through accounting, provenance, mutants, the
-cache, the stdio path with an authored generator and validator, and the CLI."""
+cache, the stdio path with an authored generator and validator, and the CLI. The search, TPR / TNR,
+agreement and Kattis validators: tests/test_testgen_search.py."""
 
 from __future__ import annotations
 
@@ -81,7 +82,8 @@ def run(tmp_path_factory):
 def test_generated_tests_carry_reference_outputs_and_provenance(run):
     _, result, _ = run
     good = next(p for p in result.kept if p.id == "good")
-    assert len(good.tests) == 12 and good.tests[0] == TestCase("[1,5,3]\n4", "3")
+    searched = sum("search_round" in x for x in good.meta["testgen"]["tests"])
+    assert len(good.tests) == 12 + searched and good.tests[0] == TestCase("[1,5,3]\n4", "3")
     gen = good.tests[1:]
     assert all(t.kind == "generated" for t in gen)
     for t in gen:
@@ -89,8 +91,10 @@ def test_generated_tests_carry_reference_outputs_and_provenance(run):
         assert 1 <= len(nums) <= 20 and all(-50 <= x <= 50 for x in nums) and -50 <= k <= 50
         assert json.loads(t.output) == _best(nums, k)
     prov = good.meta["testgen"]["tests"]
-    assert len(prov) == 11 and {p["method"] for p in prov} == {"edge", "random"}
-    assert prov[0]["generator"].startswith("edge:") and all(isinstance(p["seed"], int) for p in prov)
+    assert len(prov) == 11 + searched and {p["tier"] for p in prov} <= {"edge", "random", "max", "hack"}
+    assert all(p["method"] == p["tier"] for p in prov[:11])  # functional draws: the method is the tier
+    assert prov[0]["generator"].startswith("edge:") and prov[0]["tier"] == "edge"
+    assert all(isinstance(p["seed"], int) for p in prov)
     assert [p["input_sha"] for p in prov] == [stage_mod.content_hash(t.input)[:16] for t in gen]
 
 
@@ -178,8 +182,13 @@ def test_stdio_authored_generator_validator_and_references(tmp_path):
     prov = out.meta["testgen"]["tests"]
     assert {x["method"] for x in prov} == {"generator"}
     assert {x["generator"].rsplit(":", 1)[1] for x in prov} == {"small", "large", "edge"}
+    # the generator's tiers in testgen's terms; its own label stays
+    assert all(x["tier"] == {"small": "random", "large": "max", "edge": "edge"}[x["generator"].rsplit(":", 1)[1]]
+               for x in prov)
     assert all(x["generator"].startswith("authored:generators.jsonl") for x in prov)
-    assert result.report[0]["dropped"].get("validator rejected the input", 0) > 0  # edge n = 0
+    # two references agree on every kept output
+    assert all(x["references_agreeing"] == 2 and not x["single_reference"] for x in prov)
+    assert result.report[0]["dropped"].get("input validator rejected the input", 0) > 0  # edge n = 0
     assert result.kept[1] == no_gen
     assert result.stats.figures["passed_through_by_reason"] == {"stdio without a generator program": 1}
 
@@ -223,7 +232,7 @@ def test_the_evaluator_section_keys_the_cache(run, monkeypatch):
     assert calls == []
     again = testgen_problems(problems[:1], cfg(tmp), evaluator=EvaluatorConfig(workers=1, timeout_scale=2.0),
                              progress=False)
-    assert calls == [1] and len(again.kept[0].tests) == 12
+    assert calls == [1] and len(again.kept[0].tests) == len(result.kept[0].tests)
 
 
 
@@ -246,7 +255,7 @@ def test_a_change_of_evaluator_code_regenerates(run, monkeypatch):
     # raising=False: on code without a code digest, the assert below shows the stale replay
     monkeypatch.setattr(vk, "code_digest", lambda: "a-fixed-evaluator", raising=False)
     again = testgen_problems(problems[:1], cfg(tmp), evaluator=EV, progress=False)
-    assert calls == [1] and len(again.kept[0].tests) == 12
+    assert calls == [1] and len(again.kept[0].tests) == len(result.kept[0].tests)
 
 def test_cli_writes_outputs(tmp_path):
     from typer.testing import CliRunner

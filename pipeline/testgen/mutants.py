@@ -65,15 +65,27 @@ def _undo(node: ast.AST, kind: str, index: int, old: object) -> None:
         node.op = old
 
 
+def _solution_lines(tree: ast.Module) -> tuple[int, int]:
+    """The lines that are the solution: a top-level `class Solution` where there is one (LeetCode
+    style: the helpers before it, `ListNode`, `list_node`, `is_same_list`, are the dataset's shared
+    prelude, and a mutant of an unused helper is equivalent), else everything from the first
+    definition on (the imports and constants of the prelude are not the solution)."""
+    for n in tree.body:
+        if isinstance(n, ast.ClassDef) and n.name == "Solution":
+            return n.lineno, n.end_lineno or n.lineno
+    start = next((n.lineno for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))), 0)
+    return start, 1 << 30
+
+
 def make_mutants(code: str, limit: int, seed: int) -> list[Mutant]:
-    """Up to `limit` distinct mutants, the sites drawn deterministically from `seed`. Only the code
-    after the last import block is mutated (the dataset's shared prelude is not the solution)."""
+    """Up to `limit` distinct mutants, the sites drawn deterministically from `seed`, inside the
+    solution only (`_solution_lines`)."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError):
         return []
-    body_start = next((n.lineno for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))), 0)
-    sites = [s for s in _sites(tree) if getattr(s[0], "lineno", 0) >= body_start]
+    first, last = _solution_lines(tree)
+    sites = [s for s in _sites(tree) if first <= getattr(s[0], "lineno", 0) <= last]
     rng = random.Random(seed)
     order = list(range(len(sites)))
     rng.shuffle(order)

@@ -1,6 +1,7 @@
 """Run programs on generated inputs in the evaluator's sandbox and read back what they printed or
-returned. Used for the references (expected outputs), for generator programs (their stdout is a
-test input) and for mutants (killed or not).
+returned. Used for the references (expected outputs, by agreement), for generator programs (their
+stdout is a test input) and for the solutions that measure the tests (known-wrong ones, mutants:
+failed or not, per test).
 
 The evaluator judges against an expected output; to *collect* outputs, each input is judged
 against a placeholder with the comparison left to the tolerant cascade, and the actual output
@@ -17,6 +18,8 @@ from pipeline.schema import Problem, TestCase
 
 PLACEHOLDER = {"functional": "null", "stdio": ""}
 RAN = ("AC", "WA")
+FAILS = ("WA", "RE", "TLE", "MLE", "OLE")  # a solution failing a test this way is caught by it
+NO_VOTE = ("TLE", "MLE", "CE", "SE")  # a reference that did not finish (or build) does not vote
 
 
 @dataclass
@@ -95,3 +98,87 @@ def judge(evaluator, problems: dict[str, Problem], subs: list[tuple[str, str, st
     items = [Submission(problem_id=pid, submission_id=sid, language=lang, code=code) for sid, pid, lang, code in subs
              if problems.get(pid) is not None and problems[pid].tests]
     return {v.submission_id: v.status for v in evaluator.evaluate(problems, items, mode="first-failure", progress=False)}
+
+
+def judge_each(evaluator, problems: dict[str, Problem], subs: list[tuple[str, str, str, str]]) -> dict[str, list[Run]]:
+    """{submission id: one Run (status, time) per test} for (submission id, problem id, language,
+    code), every test run (mode `all`): which test fails which solution. A solution that did not
+    build has no per-test runs: each test reads as its verdict's status (CE / SE)."""
+    from pipeline.evaluator import Submission
+
+    items = [Submission(problem_id=pid, submission_id=sid, language=lang, code=code) for sid, pid, lang, code in subs
+             if problems.get(pid) is not None and problems[pid].tests]
+    out: dict[str, list[Run]] = {}
+    for v in evaluator.evaluate(problems, items, mode="all", progress=False):
+        n = len(problems[v.problem_id].tests)
+        runs = [Run(t.status, None, float(t.time_s or 0.0), t.diff) for t in v.tests[:n]]
+        out[v.submission_id] = runs + [Run(v.status, None, 0.0, v.reason)] * (n - len(runs))
+    return out
+
+
+# --- expected outputs by agreement ------------------------------------------------------------------
+def agree(p: Problem, a: str, b: str) -> bool:
+    """Two outputs the problem's comparison accepts as the same answer (its checker, unless a program)."""
+    from pipeline.evaluator import compare_functional, compare_stdio
+
+    checker = p.checker if p.checker is not None and p.checker.kind != "program" else None
+    try:
+        if p.style == "functional":
+            return compare_functional(a, b, checker).ok
+        return compare_stdio(a, b, checker).ok
+    except ValueError:
+        return False
+
+
+@dataclass
+class Expected:
+    """One input's expected output by the references' agreement, or why there is none."""
+
+    output: str | None  # None: the input is dropped for `reason`
+    reason: str | None
+    agreeing: int  # references that finished in time and agreed on `output`
+    time_s: float  # the slowest reference's run (what the test costs)
+
+
+def by_agreement(p: Problem, per_ref: list[Run], slow_limit_s: float) -> Expected:
+    """The references' runs on one input, read as validate reads them: a reference that ran out of
+    time or memory (or over `slow_limit_s`) or did not build does not vote; the input is dropped
+    when a reference crashed on it (the input is suspect), when no reference finished, or when
+    the references that finished disagree."""
+    cost = max((r.time_s for r in per_ref), default=0.0)
+    if not per_ref:
+        return Expected(None, "no reference ran", 0, cost)
+    crashed = next((r for r in per_ref if not r.ok and r.status not in NO_VOTE), None)
+    if crashed is not None:
+        return Expected(None, f"reference {crashed.status}", 0, cost)
+    voters = [r for r in per_ref if r.ok and r.time_s <= slow_limit_s]
+    if not voters:
+        silent = next((r for r in per_ref if not r.ok), None)
+        return Expected(None, f"reference {silent.status}" if silent else "reference too slow", 0, cost)
+    if not all(agree(p, voters[0].output, r.output) for r in voters[1:]):
+        return Expected(None, "references disagree", 0, cost)
+    return Expected(voters[0].output, None, len(voters), cost)
+
+
+def references_of(p: Problem) -> list:
+    """The references that run: every one (stdio), the Python ones (functional problems run Python)."""
+    return [r for r in p.reference_solutions if p.style == "stdio" or r.language == "python"]
+
+
+def reference_outputs(evaluator, items: list[tuple[Any, Problem, list[str]]], slow_fraction: float,
+                      max_output_bytes: int) -> dict[Any, list[Expected]]:
+    """{key: one Expected per input} for (key, problem, inputs): every reference on every input, cut
+    at `slow_fraction` of the time limit (an input on which a reference needs more is one where it
+    does not vote anyway: stop it there instead of waiting out the whole limit)."""
+    jobs = []
+    for key, p, inputs in items:
+        fast = replace(p, time_limit_s=p.time_limit_s * slow_fraction)
+        jobs += [Job((key, ri), fast, r.language, r.code, inputs) for ri, r in enumerate(references_of(p))]
+    out = collect(evaluator, jobs, max_output_bytes)
+    scale = getattr(evaluator, "timeout_scale", 1.0)
+    result: dict[Any, list[Expected]] = {}
+    for key, p, inputs in items:
+        runs = [out[(key, ri)] for ri in range(len(references_of(p)))]
+        limit = slow_fraction * p.time_limit_s * scale
+        result[key] = [by_agreement(p, [r[i] for r in runs if i < len(r)], limit) for i in range(len(inputs))]
+    return result

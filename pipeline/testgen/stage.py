@@ -1,18 +1,24 @@
 """Testgen stage: add generated tests to problems that have a reference solution and fewer tests
-than `target_tests`; pass every other problem through unchanged.
+than `target_tests`; pass every other problem through unchanged. The rules and figures are in
+docs/testgen.md.
 
-Per problem: candidate inputs (functional: from the signature and the Constraints section; stdio:
-from a generator program run in the sandbox), expected outputs from the references in the
-sandbox (an input on which a reference crashes, runs out of time or disagrees with another is
-dropped), then mutants of the reference judged on the examples alone and on examples + generated
-tests. Provenance of each generated test (method, generator, seed, input hash) goes into
-`meta["testgen"]`; the per-problem figures into report.jsonl and stats.json.
+Per problem: candidate inputs in tiers (edge, random, max, hack) within a per-problem byte budget
+(functional: from the signature and the Constraints section, checked against the parsed
+constraints; stdio: from a generator program run in the sandbox, checked by every input validator
+the problem ships and the generator's own); expected outputs by the agreement of the references
+that finish in the sandbox (an input on which a reference crashes, on which none finishes, or on
+which the finishing ones disagree is dropped; one resting on a single reference is marked). Then
+the problem's known-wrong solutions and mutants of its reference are judged on its own tests and
+on the generated ones, the wrong-solution-guided search (`pipeline.testgen.search`) looks for
+tests that fail the survivors, and TPR / TNR before and after go into the report (per problem)
+and stats.json (totals, per source, per difficulty). Each generated test's provenance (method,
+tier, generator, seed, input hash, references agreeing, search round) goes into `meta["testgen"]`.
 
-Runs go through the judge of the params' `evaluator:` section (`make_evaluator`), whose settings
-that can change a verdict are part of the cache key. Results are cached per problem by content
-hash (SQLite), so a killed run resumes where it stopped and a rerun with the same inputs and params
-re-executes nothing. `run_testgen` is the stage: read (tolerantly), generate, write problems,
-rejects, report and stats.
+Runs go through the judge of the params' `evaluator:` section (`make_evaluator`, local or Ray per
+`executor`), whose settings that can change a verdict are part of the cache key. Results are
+cached per problem by content hash (SQLite), so a killed run resumes where it stopped and a rerun
+with the same inputs and params re-executes nothing. `run_testgen` is the stage: read
+(tolerantly), generate, write problems, rejects, report and stats.
 """
 
 from __future__ import annotations
@@ -28,20 +34,32 @@ from typing import Any
 
 from tqdm import tqdm
 
+from pipeline import strength
 from pipeline.evaluator.config import EvaluatorConfig
 from pipeline.evaluator.verdict_key import verdict_key
+from pipeline.executor import ExecutionFields
 from pipeline.io import content_hash
 from pipeline.schema import Problem, TestCase
 from pipeline.stage import StageStats
+from pipeline.testgen import search as hunt
 from pipeline.testgen.functional import Candidate, case_seed, example_values, generate_inputs
-from pipeline.testgen.mutants import make_mutants
-from pipeline.testgen.runner import Job, collect, judge
+from pipeline.testgen.runner import reference_outputs
+from pipeline.testgen.search import Kept, Trial
 from pipeline.testgen.space import Space
-from pipeline.testgen.stdio import Generator, authored_generators, model_generators, tier_plan
+from pipeline.testgen.stdio import (
+    Generator,
+    Plan,
+    authored_generators,
+    input_validators,
+    keep_valid,
+    model_generators,
+    run_generators,
+    tier_plan,
+)
 from pipeline.testgen.types import Unsupported, signature_of
 
 STAGE = "testgen"
-VERSION = "2"  # bump when generation changes: cached results of older versions are not reused
+VERSION = "3"  # bump when generation changes: cached results of older versions are not reused
 
 
 @dataclass
@@ -67,17 +85,31 @@ class GeneratorModelConfig:
 
 
 @dataclass
-class TestgenConfig:
+class TestgenConfig(ExecutionFields):
     __test__ = False  # not a pytest test class
     target_tests: int = field(default=32, metadata={"help": "Add generated tests until a problem has this many."})
     seed: int = field(default=0, metadata={"help": "Seed of every random draw (same seed, same tests)."})
-    max_elements: int = field(default=10_000, metadata={"help": "Most numbers / characters in one generated input (caps the stated maxima)."})
-    max_input_bytes: int = field(default=100_000, metadata={"help": "Most bytes of one generated input."})
+    max_elements: int = field(default=10_000, metadata={
+        "help": "Most numbers / characters in one edge or random input (caps the stated maxima there); the max "
+                "and hack tiers reach the stated maxima, capped by max_input_bytes only."})
+    max_input_bytes: int = field(default=4_000_000, metadata={
+        "help": "Most bytes of one generated input (a 10^5-element array of 10^9 values is ~1.1 MB)."})
+    max_problem_bytes: int = field(default=16_000_000, metadata={
+        "help": "Most bytes of a problem's generated inputs together (the search's included)."})
     max_output_bytes: int = field(default=1_000_000, metadata={"help": "Drop an input whose reference output is longer."})
     overgenerate: float = field(default=1.5, metadata={"help": "Candidates per missing test (some are dropped)."})
-    slow_fraction: float = field(default=0.5, metadata={"help": "Drop an input on which a reference takes more than this fraction of the time limit."})
+    slow_fraction: float = field(default=0.5, metadata={"help": "A reference taking more than this fraction of the time limit on an input does not vote on its output (none left: the input is dropped)."})
     time_budget_s: float = field(default=20.0, metadata={"help": "Most reference CPU seconds a problem's generated tests may take together (the largest, last, go first)."})
-    mutants: int = field(default=8, metadata={"help": "Mutants of the first reference per problem for the strength figure (0: off)."})
+    mutants: int = field(default=8, metadata={"help": "Mutants of the first Python reference per problem, a TNR of their own (0: off)."})
+    search_rounds: int = field(default=2, metadata={
+        "help": "Rounds of the wrong-solution-guided search for tests that fail surviving known-wrong solutions "
+                "and mutants (0: off)."})
+    search_inputs: int = field(default=16, metadata={"help": "Candidate inputs per search round and problem."})
+    search_budget_s: float = field(default=10.0, metadata={
+        "help": "A problem's search starts no further round once its references spent this many CPU seconds on "
+                "search candidates."})
+    search_max_tests: int = field(default=4, metadata={
+        "help": "Most tests the search adds to a problem (beyond target_tests; validate's cover prefers them)."})
     batch_size: int = field(default=32, metadata={"help": "Problems per evaluator batch (and per cache commit)."})
     limit: int | None = field(default=None, metadata={"help": "Generate for at most this many problems (the rest pass through, counted)."})
     cache_path: str = field(default=".cache/microcoder/testgen.sqlite", metadata={"help": "Result cache (not a DVC output)."})
@@ -86,8 +118,14 @@ class TestgenConfig:
         "help": "The model that writes stdio generator programs (where stdio_generators has none)."})
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.target_tests < 1 or self.overgenerate < 1 or self.max_elements < 1:
             raise ValueError("target_tests and max_elements must be >= 1, overgenerate >= 1")
+        if self.max_input_bytes < 1 or self.max_problem_bytes < self.max_input_bytes:
+            raise ValueError(f"max_input_bytes must be >= 1 and max_problem_bytes >= max_input_bytes, got "
+                             f"{self.max_input_bytes} and {self.max_problem_bytes}")
+        if self.search_rounds < 0 or self.search_inputs < 1 or self.search_max_tests < 0 or self.search_budget_s < 0:
+            raise ValueError("search_rounds, search_max_tests and search_budget_s must be >= 0, search_inputs >= 1")
 
 
 def judge_config(cfg: TestgenConfig, evaluator: EvaluatorConfig | None) -> EvaluatorConfig:
@@ -97,15 +135,22 @@ def judge_config(cfg: TestgenConfig, evaluator: EvaluatorConfig | None) -> Evalu
     return replace(ev, keep_output_bytes=max(ev.keep_output_bytes, cfg.max_output_bytes, cfg.max_input_bytes) + 1)
 
 
+# the params that decide a problem's generated tests (the executor, batch size and cache path do not)
+KNOBS = ("target_tests", "seed", "max_elements", "max_input_bytes", "max_problem_bytes", "max_output_bytes",
+         "overgenerate", "slow_fraction", "time_budget_s", "mutants", "search_rounds", "search_inputs",
+         "search_budget_s", "search_max_tests")
+
+
 def problem_key(p: Problem, cfg: TestgenConfig, generator: Generator | None, evaluator: EvaluatorConfig) -> str:
-    """What decides this problem's generated tests: its content, the generation params and the
-    judge's code and settings (`verdict_key`)."""
-    knobs = {k: getattr(cfg, k) for k in ("target_tests", "seed", "max_elements", "max_input_bytes", "max_output_bytes",
-                                          "overgenerate", "slow_fraction", "time_budget_s", "mutants")}
+    """What decides this problem's generated tests: its content (its known-wrong solutions and input
+    validators too), the generation params and the judge's code and settings (`verdict_key`)."""
+    knobs = {k: getattr(cfg, k) for k in KNOBS}
     knobs["evaluator"] = verdict_key(evaluator)
     return content_hash(VERSION, p.id, p.style, p.statement, p.entry_point or "", p.starter_code or "",
                 json.dumps([[t.input, t.output] for t in p.tests]),
                 json.dumps([[r.language, r.code] for r in p.reference_solutions]),
+                json.dumps([[w.language, w.code, w.label] for w in p.wrong_solutions]),
+                json.dumps(p.meta.get("input_validators"), sort_keys=True),
                 json.dumps(p.checker.__dict__ if p.checker else None, sort_keys=True),
                 repr(p.time_limit_s), repr(p.memory_limit_mb), json.dumps(knobs, sort_keys=True),
                 json.dumps(generator.__dict__ if generator else None, sort_keys=True))
@@ -163,6 +208,8 @@ class _Work:
     need: int
     candidates: list[Candidate] = field(default_factory=list)
     generator: Generator | None = None
+    space: Space | None = None  # functional: the input space (the search draws from it too)
+    validators: list = field(default_factory=list)  # stdio: every input must pass each
     dropped: Counter = field(default_factory=Counter)
     info: dict[str, Any] = field(default_factory=dict)
 
@@ -176,13 +223,16 @@ def _functional_candidates(w: _Work, cfg: TestgenConfig) -> None:
     except Unsupported as e:
         w.info["unsupported"] = str(e)
         return
-    space = Space(sig, p.statement, example_values(sig, [t.input for t in p.tests]))
-    w.info["constraints_parsed"] = len(space.c.lines) - len(space.c.unparsed)
-    w.info["constraints_unparsed"] = len(space.c.unparsed)
-    w.info["bounds_dropped_by_examples"] = space.dropped
+    w.space = Space(sig, p.statement, example_values(sig, [t.input for t in p.tests]))
+    w.info["constraints_parsed"] = len(w.space.c.lines) - len(w.space.c.unparsed)
+    w.info["constraints_unparsed"] = len(w.space.c.unparsed)
+    w.info["bounds_dropped_by_examples"] = w.space.dropped
     count = int(w.need * cfg.overgenerate) + 2
-    w.candidates = generate_inputs(space, p.id, count, seed=cfg.seed, max_elements=cfg.max_elements,
-                                   max_input_bytes=cfg.max_input_bytes, existing={t.input for t in p.tests})
+    skipped: Counter[str] = Counter()  # plans that gave no input (a draw breaking a constraint is redrawn)
+    w.candidates = generate_inputs(w.space, p.id, count, seed=cfg.seed, max_elements=cfg.max_elements,
+                                   max_input_bytes=cfg.max_input_bytes, existing={t.input for t in p.tests},
+                                   max_problem_bytes=cfg.max_problem_bytes, skipped=skipped)
+    w.info["plans_without_input"] = dict(sorted(skipped.items()))
 
 
 def _json_lines(text: str) -> bool:
@@ -196,162 +246,95 @@ def _json_lines(text: str) -> bool:
 
 
 def _stdio_candidates(works: list[_Work], cfg: TestgenConfig, ev) -> None:
-    """Run each generator (and validator) in the sandbox for its (tier, seed) plan."""
-    jobs, plans = [], {}
+    """Run each generator in the sandbox for its (tier, seed) plan; keep what every validator accepts."""
+    ready = []
     for w in works:
-        plan = tier_plan(int(w.need * cfg.overgenerate) + 2)
-        plans[w.problem.id] = plan
-        seeds = [f"{tier} {case_seed(cfg.seed, w.problem.id, i) % 10**9}\n" for i, (tier, _) in enumerate(plan)]
-        gen_problem = replace(w.problem, checker=None, time_limit_s=max(w.problem.time_limit_s, 5.0))
-        jobs.append(Job(("gen", w.problem.id), gen_problem, "python", w.generator.code, seeds))
-    out = collect(ev, jobs, cfg.max_input_bytes)
-    vjobs = []
+        try:
+            w.validators = input_validators(w.problem, w.generator)
+        except ValueError as e:  # malformed meta.input_validators: no input could be confirmed valid
+            w.info["input_validators_unreadable"] = str(e)
+            w.generator = None  # nothing generated, nothing searched
+            continue
+        ready.append(w)
+    plans = []
+    for w in ready:
+        runs = [(tier, case_seed(cfg.seed, w.problem.id, i) % 10**9)
+                for i, (tier, _) in enumerate(tier_plan(int(w.need * cfg.overgenerate) + 2))]
+        plans.append(Plan(w.problem.id, w.problem, w.generator, runs, {t.input for t in w.problem.tests}))
+    made = run_generators(ev, plans, cfg.max_input_bytes)
+    for w in ready:
+        w.candidates, dropped = made[w.problem.id]
+        w.dropped.update(dropped)
+    valid = keep_valid(ev, [(w.problem, w.validators, w.candidates) for w in ready])
+    for w, (kept, dropped) in zip(ready, valid, strict=True):
+        w.candidates = kept
+        w.dropped.update(dropped)
+
+
+def _expected_outputs(works: list[_Work], cfg: TestgenConfig, ev) -> dict[str, list[Kept]]:
+    """Kept tests per problem, in candidate order, at most `need` each, within the time and byte budgets."""
+    expected = reference_outputs(ev, [(w.problem.id, w.problem, [c.input for c in w.candidates]) for w in works],
+                                 cfg.slow_fraction, cfg.max_output_bytes)
+    accepted: dict[str, list[Kept]] = {}
     for w in works:
-        runs = out[("gen", w.problem.id)]
-        existing = {t.input for t in w.problem.tests}
-        for i, ((tier, _), run) in enumerate(zip(plans[w.problem.id], runs, strict=True)):
-            if not run.ok or not run.output or not run.output.strip():
-                w.dropped[f"generator {run.status if not run.ok else 'empty output'}"] += 1
-                continue
-            text = run.output if run.output.endswith("\n") else run.output + "\n"
-            if text in existing:
-                w.dropped["duplicate input"] += 1
-                continue
-            existing.add(text)
-            seed = case_seed(cfg.seed, w.problem.id, i) % 10**9
-            w.candidates.append(Candidate(text, "generator", f"{w.generator.source}:{tier}", seed))
-        if w.generator.validator and w.candidates:
-            vjobs.append(Job(("val", w.problem.id), w.problem, "python", w.generator.validator,
-                             [c.input for c in w.candidates]))
-    if vjobs:
-        vout = collect(ev, vjobs, cfg.max_output_bytes)
-        for w in works:
-            runs = vout.get(("val", w.problem.id))
-            if runs is None:
-                continue
-            kept = []
-            for c, run in zip(w.candidates, runs, strict=True):
-                if run.ok:
-                    kept.append(c)
-                else:
-                    w.dropped["validator rejected the input"] += 1
-            w.candidates = kept
-
-
-def _agree(p: Problem, a: str, b: str) -> bool:
-    from pipeline.evaluator import compare_functional, compare_stdio
-
-    checker = p.checker if p.checker is not None and p.checker.kind != "program" else None
-    try:
-        if p.style == "functional":
-            return compare_functional(a, b, checker).ok
-        return compare_stdio(a, b, checker).ok
-    except ValueError:
-        return False
-
-
-def _expected_outputs(works: list[_Work], cfg: TestgenConfig, ev) -> dict[str, list[tuple[Candidate, str]]]:
-    """(candidate, expected output) per problem, in candidate order, at most `need` each."""
-    jobs = []
-    for w in works:
-        refs = [r for r in w.problem.reference_solutions if w.problem.style == "stdio" or r.language == "python"]
-        # an input on which a reference needs more than slow_fraction of the limit is dropped anyway:
-        # stop it there instead of waiting out the whole limit
-        fast = replace(w.problem, time_limit_s=w.problem.time_limit_s * cfg.slow_fraction)
-        for ri, r in enumerate(refs):
-            jobs.append(Job((w.problem.id, ri), fast, r.language, r.code, [c.input for c in w.candidates]))
-    out = collect(ev, jobs, cfg.max_output_bytes)
-    accepted: dict[str, list[tuple[Candidate, str]]] = {}
-    for w in works:
-        p = w.problem
-        runs = [out[k] for k in sorted(k for k in out if k[0] == p.id)]
-        limit = cfg.slow_fraction * p.time_limit_s * ev.timeout_scale
-        got: list[tuple[Candidate, str]] = []
-        spent = 0.0
-        for i, c in enumerate(w.candidates):
-            per_ref = [r[i] for r in runs if i < len(r)]
-            if not per_ref:
-                w.dropped["no reference ran"] += 1
-                continue
-            bad = next((r for r in per_ref if not r.ok), None)
-            if bad is not None:
-                w.dropped[f"reference {bad.status}"] += 1
-            elif any(r.time_s > limit for r in per_ref):
-                w.dropped["reference too slow"] += 1
-            elif not all(_agree(p, per_ref[0].output, r.output) for r in per_ref[1:]):
-                w.dropped["references disagree"] += 1
+        got: list[Kept] = []
+        spent, size = 0.0, 0
+        for c, e in zip(w.candidates, expected[w.problem.id], strict=True):
+            n = len(c.input.encode())
+            if e.output is None:
+                w.dropped[e.reason] += 1
             elif len(got) >= w.need:
                 w.dropped["surplus"] += 1
-            elif spent + max(r.time_s for r in per_ref) > cfg.time_budget_s:
+            elif spent + e.time_s > cfg.time_budget_s:
                 w.dropped["over the time budget"] += 1
+            elif size + n > cfg.max_problem_bytes:
+                w.dropped["over the problem byte budget"] += 1
             else:
-                spent += max(r.time_s for r in per_ref)
-                got.append((c, per_ref[0].output))
-        accepted[p.id] = got
+                spent, size = spent + e.time_s, size + n
+                got.append(Kept(c, e.output, e.agreeing))
+        accepted[w.problem.id] = got
     return accepted
 
 
-def _mutant_kills(works: list[_Work], added: dict[str, list[TestCase]], cfg: TestgenConfig, ev) -> dict[str, dict[str, Any]]:
-    """Per problem: mutants, killed by the examples alone, killed by examples + generated tests."""
-    if cfg.mutants <= 0:
-        return {}
-    problems: dict[str, Problem] = {}
-    first: list[tuple[str, str, str, str]] = []
-    mutants_of: dict[str, list] = {}
-    for w in works:
-        p = w.problem
-        refs = [r for r in p.reference_solutions if r.language == "python"]
-        if not refs or not p.tests or not added.get(p.id):
-            continue
-        ms = make_mutants(refs[0].code, cfg.mutants, case_seed(cfg.seed, p.id, -1))
-        mutants_of[p.id] = ms
-        problems[f"{p.id}#ex"] = p
-        problems[f"{p.id}#gen"] = replace(p, tests=added[p.id])
-        first += [(f"{p.id}#m{k}", f"{p.id}#ex", "python", m.code) for k, m in enumerate(ms)]
-    ex_status = judge(ev, problems, first)
-    second = [(sid.replace("#m", "#g"), pid.replace("#ex", "#gen"), lang, code) for sid, pid, lang, code in first
-              if ex_status.get(sid) == "AC"]
-    gen_status = judge(ev, problems, second)
-    out = {}
-    for pid, ms in mutants_of.items():
-        killed_ex = killed_all = 0
-        survivors = []
-        for k, m in enumerate(ms):
-            s1 = ex_status.get(f"{pid}#m{k}")
-            if s1 is None or s1 in ("CE", "SE"):
-                continue
-            if s1 != "AC":
-                killed_ex += 1
-                killed_all += 1
-            elif gen_status.get(f"{pid}#g{k}", "AC") not in ("AC", "CE", "SE"):
-                killed_all += 1
-            else:
-                survivors.append(m.label)
-        judged = killed_all + len(survivors)
-        out[pid] = {"mutants": judged, "killed_by_examples": killed_ex, "killed_with_generated": killed_all,
-                    "survivors": survivors[:8]}
-    return out
+def _trial(k: int, w: _Work, kept: list[Kept], cfg: TestgenConfig) -> Trial:
+    p = w.problem
+    return Trial(f"t{k}", p, [TestCase(x.candidate.input, x.output, "generated") for x in kept],
+                 hunt.solutions_of(p, cfg.mutants, cfg.seed), space=w.space, generator=w.generator,
+                 validators=w.validators)
+
+
+def _provenance(x: Kept) -> dict[str, Any]:
+    c = x.candidate
+    prov = {"input_sha": content_hash(c.input)[:16], "method": c.method, "tier": c.tier, "generator": c.generator,
+            "seed": c.seed, "references_agreeing": x.agreeing, "single_reference": x.agreeing == 1}
+    if x.search_round is not None:
+        prov["search_round"] = x.search_round
+    return prov
 
 
 def _process_batch(batch: list[_Work], cfg: TestgenConfig, ev) -> list[tuple[str, dict[str, Any]]]:
-    func = [w for w in batch if w.problem.style == "functional"]
-    for w in func:
-        _functional_candidates(w, cfg)
+    """Candidates, expected outputs, the first pass of the known solutions, the search, the records."""
+    for w in batch:
+        if w.problem.style == "functional":
+            _functional_candidates(w, cfg)
     stdio = [w for w in batch if w.problem.style == "stdio"]
     if stdio:
         _stdio_candidates(stdio, cfg, ev)
     accepted = _expected_outputs([w for w in batch if w.candidates], cfg, ev)
-    added = {pid: [TestCase(c.input, out, "generated") for c, out in got] for pid, got in accepted.items()}
-    kills = _mutant_kills(batch, added, cfg, ev)
+    trials = [_trial(k, w, accepted.get(w.problem.id, []), cfg) for k, w in enumerate(batch)]
+    hunt.measure(ev, trials)
+    at_start = [len(t.survivors()) for t in trials]
+    hunt.search(ev, trials, cfg)
+    hunt.measure_searched(ev, trials)
     results = []
-    for w in batch:
-        got = accepted.get(w.problem.id, [])
-        prov = [{"input_sha": content_hash(c.input)[:16], "method": c.method, "generator": c.generator, "seed": c.seed}
-                for c, _ in got]
+    for w, t, n in zip(batch, trials, at_start, strict=True):
+        kept = accepted.get(w.problem.id, []) + t.searched
+        measured = bool(t.ran)
         results.append((w.key, {
-            "tests": [[c.input, out] for c, out in got], "provenance": prov,
+            "tests": [[x.candidate.input, x.output] for x in kept], "provenance": [_provenance(x) for x in kept],
             "candidates": len(w.candidates), "dropped": dict(w.dropped), "info": w.info,
-            "mutants": kills.get(w.problem.id),
+            "mutants": hunt.mutant_kills(t), "strength": hunt.strength_records(t) if measured else None,
+            "search": hunt.search_record(t, n) if measured else None,
         }))
     return results
 
@@ -402,7 +385,7 @@ def testgen_problems(problems: list[Problem], cfg: TestgenConfig, *, evaluator: 
         if works:
             from pipeline.evaluator.factory import make_evaluator
 
-            with make_evaluator(evaluator) as ev:
+            with make_evaluator(evaluator, executor=cfg.executor, ray_address=cfg.ray_address) as ev:
                 for b in range(0, len(works), cfg.batch_size):
                     chunk = works[b:b + cfg.batch_size]
                     fresh = _process_batch([w for _, w in chunk], cfg, ev)
@@ -423,58 +406,109 @@ def _assemble(problems: list[Problem], skips: dict[int, str], results: dict[int,
               cfg: TestgenConfig, wall_s: float) -> TestgenResult:
     kept, report = [], []
     skipped: Counter[str] = Counter()
-    by_method: Counter[str] = Counter()
-    dropped: Counter[str] = Counter()
-    per_problem: list[int] = []
-    mut = Counter()
     for i, p in enumerate(problems):
         if i in skips:
             skipped[skips[i]] += 1
             kept.append(p)
-            report.append({"id": p.id, "style": p.style, "status": "skipped", "reason": skips[i],
+            report.append({"id": p.id, "source": p.source, "style": p.style, "status": "skipped", "reason": skips[i],
                            "tests_before": len(p.tests), "tests_added": 0})
             continue
         r = results[i]
         tests = [TestCase(x, y, "generated") for x, y in r["tests"]]
-        for prov in r["provenance"]:
-            by_method[prov["method"]] += 1
-        dropped.update(r["dropped"])
-        per_problem.append(len(tests))
-        m = r.get("mutants")
-        if m:
-            mut["problems"] += 1
-            for k in ("mutants", "killed_by_examples", "killed_with_generated"):
-                mut[k] += m[k]
         meta = {**p.meta, "testgen": {"version": VERSION, "seed": cfg.seed, "tests": r["provenance"]}}
         kept.append(replace(p, tests=p.tests + tests, meta=meta))
-        status = "augmented" if tests else "unchanged"
         if not tests:
-            skipped["no generated input survived" if not r.get("info", {}).get("unsupported")
-                    else "signature not supported"] += 1
-        report.append({"id": p.id, "style": p.style, "status": status,
-                       "reason": r.get("info", {}).get("unsupported"), "tests_before": len(p.tests),
-                       "tests_added": len(tests), "candidates": r["candidates"], "dropped": r["dropped"],
-                       "by_method": dict(Counter(x["method"] for x in r["provenance"])),
-                       "mutants": m, "info": r.get("info", {})})
-
-    def rate(k: str) -> float | None:
-        return round(mut[k] / mut["mutants"], 4) if mut["mutants"] else None
-
-    figures = {
-        "problems_augmented": sum(1 for n in per_problem if n),
-        "passed_through_by_reason": dict(sorted(skipped.items())),
-        "tests_added": sum(per_problem),
-        "tests_added_by_method": dict(sorted(by_method.items())),
-        "tests_added_per_problem": _distribution(per_problem),
-        "inputs_dropped_by_reason": dict(sorted(dropped.items())),
-        "mutants": {"problems": mut["problems"], "mutants": mut["mutants"],
-                    "killed_by_examples": mut["killed_by_examples"],
-                    "killed_with_generated": mut["killed_with_generated"],
-                    "kill_rate_examples": rate("killed_by_examples"),
-                    "kill_rate_with_generated": rate("killed_with_generated")},
-        "wall_s": round(wall_s, 1),
-    }
+            skipped["signature not supported" if r.get("info", {}).get("unsupported")
+                    else "no generated input survived"] += 1
+        report.append(_report_row(p, r))
+    figures = {"problems_augmented": sum(1 for r in report if r["tests_added"]),
+               "passed_through_by_reason": dict(sorted(skipped.items())),
+               **_figures([r for r in report if r["status"] != "skipped"], results), "wall_s": round(wall_s, 1)}
     return TestgenResult(kept, report, StageStats(unit="problems", read=len(problems), kept=len(kept), figures=figures))
+
+
+def _report_row(p: Problem, r: dict[str, Any]) -> dict[str, Any]:
+    prov = r["provenance"]
+    return {"id": p.id, "source": p.source, "difficulty": p.difficulty, "style": p.style,
+            "status": "augmented" if r["tests"] else "unchanged", "reason": r.get("info", {}).get("unsupported"),
+            "tests_before": len(p.tests), "tests_added": len(r["tests"]), "candidates": r["candidates"],
+            "dropped": r["dropped"], "by_method": dict(Counter(x["method"] for x in prov)),
+            "by_tier": dict(Counter(x["tier"] for x in prov)), "agreement": _agreement(prov),
+            "strength": r.get("strength"), "search": r.get("search"), "mutants": r.get("mutants"),
+            "info": r.get("info", {})}
+
+
+def _agreement(provenance: list[dict[str, Any]]) -> dict[str, Any]:
+    """How many tests rest on how many agreeing references (`single_reference`: on one alone)."""
+    by = Counter(x["references_agreeing"] for x in provenance)
+    return {"tests_by_references": {str(k): by[k] for k in sorted(by)},
+            "single_reference": sum(x["single_reference"] for x in provenance)}
+
+
+def _figures(rows: list[dict[str, Any]], results: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    prov = [x for r in results.values() for x in r["provenance"]]
+    dropped: Counter[str] = Counter()
+    no_input: Counter[str] = Counter()  # functional draw plans that gave no input (not inputs dropped)
+    for r in rows:
+        dropped.update(r["dropped"])
+        no_input.update(r["info"].get("plans_without_input", {}))
+    return {"tests_added": len(prov),
+            "tests_added_by_method": dict(sorted(Counter(x["method"] for x in prov).items())),
+            "tests_added_by_tier": dict(sorted(Counter(x["tier"] for x in prov).items())),
+            "tests_added_per_problem": _distribution([r["tests_added"] for r in rows]),
+            "inputs_dropped_by_reason": dict(sorted(dropped.items())),
+            "plans_without_input_by_reason": dict(sorted(no_input.items())),
+            "agreement": _agreement(prov), "strength": _strength_figures(rows),
+            "search": _search_figures([r["search"] for r in rows if r.get("search")]),
+            "mutants": _mutant_figures([r["mutants"] for r in rows if r.get("mutants")])}
+
+
+def _strength_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """TPR / TNR summed over problems: before (own tests) and after (+ generated), and after per
+    source and per difficulty; known-wrong solutions and mutants apart."""
+    measured = [r for r in rows if r.get("strength")]
+
+    def total(side: str, kind: str) -> dict[str, Any]:
+        return strength.add(r["strength"][side][kind] for r in measured)
+
+    def grouped(field_: str) -> dict[str, dict[str, Any]]:
+        kinds = {kind: strength.by_group((r.get(field_), r["strength"]["after"][kind]) for r in measured)
+                 for kind in ("known_wrong", "mutants")}
+        groups = sorted(set(kinds["known_wrong"]) | set(kinds["mutants"]))
+        return {g: {kind: kinds[kind].get(g, strength.record()) for kind in kinds} for g in groups}
+
+    return {"problems": len(measured),
+            **{side: {kind: total(side, kind) for kind in ("known_wrong", "mutants")} for side in ("before", "after")},
+            "by_source": grouped("source"), "by_difficulty": grouped("difficulty")}
+
+
+def _search_figures(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per round, summed over problems: survivors before it, how many it failed, tests it added."""
+    rounds: dict[int, Counter] = {}
+    dropped: Counter[str] = Counter()
+    for rec in records:
+        dropped.update(rec["inputs_dropped_by_reason"])
+        for x in rec["rounds"]:
+            rounds.setdefault(x["round"], Counter()).update(
+                {k: x[k] for k in ("survivors_before", "killed", "tests_added", "candidates")})
+    return {"problems_with_survivors": sum(1 for rec in records if rec["survivors_at_start"]),
+            "survivors_at_start": sum(rec["survivors_at_start"] for rec in records),
+            "rounds": [{"round": k, **{f: rounds[k][f] for f in ("survivors_before", "killed", "tests_added", "candidates")}}
+                       for k in sorted(rounds)],
+            "survivors_left": sum(rec["survivors_left"] for rec in records),
+            "reference_s": round(sum(rec["reference_s"] for rec in records), 1),
+            "inputs_dropped_by_reason": dict(sorted(dropped.items()))}
+
+
+def _mutant_figures(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The mutant kill rates as before issue 25 (the card and `microcoder testgen` read them)."""
+    sums = Counter()
+    for m in records:
+        sums.update({k: m[k] for k in ("mutants", "killed_by_examples", "killed_with_generated", "killed_by_search")})
+    return {"problems": len(records), **{k: sums[k] for k in ("mutants", "killed_by_examples", "killed_with_generated",
+                                                               "killed_by_search")},
+            "kill_rate_examples": strength.ratio(sums["killed_by_examples"], sums["mutants"]),
+            "kill_rate_with_generated": strength.ratio(sums["killed_with_generated"], sums["mutants"])}
 
 
 def _distribution(values: list[int]) -> dict[str, Any]:

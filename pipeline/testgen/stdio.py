@@ -1,21 +1,33 @@
 """Stdin/stdout problems: a generator program per problem, written by a model through the rollout
 backends (or authored, from a jsonl of `{id, generator, validator?}`), run in the sandbox once per
 (tier, seed). The generator reads one line `<tier> <seed>` (tier: small | large | edge) and prints
-one test input; the optional validator reads a test input and exits 0 when it is valid. Nothing
-the model writes runs outside the evaluator's sandbox.
+one test input; the optional validator reads a test input and exits 0 when it is valid.
+
+Every generated input must pass every input validator the problem ships (Kattis
+`input_validators/`, see `pipeline.testgen.validators`) and the generator's own validator; an input
+one of them rejects, or that no usable validator could judge, is dropped and counted. Nothing the
+model writes runs outside the evaluator's sandbox.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from pipeline.inputs import InputError, require_input
 from pipeline.io import read_jsonl
 from pipeline.schema import Problem
+from pipeline.testgen.functional import Candidate
+from pipeline.testgen.runner import Job, collect
 
 TIERS = ("small", "large", "edge")
+TIER_OF = {"small": "random", "large": "max", "edge": "edge"}  # the generator's tiers in testgen's terms
+# why a validated input is dropped, by category (the validators' own reasons name the validator)
+REJECTED = "input validator rejected the input"
+UNUSABLE = "input validator unusable"
+CRASHED = "input validator crashed on the input"
 
 PROMPT = """You write test-data generators for competitive programming problems.
 
@@ -81,4 +93,76 @@ def model_generators(problems: list[Problem], backend: str, model: str, options:
         if blocks and blocks[0].strip():
             out[p.id] = Generator(blocks[0], blocks[1] if len(blocks) > 1 and blocks[1].strip() else None,
                                   f"model:{backend}/{model}")
+    return out
+
+
+@dataclass
+class Plan:
+    """One problem's generator runs: a `(tier, seed)` per input wanted."""
+
+    key: Any  # the caller's handle
+    problem: Problem
+    generator: Generator
+    runs: list[tuple[str, int]]
+    existing: set[str]  # inputs the problem has already (a repeat is dropped)
+
+
+def run_generators(evaluator, plans: list[Plan], max_input_bytes: int) -> dict[Any, tuple[list[Candidate], Counter]]:
+    """{key: (candidates, dropped by reason)}: each generator once per (tier, seed), in the sandbox;
+    a run that fails, prints nothing or repeats an input gives no candidate (counted)."""
+    jobs = []
+    for plan in plans:
+        gen_problem = replace(plan.problem, checker=None, time_limit_s=max(plan.problem.time_limit_s, 5.0))
+        jobs.append(Job(plan.key, gen_problem, "python", plan.generator.code,
+                        [f"{tier} {seed}\n" for tier, seed in plan.runs]))
+    out = collect(evaluator, jobs, max_input_bytes)
+    result = {}
+    for plan in plans:
+        candidates, dropped = [], Counter()
+        seen = set(plan.existing)
+        for (tier, seed), run in zip(plan.runs, out[plan.key], strict=True):
+            if not run.ok or not run.output or not run.output.strip():
+                dropped[f"generator {run.status if not run.ok else 'empty output'}"] += 1
+                continue
+            text = run.output if run.output.endswith("\n") else run.output + "\n"
+            if text in seen:
+                dropped["duplicate input"] += 1
+                continue
+            seen.add(text)
+            candidates.append(Candidate(text, "generator", f"{plan.generator.source}:{tier}", seed,
+                                        tier=TIER_OF.get(tier, "random")))
+        result[plan.key] = (candidates, dropped)
+    return result
+
+
+def input_validators(p: Problem, generator: Generator | None) -> list:
+    """The validators every generated input of `p` must pass: the problem's own (Kattis
+    `input_validators/`) and the generator's, where it has one."""
+    from pipeline.testgen.validators import InputValidator, validators_of
+
+    own = list(validators_of(p))
+    if generator is not None and generator.validator:
+        own.append(InputValidator("authored", "python", generator.validator, 0))
+    return own
+
+
+def keep_valid(evaluator, items: list[tuple[Problem, list, list[Candidate]]]) -> list[tuple[list[Candidate], Counter]]:
+    """Per (problem, validators, candidates): the candidates every validator accepts, and the rest
+    counted by why (`REJECTED`, `UNUSABLE`, `CRASHED`)."""
+    from pipeline.testgen.validators import check_inputs, is_unusable
+
+    todo = [(p, vs, [c.input for c in cands]) for p, vs, cands in items if vs and cands]
+    verdicts = iter(check_inputs(evaluator, todo) if todo else [])
+    out = []
+    for _p, vs, cands in items:
+        if not (vs and cands):
+            out.append((cands, Counter()))
+            continue
+        kept, dropped = [], Counter()
+        for c, why in zip(cands, next(verdicts), strict=True):
+            if why is None:
+                kept.append(c)
+            else:
+                dropped[UNUSABLE if is_unusable(why) else REJECTED if why.startswith("rejected by") else CRASHED] += 1
+        out.append((kept, dropped))
     return out
