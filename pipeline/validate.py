@@ -74,8 +74,8 @@ NOT_RUN = ("CE", "SE")  # no verdict on the test: the code did not build, or our
 class ValidateConfig(ExecutionFields):
     policy: str = field(default="all", metadata={"help": "all: every reference that finished a test must accept it; majority: more than half."})
     max_tests: int = field(default=32, metadata={"help": "Keep at most this many valid tests (a cover of the caught wrong solutions, then public, then the largest private inputs)."})
-    max_test_bytes: int = field(default=1_000_000, metadata={"help": "Drop a test whose input + output exceeds this many bytes."})
-    max_total_bytes: int = field(default=8_000_000, metadata={"help": "Drop the largest private tests until a problem's tests fit."})
+    max_test_bytes: int = field(default=5_000_000, metadata={"help": "Drop a test whose input + output exceeds this many bytes (testgen's full-size inputs reach ~4 MB)."})
+    max_total_bytes: int = field(default=16_000_000, metadata={"help": "Drop the largest private tests until a problem's tests fit."})
     min_tests: int = field(default=5, metadata={"help": "Reject a problem left with fewer valid tests."})
     unverified: str = field(default="keep", metadata={"help": "Problems without references: keep (marked unverified) or reject."})
     unverified_slow: str = field(default="keep", metadata={
