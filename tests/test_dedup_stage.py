@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -398,3 +399,38 @@ def test_seed_planted_duplicates_boilerplate_and_benchmark_copy(tmp_path):
     assert len(boiler) >= 3
     assert len({cluster_of[b] for b in boiler}) == len(boiler), "boilerplate-sharing problems were merged"
     assert stats["read"] == stats["kept"] + stats["rejected"]
+
+
+REAL_NEAR_PAIRS = ("h-index", "h-index-ii", "binary-tree-preorder-traversal", "binary-tree-inorder-traversal",
+                   "binary-tree-postorder-traversal", "minimize-malware-spread", "minimize-malware-spread-ii",
+                   "minimum-absolute-difference-in-bst", "minimum-distance-between-bst-nodes")
+
+
+def test_versions_and_siblings_stay_apart_and_true_duplicates_fold(tmp_path, bench_data):
+    """LeetCodeDataset rows whose statements read alike once digits are masked: I/II versions and the
+    three traversals are different problems (their samples disagree, or their bounds differ and no
+    sample is shared); LeetCode 530 and 783 are one problem (same samples, same answers)."""
+    from pipeline.sources import build_options, read_source
+    from pipeline.sources.base import SourceContext
+
+    src = bench_data / "leetcodedataset" / "LeetCodeDataset-v0.2.0-train.jsonl.gz"
+    items = read_source("leetcodedataset", build_options("leetcodedataset", {"path": str(src)}), SourceContext("lcd"))
+    problems = [p for p in items if isinstance(p, Problem) and p.source_id in REAL_NEAR_PAIRS]
+    assert len(problems) == len(REAL_NEAR_PAIRS)
+    out, stats = _run(tmp_path, problems=problems, benchmarks=[])
+    _kept, clusters, _rejects = _outputs(out)
+    assert [sorted(c["member_ids"]) for c in clusters] == [["lcd/minimum-absolute-difference-in-bst",
+                                                            "lcd/minimum-distance-between-bst-nodes"]]
+    assert stats["pairs"]["near_kept_apart"] >= 5
+
+
+def test_versions_whose_tests_agree_fold_into_the_harder_one(tmp_path):
+    easy = Problem(id="lc/sum-range", source="lc", title="Sum Range", statement="Given n <= 100 numbers, "
+                   "print the sum of the numbers in the given range of indices, one query per line of input.",
+                   style="stdio", difficulty="easy",
+                   tests=[TestCase("3\n1 2 3\n", "6\n", "public"), TestCase("1\n5\n", "5\n", "public")])
+    hard = replace(easy, id="lc/sum-range-ii", title="Sum Range II", difficulty="hard",
+                   statement=easy.statement.replace("100", "100000"))
+    out, _stats = _run(tmp_path, problems=[easy, hard], benchmarks=[])
+    kept, clusters, _ = _outputs(out)
+    assert [p.id for p in kept] == ["lc/sum-range-ii"] and clusters[0]["kept_id"] == "lc/sum-range-ii"

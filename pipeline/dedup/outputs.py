@@ -180,7 +180,7 @@ def build_stats(scan: Scanner, clusters: list[Cluster], bench_stats: dict[str, A
         "merge_conflicts": 0,
         "empty_statements": counts["empty_statements"],
         "pairs": {"exact": counts["exact_pairs"], "lsh_candidates": counts["candidate_pairs"],
-                  "near_verified": counts["near_pairs"]},
+                  "near_verified": counts["near_pairs"], "near_kept_apart": counts["near_pairs_kept_apart"]},
         "lsh": {"bands": scan.lsh.bands, "rows": scan.lsh.rows},
         "benchmarks": bench_stats,
         "per_source": per_source,

@@ -27,7 +27,7 @@ from pipeline.dedup.decontaminate import Decontaminator
 from pipeline.dedup.exact import ExactIndex
 from pipeline.dedup.features import Features, Featurizer
 from pipeline.dedup.minhash import CandidateIndex, UnionFind, jaccard, minhashes
-from pipeline.dedup.representative import Facts
+from pipeline.dedup.representative import Facts, different_problems
 from pipeline.inputs import DUPLICATE, InputError, judge_record, parquet_files, require_input
 from pipeline.schema import PROBLEM_SCHEMA, Problem
 
@@ -198,8 +198,12 @@ class Scanner:
         return node
 
     def add_pair(self, a: int, b: int, near: bool) -> None:
-        """An LSH candidate pair and whether its exact Jaccard reached the threshold."""
+        """An LSH candidate pair and whether its exact Jaccard reached the threshold; a near pair
+        whose tests or numbers show two different problems stays apart (`different_problems`)."""
         self.counts["candidate_pairs"] += 1
+        if near and different_problems(self.facts[a], self.facts[b]):
+            self.counts["near_pairs_kept_apart"] += 1
+            return
         if near:
             self.uf.union(a, b)
             self.counts["near_pairs"] += 1
