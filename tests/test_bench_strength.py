@@ -140,3 +140,11 @@ def test_mutants_drawn_by_testgen_are_not_held_out(bench):
     alone = bench.draw_mutants(one_site, 4, seed=25, testgen_cfg=SimpleNamespace(seed=0, mutants=0))
     assert [m.held_out for m in shared] == [False] and [m.held_out for m in alone] == [True]
     assert all(m.kind == "mutants" and not m.correct for m in shared + alone)
+
+
+def test_the_c_speed_quadratic_variant_keeps_the_answers(bench):
+    slow = bench.quadratic_variant(TWO_SUM, "Solution().twoSum", c_speed=True)
+    assert "_STRENGTH_C_SPEED = True" in slow
+    ns: dict = {}
+    exec(compile(slow, "<variant>", "exec"), ns)  # our own test fixture, not dataset code
+    assert ns["Solution"]().twoSum([2, 7, 11, 15], 9) == [0, 1]
