@@ -12,6 +12,9 @@ A stage is a typer command in `stages/<name>.py` (a thin shell) over a function 
   (`pipeline.evaluator.factory`: `load_evaluator_config`, `make_evaluator`);
 - one error path (`run_stage`): bad params, a missing input or an unreadable file end the stage
   with one line on stderr and exit status 2; `--debug` shows the traceback;
+- one way to stop (`run_stage`): SIGINT or SIGTERM kills the stage's judges at once, the stage
+  unwinds (its caches keep every run it finished) and exits 130 / 143 with one line saying what it
+  kept; a second signal, or an unwinding that takes over `STOP_GRACE_S`, exits at once;
 - logging set up once (`run_stage`), progress bars switched by the `--progress/--no-progress` flag;
 - one stats vocabulary (`StageStats`): `read`, `kept`, `rejected`, `rejected_by_reason` at the top
   of `stats.json` (figures only; `read == kept + rejected` is checked here), the stage's settings in
@@ -23,9 +26,14 @@ docs/DEVELOPING.md shows a whole stage in one short example.
 
 from __future__ import annotations
 
+import _thread
 import dataclasses
 import logging
+import os
+import signal
 import sys
+import threading
+import time
 import types
 import typing
 from collections import Counter
@@ -40,10 +48,20 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 EVALUATOR_SECTION = "evaluator"
 EXIT_USAGE = 2  # bad params, missing input, unreadable file: the user's to fix
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+STOP_GRACE_S = 5.0  # after SIGINT / SIGTERM, the longest a stage may take to stop before it exits at once
 
 
 class ConfigError(InputError):
     """A params section that does not fit its config class (unknown key, wrong type, bad value)."""
+
+
+class StageInterrupted(KeyboardInterrupt):
+    """A stage on its way out of an interrupt; `kept` says what it keeps for a rerun (one line)."""
+
+    def __init__(self, kept: str):
+        super().__init__(kept)
+        self.kept = kept
 
 
 # --- typed configs ---------------------------------------------------------------------------------
@@ -278,15 +296,17 @@ def setup_logging(debug: bool = False) -> None:
 
 
 def run_stage(command: str, body: Callable[[], T], debug: bool = False) -> T:
-    """Run a stage command's body under the contract's logging and error path: a user error
-    (bad params, missing or unreadable input: InputError, OSError) is one line on stderr and exit
-    status 2; any other exception is one line naming it and exit status 1; `--debug` re-raises
-    both with the traceback."""
+    """Run a stage command's body under the contract's logging, error path and interrupts: a user
+    error (bad params, missing or unreadable input: InputError, OSError) is one line on stderr and
+    exit status 2; any other exception is one line naming it and exit status 1; `--debug` re-raises
+    both with the traceback. SIGINT / SIGTERM: see `StopSignals`."""
     import typer
 
     setup_logging(debug)
+    stop = StopSignals(command)
     try:
-        return body()
+        with stop:
+            return body()
     except typer.Exit:
         raise
     except (InputError, OSError) as e:
@@ -294,15 +314,89 @@ def run_stage(command: str, body: Callable[[], T], debug: bool = False) -> T:
             raise
         typer.echo(f"{command}: error: {_one_line(e)}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
-    except KeyboardInterrupt:
-        typer.echo(f"{command}: interrupted", err=True)
-        raise typer.Exit(130) from None
+    except KeyboardInterrupt as e:
+        typer.echo(stop.message(e.kept if isinstance(e, StageInterrupted) else None), err=True)
+        raise typer.Exit(stop.exit_code) from None
     except Exception as e:  # noqa: BLE001 - the contract's last line: no traceback without --debug
         if debug:
             raise
         typer.echo(f"{command}: failed: {type(e).__name__}: {_one_line(e)} (rerun with --debug for the "
                    "traceback)", err=True)
         raise typer.Exit(1) from None
+
+
+class StopSignals:
+    """SIGINT and SIGTERM while a stage runs (installed from the main thread only). The first one
+    kills every judge of the process at once (from a thread: the handler may have interrupted
+    one that holds an evaluator's lock) and raises KeyboardInterrupt, so the stage unwinds and
+    its caches keep what it finished; `exit_code` is then 128 + the signal. A second signal, or
+    an unwinding still going `STOP_GRACE_S` later, kills the judges without waiting and exits
+    at once (SQLite caches stay whole: each commit is atomic)."""
+
+    def __init__(self, command: str):
+        self.command = command
+        self.signum: int | None = None
+        self._previous: dict[int, Any] = {}
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + (self.signum or signal.SIGINT)
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum or signal.SIGINT).name
+
+    def message(self, kept: str | None) -> str:
+        """The stage's last line: the signal, its judges stopped (where it had any), what it kept."""
+        parts = [f"{self.command}: interrupted by {self.name}"]
+        if "pipeline.evaluator.pool" in sys.modules:
+            parts.append("its judges were stopped")
+        return "; ".join(parts + ([kept] if kept else []))
+
+    def __enter__(self) -> StopSignals:
+        if threading.current_thread() is threading.main_thread():
+            for sig in STOP_SIGNALS:
+                self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.signum is not None:  # on the way out: a second signal must still exit at once
+            return
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+        self._previous = {}
+
+    def _handle(self, signum: int, frame) -> None:
+        if self.signum is not None:
+            self._exit_now(f"a second {signal.Signals(signum).name}")
+        self.signum = signum
+        # bare threads: threading.Thread.start takes a lock the interrupted code may hold
+        _thread.start_new_thread(_stop_judges, ())
+        _thread.start_new_thread(self._watchdog, ())
+        raise KeyboardInterrupt
+
+    def _watchdog(self) -> None:
+        time.sleep(STOP_GRACE_S)
+        self._exit_now(f"still stopping after {STOP_GRACE_S:g} s")
+
+    def _exit_now(self, why: str) -> None:
+        _stop_judges(now=True)
+        line = (f"{self.command}: interrupted by {self.name}, then {why}: exited at once; its judges were killed; "
+                "what it had committed to its cache stays there\n")
+        os.write(2, line.encode())  # not sys.stderr: its lock may be held by the code interrupted
+        os._exit(self.exit_code)
+
+
+def _stop_judges(now: bool = False) -> None:
+    """Kill every judge of this process (`now`: without locks or waits), where an evaluator was
+    loaded at all (a stage that judges nothing does not import it)."""
+    pool = sys.modules.get("pipeline.evaluator.pool")
+    if pool is None:
+        return
+    if now:
+        pool.kill_all_now()
+    else:
+        pool.interrupt_all()
 
 
 def _one_line(e: BaseException) -> str:

@@ -3,6 +3,12 @@
 Threads drive the judge processes (all the work happens in subprocesses); each thread borrows a
 Worker (its boxes and directories) for one submission at a time. Boxes outlive submissions, so
 sandbox and interpreter start-up are paid once per worker, not per submission or test.
+
+Interrupts: every evaluator of the process is registered here, so that a stage stopped by SIGINT
+or SIGTERM (`pipeline.stage.run_stage`) kills every judge at once (`interrupt_all`; a sandbox's
+PID 1 takes every program it runs along), and the calls in progress raise `Interrupted` instead
+of returning verdicts that were never judged. `close` kills what is still running rather than
+waiting for it.
 """
 
 from __future__ import annotations
@@ -12,11 +18,13 @@ import logging
 import os
 import queue
 import shutil
+import signal
 import sys
 import tempfile
 import threading
 import time
 import traceback
+import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
@@ -24,7 +32,7 @@ from typing import Any
 
 from pipeline.evaluator.config import EvaluatorConfig, Submission
 from pipeline.evaluator.sandbox import launch as sb
-from pipeline.evaluator.sandbox.box import BoxError, BoxKilled
+from pipeline.evaluator.sandbox.box import Box, BoxError, BoxKilled, _children
 from pipeline.evaluator.sandbox.workspace import InputStore, Worker
 from pipeline.evaluator.verdict.compile import Compiler
 from pipeline.evaluator.verdict.judge import MODES, Cancelled, Job, judge
@@ -33,6 +41,67 @@ from pipeline.schema import Problem, Verdict
 log = logging.getLogger(__name__)
 _warned: set[str] = set()
 _warn_lock = threading.Lock()
+INTERRUPTED = "interrupted: the evaluator was stopped before this submission was judged"
+
+
+class Interrupted(KeyboardInterrupt):
+    """The evaluator was interrupted (SIGINT / SIGTERM, `interrupt`): its judges were killed, and the
+    submissions they had not finished have no verdict. A KeyboardInterrupt, so that no `except
+    Exception` on the way up takes it for a failure of one submission."""
+
+
+_live: weakref.WeakSet = weakref.WeakSet()  # every evaluator of this process (local or Ray) not yet closed
+_live_lock = threading.Lock()
+
+
+def register(evaluator) -> None:
+    """Let `interrupt_all` reach `evaluator` (which has `interrupt()` and `kill_now()`)."""
+    with _live_lock:
+        _live.add(evaluator)
+
+
+def _registered() -> list:
+    try:
+        return list(_live)
+    except RuntimeError:  # changed while copied (a signal handler takes no lock): once more
+        return list(_live)
+
+
+def interrupt_all() -> None:
+    """Stop every evaluator of this process now: kill its judges and what they run; calls in
+    progress raise `Interrupted`. Safe from any thread (the stage's signal handler starts one)."""
+    for ev in _registered():
+        try:
+            ev.interrupt()
+        except Exception as e:  # noqa: BLE001 - the others must still be stopped
+            log.warning("stopping an evaluator: %s", e)
+
+
+def kill_all_now() -> None:
+    """SIGKILL every judge of this process without taking a lock or waiting: the last step before
+    `os._exit` (a second signal)."""
+    for ev in _registered():
+        try:
+            ev.kill_now()
+        except Exception:  # noqa: BLE001 - best effort, the process is leaving
+            pass
+
+
+def _sigkill_box(box: Box) -> None:
+    """SIGKILL a box's sandbox as `Box.kill` does (its PID 1, hence every program in its namespace,
+    and the outer process's group), without waiting or locking."""
+    proc = box.proc
+    if proc is None:
+        return
+    for pid in [*_children(proc.pid), proc.pid]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
 
 
 def warn_once(message: str) -> None:
@@ -132,17 +201,26 @@ class Evaluator:
         self._closed = False
         self._free: queue.SimpleQueue[Worker] = queue.SimpleQueue()
         self._all: list[Worker] = []
+        self._seen: list[Worker] = []  # every worker made, started or not: what an interrupt kills
+        self._interrupted = threading.Event()
+        self._running: set[_Control] = set()  # the jobs in progress (close and interrupt stop them)
+        self._running_lock = threading.Lock()
         self._start_lock = threading.Lock()
         self._pending_start: tuple[str, tuple[Worker, list[Worker]] | None] | None = None
-        if wait:
-            self._start(sandbox, None)
-        else:
-            try:
-                self._pending_start = (sandbox, self._launch_first_choice(sandbox))
-            except BaseException:
-                shutil.rmtree(self.root, ignore_errors=True)
-                raise
         self._executor = ThreadPoolExecutor(self.workers, thread_name_prefix="microcoder-eval")
+        register(self)
+        try:
+            if wait:
+                self._start(sandbox, None)
+            else:
+                self._pending_start = (sandbox, self._launch_first_choice(sandbox))
+        except BaseException:
+            self._discard(self._seen, now=True)
+            shutil.rmtree(self.root, ignore_errors=True)
+            self._closed = True
+            with _live_lock:
+                _live.discard(self)
+            raise
 
     @classmethod
     def from_config(cls, cfg: EvaluatorConfig, *, wait: bool = True) -> Evaluator:
@@ -151,7 +229,10 @@ class Evaluator:
     def _start(self, sandbox: str, launched: tuple[Worker, list[Worker]] | None) -> None:
         try:
             self.kind, self.meta, first = self._select_sandbox(sandbox, launched)
+            if self._interrupted.is_set():  # during the start of the others
+                raise Interrupted()
         except BaseException:
+            self._discard(self._seen, now=True)
             shutil.rmtree(self.root, ignore_errors=True)
             raise
         self._all = [first] + (self._prestarted or [self._worker(i) for i in range(1, self.workers)])
@@ -169,7 +250,7 @@ class Evaluator:
         """Every worker's run box launched with the sandbox `_select_sandbox` tries first."""
         kind, _ = sb.resolve_kind(requested)
         drop = sb.is_root() and kind != "none"
-        first = Worker(0, self.root, self.inputs, self.cfg, kind, drop)
+        first = self._new_worker(0, kind, drop)
         try:
             first.launch("run")
         except Exception as e:  # noqa: BLE001 - started (or given up on) by _select_sandbox
@@ -179,13 +260,28 @@ class Evaluator:
 
     # sandbox selection -------------------------------------------------------------------------------
     def _worker(self, slot: int, kind: str | None = None, drop: bool | None = None) -> Worker:
-        return Worker(slot, self.root, self.inputs, self.cfg, kind or self.kind,
-                      self._drop if drop is None else drop)
+        return self._new_worker(slot, kind or self.kind, self._drop if drop is None else drop)
+
+    def _new_worker(self, slot: int, kind: str, drop: bool) -> Worker:
+        if self._interrupted.is_set():  # nothing starts after an interrupt
+            raise Interrupted()
+        worker = Worker(slot, self.root, self.inputs, self.cfg, kind, drop)
+        self._seen.append(worker)
+        return worker
+
+    @staticmethod
+    def _discard(workers: list[Worker], now: bool) -> None:
+        """Close `workers`; `now`: kill their boxes first (an interrupt does not wait for a judge to
+        finish its start or its run)."""
+        for w in workers:
+            if now:
+                w.kill()
+            w.close()
 
     def _prestart(self, kind: str, drop: bool) -> list[Worker]:
         """Workers 1..n-1 with their run boxes launched (from this thread, see Box.launch) to start
         alongside worker 0's: start-up is mostly waiting for bwrap and the interpreter."""
-        others = [Worker(i, self.root, self.inputs, self.cfg, kind, drop) for i in range(1, self.workers)]
+        others = [self._new_worker(i, kind, drop) for i in range(1, self.workers)]
         for w in others:
             try:
                 w.launch("run")
@@ -226,7 +322,7 @@ class Evaluator:
                 if first_attempt and launched is not None:
                     worker, others = launched
                 else:
-                    worker = Worker(0, self.root, self.inputs, self.cfg, k, drop)
+                    worker = self._new_worker(0, k, drop)
                     others = self._prestart(k, drop) if first_attempt else []
                 try:
                     worker.box("run")
@@ -234,10 +330,11 @@ class Evaluator:
                         others = self._prestart(k, drop)
                     self._await_started(others)
                 except BaseException as e:
-                    worker.close()
-                    for w in others:
-                        w.close()
-                    if not isinstance(e, BoxError):
+                    stopped = self._interrupted.is_set() or not isinstance(e, BoxError)
+                    self._discard([worker, *others], now=stopped)
+                    if self._interrupted.is_set():  # killed on purpose: no fallback to try
+                        raise Interrupted() from None
+                    if stopped:
                         raise
                     notes.append(f"sandbox {k}{' (unprivileged uid)' if drop else ''} failed to start: "
                                  f"{str(e)[:300]}")
@@ -267,18 +364,20 @@ class Evaluator:
         sub, malformed = as_submission(item, index)
         if malformed:
             return Verdict(sub.problem_id, sub.submission_id, "SE", reason=malformed, meta=dict(self.meta))
+        with self._running_lock:
+            self._running.add(control)
         worker = self._free.get()
         control.attach(worker)
         try:
-            if control.event.is_set():
+            if control.event.is_set() or self._interrupted.is_set() or self._closed:
                 raise Cancelled()
             job = Job(problem, sub, worker, self.cfg, self.compiler, mode, keep_outputs, control.event)
             return judge(job, self.timeout_scale, self.meta)
         except (Cancelled, BoxKilled):
-            return self._deadline_verdict(problem, sub)
+            return self._cut_short(problem, sub)
         except BoxError as e:
             if control.event.is_set():
-                return self._deadline_verdict(problem, sub)
+                return self._cut_short(problem, sub)
             return Verdict(sub.problem_id, sub.submission_id, "SE", total=len(problem.tests) if problem else 0,
                            reason=f"judge process failed: {e}"[:1000], meta=dict(self.meta))
         except Exception as e:  # noqa: BLE001 - an evaluator bug must not stop the run
@@ -287,12 +386,35 @@ class Evaluator:
                            reason=f"evaluator error: {e!r}"[:1000], meta=dict(self.meta))
         finally:
             control.attach(None)
-            worker.revive()
+            with self._running_lock:
+                self._running.discard(control)
+            if not self._interrupted.is_set():  # after an interrupt, a killed box stays down
+                worker.revive()
             self._free.put(worker)
+
+    def _cut_short(self, problem: Problem | None, sub: Submission) -> Verdict:
+        """The verdict of a job stopped on purpose: by an interrupt (never a verdict on the code:
+        the call raises `Interrupted`), or by the batch deadline (TLE)."""
+        if self._interrupted.is_set() or self._closed:
+            return Verdict(sub.problem_id, sub.submission_id, "SE", total=len(problem.tests) if problem else 0,
+                           reason=INTERRUPTED, meta=dict(self.meta))
+        return self._deadline_verdict(problem, sub)
 
     def _deadline_verdict(self, problem: Problem | None, sub: Submission) -> Verdict:
         return Verdict(sub.problem_id, sub.submission_id, "TLE", total=len(problem.tests) if problem else 0,
                        reason="batch deadline", meta=dict(self.meta))
+
+    def _checked(self, verdict: Verdict) -> Verdict:
+        """`verdict`, unless its job was stopped by an interrupt: then the call raises."""
+        if verdict.reason == INTERRUPTED and self._interrupted.is_set():
+            raise Interrupted()
+        return verdict
+
+    def _cancel_running(self) -> None:
+        with self._running_lock:
+            running = list(self._running)
+        for control in running:
+            control.cancel()
 
     @staticmethod
     def _problem_of(pmap: dict[str, Problem], item) -> Problem | None:
@@ -300,6 +422,8 @@ class Evaluator:
         return pmap.get(pid) if isinstance(pid, str) else None
 
     def _check(self, mode: str) -> None:
+        if self._interrupted.is_set():
+            raise Interrupted()
         if self._closed:
             raise RuntimeError("the Evaluator is closed")
         if mode not in MODES:
@@ -334,7 +458,7 @@ class Evaluator:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in done:
                     pending.pop(fut)
-                    verdict = fut.result()
+                    verdict = self._checked(fut.result())
                     bar.update(1)
                     bar.set_postfix_str(verdict.status, refresh=False)
                     submit()
@@ -361,45 +485,78 @@ class Evaluator:
                    for i, (item, c) in enumerate(zip(items, controls, strict=True))]
         for fut in futures:
             fut.add_done_callback(lambda _f: bar.update(1))
-        remaining = None if deadline_s is None else max(0.0, deadline_s - (time.monotonic() - start))
-        done, late = wait(futures, timeout=remaining)
-        for fut, control in zip(futures, controls, strict=True):
-            if fut in late:
+        try:
+            remaining = None if deadline_s is None else max(0.0, deadline_s - (time.monotonic() - start))
+            done, late = wait(futures, timeout=remaining)
+            for fut, control in zip(futures, controls, strict=True):
+                if fut in late:
+                    fut.cancel()
+                    control.cancel()
+            wait(futures)  # the cancelled ones return promptly: their boxes were killed
+        except BaseException:  # a KeyboardInterrupt in this thread: what this call started stops now
+            for fut, control in zip(futures, controls, strict=True):
                 fut.cancel()
                 control.cancel()
-        wait(futures)  # the cancelled ones return promptly: their boxes were killed
-        bar.close()
+            raise
+        finally:
+            bar.close()
         out = []
         for i, (fut, item) in enumerate(zip(futures, items, strict=True)):
             if fut in done:
-                out.append(fut.result())
+                out.append(self._checked(fut.result()))
+            elif self._interrupted.is_set():
+                raise Interrupted()
             else:
                 sub, _ = as_submission(item, i)
                 out.append(self._deadline_verdict(self._problem_of(pmap, item), sub))
         return out
 
+    def interrupt(self) -> None:
+        """Stop now (SIGINT / SIGTERM): kill every judge and what it runs and start nothing more;
+        the calls in progress, and later ones, raise `Interrupted`. Safe from any thread."""
+        self._interrupted.set()
+        self._cancel_running()
+        for w in list(self._seen):
+            w.kill()
+
+    def kill_now(self) -> None:
+        """SIGKILL every judge without a lock or a wait, and remove the folders: the process is
+        about to exit (its run groups are swept by the next evaluator)."""
+        self._interrupted.set()
+        for w in list(self._seen):
+            try:
+                boxes = list(w.boxes.values())
+            except RuntimeError:  # changed while copied: the next try reads it whole
+                boxes = list(w.boxes.values())
+            for box in boxes:
+                _sigkill_box(box)
+        shutil.rmtree(self.root, ignore_errors=True)
+
     def close(self) -> None:
+        """Close the judges and remove the folders. Work still running (a caller that gave up on
+        it: an exception, an interrupt, an evaluate iterator left open) is killed, not waited for."""
         if self._closed:
             return
         self._closed = True
+        self._cancel_running()
         self._executor.shutdown(wait=True, cancel_futures=True)
-        with self._start_lock:  # launched but never awaited: close those
-            pending, self._pending_start = self._pending_start, None
-        workers = list(self._all)
-        if pending is not None and pending[1] is not None:
-            workers += [pending[1][0], *pending[1][1]]
+        with self._start_lock:  # launched but never awaited: closed with the others
+            self._pending_start = None
+        workers = list(self._seen)  # started, awaited or not, and fallbacks given up on
+        now = self._interrupted.is_set()  # killed, not asked to finish (EOF and up to 2 s each)
         if sys.is_finalizing():
             # from __del__ at interpreter exit (the caller never closed us): no thread can start
             # any more (Thread.start would wait forever for it), so one after the other
-            for w in workers:
-                w.close()
+            self._discard(workers, now)
         else:
-            closers = [threading.Thread(target=w.close) for w in workers]  # each waits for its boxes
+            closers = [threading.Thread(target=self._discard, args=([w], now)) for w in workers]
             for t in closers:
                 t.start()
             for t in closers:
                 t.join()
         shutil.rmtree(self.root, ignore_errors=True)
+        with _live_lock:
+            _live.discard(self)
 
     def __enter__(self) -> Evaluator:
         return self

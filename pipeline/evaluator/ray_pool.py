@@ -10,6 +10,9 @@ back in submission order. An actor that dies (node lost, OOM, killed) is replace
 chunks go to the live actors; a submission's verdict enters the output once, from the attempt that
 returned. Actors ask for num_gpus=0 and, with `resource`, a share of a custom resource that only CPU
 nodes advertise (`ray start --resources='{"judge": 1}'`), so GPU nodes never run submitted code.
+
+An interrupt (`interrupt`, SIGINT / SIGTERM through `pool.interrupt_all`) asks every actor to kill
+its judges, then ends the actors; the calls in progress raise `Interrupted`, as the local pool's.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import logging
 import math
 import os
 import shutil
+import signal
 import threading
 import time
 from collections import OrderedDict, deque
@@ -31,7 +35,7 @@ import ray
 from ray.exceptions import RayError, RayTaskError
 
 from pipeline.evaluator.config import EvaluatorConfig, Submission
-from pipeline.evaluator.pool import Evaluator, as_submission, problem_map, progress_bar
+from pipeline.evaluator.pool import Evaluator, Interrupted, as_submission, problem_map, progress_bar, register
 from pipeline.evaluator.verdict.judge import MODES
 from pipeline.schema import Problem, Verdict
 
@@ -39,6 +43,7 @@ log = logging.getLogger(__name__)
 DEFAULT_CPUS_PER_ACTOR = 4
 RESOURCE_SHARE = 0.001  # of the custom resource per actor: a node advertising 1 takes up to 1000 actors
 DEADLINE_GRACE_S = 10.0  # past a batch deadline, chunks still out (their actor lost) are judged TLE here
+INTERRUPT_WAIT_S = 2.0  # an interrupt waits this long for the actors to kill their judges, then ends them
 
 
 class JudgeActor:
@@ -85,6 +90,9 @@ class JudgeActor:
         remaining = None if deadline_at is None else max(0.0, deadline_at - time.time())
         return self.ev.evaluate_batch(problems, subs, mode=mode, deadline_s=remaining, keep_outputs=keep_outputs)
 
+    def interrupt(self) -> None:
+        self.ev.interrupt()
+
     def close(self) -> None:
         self.ev.close()
 
@@ -121,7 +129,8 @@ class RayEvaluator:
                  start_timeout_s: float = 300.0, start_grace_s: float = 15.0, wait: bool = True):
         from pipeline.executor import ray_init
 
-        ray_init(address)
+        _keeping_sigterm_handler(lambda: ray_init(address))
+        self._interrupted = threading.Event()
         cfg = config or EvaluatorConfig()
         self.resource = resource or os.environ.get("MICROCODER_RAY_JUDGE_RESOURCE") or None
         node_cpus = self._eligible_node_cpus()
@@ -156,6 +165,7 @@ class RayEvaluator:
         self._actor_cls = ray.remote(JudgeActor).options(**options)
         self._actor_cfg = dataclasses.replace(cfg, workers=self.cpus_per_actor)
         self._slots = [self._spawn() for _ in range(self.n_actors)]
+        register(self)
         log.info("executor: ray (%d actors x %d judges = %d judges; cluster at %s)", self.n_actors,
                  self.cpus_per_actor, self.workers, ray.get_runtime_context().gcs_address)
         if wait:
@@ -226,6 +236,7 @@ class RayEvaluator:
                 self._replace(s, e, sweep=False)
             if failed:
                 continue
+            self._raise_if_interrupted()
             if time.monotonic() > deadline:
                 raise RuntimeError(f"executor=ray: no judge actor could be restarted within "
                                    f"{self.start_timeout_s:.0f}s (cluster free: {ray.available_resources()})")
@@ -239,6 +250,7 @@ class RayEvaluator:
         """The actor behind `slot` is gone: start another in its place (once, whoever notices
         first), then ping the others, so that the actors a lost node took along are replaced now
         rather than each costing a chunk an attempt."""
+        self._raise_if_interrupted()  # killed on purpose: nothing to replace
         with self._lock:
             if slot not in self._slots:
                 return
@@ -282,7 +294,12 @@ class RayEvaluator:
                 self._replace(pings[ref], e, sweep=False)
 
     # one call ----------------------------------------------------------------------------------------
+    def _raise_if_interrupted(self) -> None:
+        if self._interrupted.is_set():
+            raise Interrupted()
+
     def _check(self, mode: str) -> None:
+        self._raise_if_interrupted()
         if self._closed:
             raise RuntimeError("the Evaluator is closed")
         if mode not in MODES:
@@ -362,6 +379,7 @@ class RayEvaluator:
                     if exhausted and not retry:
                         break
                     continue
+                self._raise_if_interrupted()
                 timeout = None if deadline_at is None else max(0.0, deadline_at + DEADLINE_GRACE_S - time.time())
                 done, _ = ray.wait(list(inflight), num_returns=1, timeout=timeout)
                 if not done:  # past the deadline and its grace: what is still out is TLE
@@ -381,6 +399,7 @@ class RayEvaluator:
                         settle(chunk, ray.get(ref))
                         self._failures = 0
                     except RayTaskError as e:  # a bug in the actor's code: retrying would repeat it
+                        self._raise_if_interrupted()  # or its evaluator was interrupted
                         log.error("executor: ray judge actor error: %s", e)
                         settle(chunk, [self._error_verdict(pmap, s, f"evaluator error: {_first_line(e)}")
                                        for s in chunk.subs])
@@ -439,20 +458,40 @@ class RayEvaluator:
 
     def close(self) -> None:
         """Close every actor's Evaluator (its sandboxes and directories), then end the actors; the
-        cluster itself stays up (a local one ends with the process)."""
+        cluster itself stays up (a local one ends with the process). After an interrupt the actors
+        have killed their judges already: they are ended without waiting."""
         if self._closed:
             return
         self._closed = True
         handles = [s.handle for s in self._slots]
-        try:  # an actor still waiting for resources has nothing to close
-            ray.get([s.handle.close.remote() for s in self._slots if s.ready], timeout=60)
-        except Exception as e:  # noqa: BLE001 - a dead actor has nothing left to close
-            log.debug("executor: closing ray judge actors: %s", e)
+        if not self._interrupted.is_set():
+            try:  # an actor still waiting for resources has nothing to close
+                ray.get([s.handle.close.remote() for s in self._slots if s.ready], timeout=60)
+            except Exception as e:  # noqa: BLE001 - a dead actor has nothing left to close
+                log.debug("executor: closing ray judge actors: %s", e)
+        _end_actors(handles)
+
+    def interrupt(self) -> None:
+        """Stop now (SIGINT / SIGTERM): every actor kills its judges (waited for up to
+        INTERRUPT_WAIT_S), then the actors end; the calls in progress, and later ones, raise
+        `Interrupted`. Safe from any thread."""
+        self._interrupted.set()
+        with self._lock:
+            handles = [s.handle for s in self._slots]
+        asks = []
         for h in handles:
             try:
-                ray.kill(h)
-            except Exception:  # noqa: BLE001 - already gone
-                pass
+                asks.append(h.interrupt.remote())
+            except Exception as e:  # noqa: BLE001 - an actor already gone has no judges left
+                log.debug("executor: interrupting a ray judge actor: %s", e)
+        if asks:
+            ray.wait(asks, num_returns=len(asks), timeout=INTERRUPT_WAIT_S)
+        _end_actors(handles)
+
+    def kill_now(self) -> None:
+        """End the actors without waiting (the process is about to exit)."""
+        self._interrupted.set()
+        _end_actors([s.handle for s in list(self._slots)])
 
     def actors(self) -> list[Any]:
         """The live actor handles (tests kill one to check recovery)."""
@@ -471,6 +510,25 @@ class RayEvaluator:
                 self.close()
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
+
+
+def _end_actors(handles: list[Any]) -> None:
+    for h in handles:
+        try:
+            ray.kill(h)
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+
+
+def _keeping_sigterm_handler(connect) -> None:
+    """Run `connect` (ray_init): Ray's driver replaces the SIGTERM handler with a bare sys.exit,
+    which would skip the one a stage installed to stop its judges first (`pipeline.stage`). A
+    handler of ours is put back; the default one stays Ray's."""
+    main = threading.current_thread() is threading.main_thread()
+    before = signal.getsignal(signal.SIGTERM) if main else None
+    connect()
+    if callable(before) and signal.getsignal(signal.SIGTERM) is not before:
+        signal.signal(signal.SIGTERM, before)
 
 
 def _first_line(e: BaseException) -> str:

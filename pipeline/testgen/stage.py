@@ -379,8 +379,14 @@ def testgen_problems(problems: list[Problem], cfg: TestgenConfig, *, evaluator: 
             results[i] = hit
         else:
             works.append((i, _Work(p, key, cfg.target_tests - len(p.tests), generator=g)))
+    if todo:
+        import logging
+
+        logging.getLogger(__name__).info("%d of %d problems to generate for are in the cache %s; %d to run",
+                                         len(todo) - len(works), len(todo), cfg.cache_path, len(works))
     bar = tqdm(total=len(todo), initial=len(todo) - len(works), desc="testgen", unit="problem",
                disable=not progress, mininterval=1.0)
+    done = 0  # problems of this run committed to the cache
     try:
         if works:
             from pipeline.evaluator.factory import make_evaluator
@@ -389,10 +395,18 @@ def testgen_problems(problems: list[Problem], cfg: TestgenConfig, *, evaluator: 
                 for b in range(0, len(works), cfg.batch_size):
                     chunk = works[b:b + cfg.batch_size]
                     fresh = _process_batch([w for _, w in chunk], cfg, ev)
-                    cache.put_many(fresh)
+                    cache.put_many(fresh)  # each batch as it ends: an interrupt costs the batch in progress only
+                    done += len(fresh)
                     for (i, _), (_, value) in zip(chunk, fresh, strict=True):
                         results[i] = value
                     bar.update(len(chunk))
+    except KeyboardInterrupt:  # SIGINT / SIGTERM (the judges are stopped): say what a rerun starts from
+        from pipeline.stage import StageInterrupted
+
+        raise StageInterrupted(f"kept the generated tests of {done} finished problem{'' if done == 1 else 's'} in "
+                               f"the cache {cfg.cache_path} (besides the {len(todo) - len(works)} found there); a "
+                               f"rerun resumes from them and redoes the batch in progress (batch_size "
+                               f"{cfg.batch_size})") from None
     finally:
         bar.close()
         cache.close()
