@@ -6,17 +6,22 @@ Steps (one function each, in `validate_problems` order):
    rejected unrun.
 2. `run_references`: every reference on every test, at the problem's *run limit*: its time limit,
    or, when the source did not state one (`meta["time_limit_stated"] is False`), the generous
-   `probe_time_limit_s`, so that the references' real times can be measured.
+   `probe_time_limit_s` (at most the ceiling below), so that the references' real times can be
+   measured.
 3. `settle_time_limit`: a limit the source did not state is derived from the references' measured
-   times with the Kattis problemtools rule (see `derive_time_limit`); runs are then read at the
-   final limit (a run slower than it is a TLE there).
+   times with the Kattis problemtools rule (see `derive_time_limit`) and the problem's own factors
+   where it states them (`time_multipliers`: a Kattis package's `limits`), at most
+   `max_time_limit` (`max_time_limit_s`, else the platform's); runs are then read at the final
+   limit (a run slower than it is a TLE there).
 4. `vote_tests`: only references that *finished* a test vote on it (a TLE or MLE of a reference
    means the reference is too slow there, not that the expected output is wrong). A test is
    *valid* when the voters accept it (policy `all`: every one; `majority`: more than half),
    *broken* when none does, *ambiguous* otherwise, *unverified_slow* when no reference finished it
    (kept or dropped by `unverified_slow`), *unverified* when the problem has no reference.
 5. `run_wrong_solutions`: the source's known-wrong solutions on the candidate tests (usable and
-   under `max_test_bytes`), at the final limit; a wrong solution is *caught* by a test it fails.
+   under `max_test_bytes`), at the final limit; a wrong solution is *caught* by a test it fails,
+   and stops at its first failure (cheapest deciding tests first: `wrong_stream`). Where the caps
+   choose, `confirm_catches` makes the choice and runs the solutions it lost on the kept tests.
 6. `choose_tests`: the caps of METHOD.md: at most `max_tests` (a greedy cover of the caught wrong
    solutions first, then public tests, then the largest private inputs; at each step a test that
    fewer finishing references fail is preferred) and `max_total_bytes`.
@@ -42,6 +47,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import sqlite3
 import threading
 import time
@@ -59,7 +65,7 @@ from pipeline.evaluator.config import EvaluatorConfig
 from pipeline.evaluator.verdict_key import verdict_key
 from pipeline.executor import ExecutionFields
 from pipeline.io import content_hash
-from pipeline.schema import Problem, TestCase
+from pipeline.schema import Problem, TestCase, WrongSolution
 from pipeline.sources.judging import needs_checker_program
 from pipeline.stage import StageStats
 
@@ -93,11 +99,15 @@ class ValidateConfig(ExecutionFields):
                 "where the source stated none), all (never below a stated limit), never."})
     time_multiplier: float = field(default=5.0, metadata={
         "help": "Derived limit = this x the slowest accepted reference run, rounded to whole seconds "
-                "(problemtools legacy `time_multiplier`, default 5; `ac_to_time_limit` 2.0 in the 2023-07 format)."})
+                "(problemtools legacy `time_multiplier`, default 5; `ac_to_time_limit` 2.0 in the 2023-07 format). "
+                "A problem that states its own (meta `time_multipliers`, from a Kattis package's limits) uses that."})
     time_safety_margin: float = field(default=2.0, metadata={
         "help": "problemtools `time_safety_margin` (2023-07: `time_limit_to_tle`, 1.5): recorded as the TLE "
-                "margin of the derived limit."})
+                "margin of the derived limit; a problem's own (meta `time_multipliers`) comes first."})
     min_time_limit_s: float = field(default=1.0, metadata={"help": "A derived limit is at least this (problemtools: 1 s)."})
+    max_time_limit_s: float | None = field(default=None, metadata={
+        "help": "A derived limit is at most this, and references probing for it run under at most this (a stated "
+                "limit is the source's and stays); null: the platform's (PLATFORM_MAX_TIME_LIMIT_S, else 15 s)."})
     probe_time_limit_s: float = field(default=10.0, metadata={
         "help": "The generous limit the references run under when the limit is to be derived (problemtools: 300 s)."})
     run_wrong_solutions: bool = field(default=True, metadata={"help": "Run the problems' known-wrong solutions to measure the kept tests."})
@@ -120,6 +130,9 @@ class ValidateConfig(ExecutionFields):
             raise ValueError(f"min_wrong_caught must be a share in [0, 1], got {self.min_wrong_caught}")
         if self.time_multiplier <= 0 or self.probe_time_limit_s <= 0 or self.presume_slow_after < 0:
             raise ValueError("time_multiplier and probe_time_limit_s must be > 0, presume_slow_after >= 0")
+        if self.max_time_limit_s is not None and self.max_time_limit_s < self.min_time_limit_s:
+            raise ValueError(f"max_time_limit_s must be null or >= min_time_limit_s ({self.min_time_limit_s:g}), "
+                             f"got {self.max_time_limit_s!r}")
 
 
 def is_interactive(p: Problem) -> bool:
@@ -174,7 +187,10 @@ class ResultCache:
 class Stream:
     """One program (a reference or a wrong solution) on one problem's tests, run in increasing
     input size, chunk by chunk, so that it can stop early: after `presume_after` consecutive
-    TLE/MLE (the rest is presumed too slow) or, with `stop_at_failure`, at its first failed test."""
+    TLE/MLE (the rest is presumed too slow) or, with `stop_at_failure`, at its first failed test.
+    With `chunk_s`, chunks start at one test and grow (up to `chunk`) while this program's runs are
+    fast, to about `chunk_s` seconds of runs: the judge returns a chunk's results only at its end,
+    so that is about all an interrupt can take from the cache."""
 
     name: str
     problem: Problem  # at the limit the runs are judged under
@@ -184,12 +200,14 @@ class Stream:
     keys: dict[int, str]  # cache key per test
     mode: str = "first-failure"  # evaluator mode of one chunk
     chunk: int = 16
+    chunk_s: float | None = None
     presume_after: int = 2
     stop_at_failure: bool = False
     results: dict[int, dict[str, Any]] = field(default_factory=dict)
     _pos: int = 0
     _streak: int = 0
     _done: bool = False
+    _size: int = 1  # the next chunk's size, with chunk_s
 
     def next_chunk(self) -> list[int] | None:
         """The next tests to run, or None when the stream is finished (results then complete
@@ -204,8 +222,9 @@ class Stream:
             self._done = True
             return None
         todo = []
+        size = self.chunk if self.chunk_s is None else self._size
         for ti in self.order[self._pos:]:
-            if ti in self.results or len(todo) >= self.chunk:
+            if ti in self.results or len(todo) >= size:
                 break
             todo.append(ti)
         return todo
@@ -242,7 +261,17 @@ class Stream:
             self.results[ti] = value
             if tr.status != "SE" and not busy_machine(value):  # never cache our own failures
                 fresh.append((self.keys[ti], value))
+        self._resize(verdict.tests)
         return fresh
+
+    def _resize(self, ran: list) -> None:
+        """With `chunk_s`: the next chunk holds about `chunk_s` seconds of this program's runs (a TLE
+        costs the whole limit), at most twice as many tests as the last."""
+        if self.chunk_s is None or not ran:
+            return
+        spent = sum(max(tr.time_s or 0.0, self.problem.time_limit_s if tr.status == "TLE" else 0.0) for tr in ran)
+        fit = int(self.chunk_s * len(ran) / spent) if spent > 0 else self.chunk
+        self._size = max(1, min(self.chunk, 2 * self._size, fit))
 
 
 def busy_machine(r: dict[str, Any]) -> bool:
@@ -255,7 +284,10 @@ class Runner:
     """Drives Streams through one judge (`make_evaluator` of the evaluator settings and the
     config's executor), started on first need (a fully cached rerun starts none). Each stream runs
     one chunk at a time; 2 x workers streams are in flight so the judges stay busy between a
-    stream's chunks."""
+    stream's chunks. Every chunk's runs are committed to the cache as it ends; an interrupt
+    (SIGINT / SIGTERM) kills the judges, and `run` raises `StageInterrupted` saying what was kept."""
+
+    chunk_s = 1.0  # seconds of runs per chunk (Stream.chunk_s): the most an interrupt loses per stream
 
     def __init__(self, cfg: ValidateConfig, evaluator: EvaluatorConfig, cache: ResultCache, progress: bool):
         self.cfg, self.evaluator, self.cache, self.progress = cfg, evaluator, cache, progress
@@ -263,9 +295,11 @@ class Runner:
         self.ev = None
         self._ids = itertools.count()
         self._lock = threading.Lock()
+        self._stop = threading.Event()  # set on an interrupt: no stream starts another chunk
         self.executed = 0
         self.presumed = 0
         self.cached = 0
+        self.committed = 0  # runs of this process written to the cache
 
     def stream(self, name: str, problem: Problem, language: str, code: str, tests: list[int], run: int,
                **kw) -> Stream:
@@ -274,6 +308,7 @@ class Runner:
         order = sorted(tests, key=lambda i: (len(problem.tests[i].input), i))
         keys = {ti: content_hash(ph, ch, test_hash(problem.tests[ti]), str(run)) for ti in order}
         kw.setdefault("presume_after", self.cfg.presume_slow_after)
+        kw.setdefault("chunk_s", self.chunk_s)
         s = Stream(name, problem, language, code, order, keys, **kw)
         for ti in order:
             hit = self.cache.get(keys[ti])
@@ -286,16 +321,41 @@ class Runner:
             self.cached += len(s.results)
         pending = [s for s in streams if s.next_chunk() is not None]
         if pending:
-            self._start()
             n_tests = sum(len(s.order) - len(s.results) for s in pending)
             bar = tqdm(total=n_tests, desc=desc, unit="test", disable=not self.progress, mininterval=1.0)
-            threads = 2 * max(1, self.ev.workers)
-            with ThreadPoolExecutor(threads, thread_name_prefix="validate") as pool:
-                for _ in pool.map(lambda s: self._drive(s, bar), pending):
-                    pass
-            bar.close()
+            try:
+                self._start()
+                self._drive_all(pending, bar)
+            except KeyboardInterrupt:
+                from pipeline.stage import StageInterrupted
+
+                raise StageInterrupted(self.kept()) from None
+            finally:
+                bar.close()
         for s in streams:
             self.presumed += sum(1 for r in s.results.values() if r.get("presumed"))
+
+    def _drive_all(self, streams: list[Stream], bar) -> None:
+        """Every stream, 2 x workers at a time. On an interrupt (or a failure) the judges are killed
+        and no stream starts another chunk, so the threads end at once, not after their streams."""
+        from concurrent.futures import as_completed
+
+        pool = ThreadPoolExecutor(2 * max(1, self.ev.workers), thread_name_prefix="validate")
+        try:
+            for fut in as_completed([pool.submit(self._drive, s, bar) for s in streams]):
+                fut.result()
+        except BaseException:
+            self._stop.set()
+            self.ev.interrupt()
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def kept(self) -> str:
+        """What an interrupted run keeps (the stage's one-line message)."""
+        n = self.committed
+        return (f"kept {n} finished run{'' if n == 1 else 's'} in the cache {self.cfg.cache_path} (besides the "
+                f"{self.cached} found there); a rerun resumes from them")
 
     def _start(self) -> None:
         if self.ev is None:
@@ -307,14 +367,16 @@ class Runner:
         from pipeline.evaluator import Submission
 
         shown = len(s.results)
-        while (chunk := s.next_chunk()) is not None:
+        while not self._stop.is_set() and (chunk := s.next_chunk()) is not None:
             before = len(s.results)  # presumed results (filled by next_chunk) are not runs
             sid = f"{s.name}#{next(self._ids)}"
             sub_problem = replace(s.problem, id=sid, tests=[s.problem.tests[i] for i in chunk])
             verdict = self.ev.evaluate_batch({sid: sub_problem}, [Submission(sid, sid, s.language, s.code)],
                                              mode=s.mode, keep_outputs=True)[0]
-            self.cache.put_many(s.record(chunk, verdict))
+            fresh = s.record(chunk, verdict)
+            self.cache.put_many(fresh)
             with self._lock:
+                self.committed += len(fresh)
                 self.executed += len(s.results) - before
                 bar.update(len(s.results) - shown)
             shown = len(s.results)
@@ -355,12 +417,32 @@ def derives_limit(p: Problem, cfg: ValidateConfig) -> bool:
     return cfg.derive_time_limit == "all" or not limit_is_stated(p)
 
 
+# The most a derived limit may be, by platform (about the longest limits their problems state). A limit
+# derived from one slow accepted submission has no other ceiling (25 s seen on an ICPC package), and every
+# too-slow run then costs that much.
+PLATFORM_MAX_TIME_LIMIT_S = {"codeforces": 15.0, "atcoder": 15.0, "codechef": 15.0, "leetcode": 10.0,
+                             "humaneval": 10.0}
+DEFAULT_MAX_TIME_LIMIT_S = 15.0
+
+
+def max_time_limit(p: Problem, cfg: ValidateConfig) -> tuple[float, str]:
+    """(the ceiling of a derived limit, where it comes from): `max_time_limit_s`, else the platform's."""
+    if cfg.max_time_limit_s is not None:
+        return float(cfg.max_time_limit_s), "validate.max_time_limit_s"
+    platform = (p.platform or "").lower()
+    if platform in PLATFORM_MAX_TIME_LIMIT_S:
+        return PLATFORM_MAX_TIME_LIMIT_S[platform], f"platform {platform}"
+    return DEFAULT_MAX_TIME_LIMIT_S, "default (platform without its own)"
+
+
 def run_limit(p: Problem, cfg: ValidateConfig) -> float:
     """The limit references run under: the problem's, or a generous probe where it is to be derived
-    (never below a stated limit)."""
+    (never below a stated limit). The probe stops at the ceiling: a run over it is too slow under
+    any limit that could be derived."""
     if not derives_limit(p, cfg):
         return p.time_limit_s
-    return max(cfg.probe_time_limit_s, p.time_limit_s) if limit_is_stated(p) else cfg.probe_time_limit_s
+    probe = min(cfg.probe_time_limit_s, max_time_limit(p, cfg)[0])
+    return max(probe, p.time_limit_s) if limit_is_stated(p) else probe
 
 
 @dataclass
@@ -379,6 +461,7 @@ class Case:
     oversize: list[int] = field(default_factory=list)
     wrong_runs: dict[int, dict[int, dict[str, Any]]] = field(default_factory=dict)  # wrong index -> test -> result
     wrong_status: dict[int, str] = field(default_factory=dict)
+    choice: Choice | None = None  # made before the run where the caps' choice decides what else runs
 
 
 def run_references(cases: list[Case], cfg: ValidateConfig, runner: Runner) -> None:
@@ -409,7 +492,37 @@ def program_status(results: dict[int, dict[str, Any]]) -> str:
 
 
 # --- step 3: the time limit --------------------------------------------------------------------------
-def derive_time_limit(slowest_s: float, cfg: ValidateConfig, timeout_scale: float = 1.0) -> dict[str, float]:
+@dataclass(frozen=True)
+class TimeMultipliers:
+    """problemtools' two factors (2023-07 names; legacy: `time_multiplier`, `time_safety_margin`) and
+    where they come from (`validation.time_limit.multipliers_from`)."""
+
+    ac_to_time_limit: float
+    time_limit_to_tle: float
+    source: str
+
+
+def time_multipliers(p: Problem, cfg: ValidateConfig) -> TimeMultipliers:
+    """The problem's own factors (meta `time_multipliers`: a Kattis package's `limits`, normalised by
+    the adapter, with `time_multipliers_from` naming the keys), else validate's settings. Factors that
+    are not positive numbers are not used, and the record says so."""
+    settings = TimeMultipliers(cfg.time_multiplier, cfg.time_safety_margin, "validate.time_multiplier")
+    own = p.meta.get("time_multipliers")
+    if own is None:
+        return settings
+    try:
+        ac = float(own.get("ac_to_time_limit", cfg.time_multiplier))
+        tle = float(own.get("time_limit_to_tle", cfg.time_safety_margin))
+    except (AttributeError, TypeError, ValueError):
+        ac = tle = math.nan
+    if not (0 < ac < math.inf and 0 < tle < math.inf):
+        return replace(settings, source=f"validate.time_multiplier (the problem's time_multipliers {own!r:.80} "
+                                        "are not positive numbers)")
+    return TimeMultipliers(ac, tle, f"problem: {p.meta.get('time_multipliers_from') or 'meta time_multipliers'}")
+
+
+def derive_time_limit(slowest_s: float, cfg: ValidateConfig, timeout_scale: float = 1.0,
+                      multipliers: TimeMultipliers | None = None) -> dict[str, float]:
     """The Kattis problemtools rule (problemtools/verifyproblem.py, `Submissions.check`; defaults in
     problemtools/metadata.py: legacy `time_multiplier` 5.0, `time_safety_margin` 2.0; 2023-07
     `time_multipliers.ac_to_time_limit` 2.0, `time_limit_to_tle` 1.5):
@@ -418,34 +531,45 @@ def derive_time_limit(slowest_s: float, cfg: ValidateConfig, timeout_scale: floa
         timelim = max(1, int(0.5 + exact_timelim))
         timelim_margin = max(timelim + 1, int(0.5 + exact_timelim * safety_margin))
 
-    with max_runtime the slowest accepted run. Our measured times are this machine's, and
-    `timeout_scale` (the evaluator's) says how much slower it is than the judge the limits are for,
-    so the runtime is divided by it (the evaluator multiplies the stored limit by it again)."""
-    exact = slowest_s / timeout_scale * cfg.time_multiplier
+    with max_runtime the slowest accepted run and the factors the problem's (`time_multipliers`;
+    None: the settings'). Our measured times are this machine's, and `timeout_scale` (the
+    evaluator's) says how much slower it is than the judge the limits are for, so the runtime is
+    divided by it (the evaluator multiplies the stored limit by it again). No ceiling here: see
+    `settle_time_limit`."""
+    m = multipliers or TimeMultipliers(cfg.time_multiplier, cfg.time_safety_margin, "validate.time_multiplier")
+    exact = slowest_s / timeout_scale * m.ac_to_time_limit
     limit = max(cfg.min_time_limit_s, float(int(0.5 + exact)))
-    margin = max(limit + 1, float(int(0.5 + exact * cfg.time_safety_margin)))
+    margin = max(limit + 1, float(int(0.5 + exact * m.time_limit_to_tle)))
     return {"exact_s": round(exact, 4), "derived_s": min(limit, 600.0), "tle_margin_s": min(margin, 600.0)}
 
 
 def settle_time_limit(c: Case, cfg: ValidateConfig, timeout_scale: float = 1.0) -> None:
     """The final time limit and its record (`validation.time_limit`); `judged_limit_s` is the CPU
-    limit the evaluator applies to it (x the evaluator's timeout_scale)."""
+    limit the evaluator applies to it (x the evaluator's timeout_scale). A derived limit is at most
+    `max_time_limit` (`capped: true` where that binds: a reference slower than the ceiling on a test
+    is then too slow there); a stated one is the source's and is never capped."""
     p = c.p
     stated = limit_is_stated(p)
     accepted = [r["time_s"] or 0.0 for ri, st in c.ref_status.items() if st == "ok"
                 for r in c.ref_runs[(ri, 0)].values() if r["status"] == "AC"]
     slowest = round(max(accepted), 4) if accepted else 0.0
+    m = time_multipliers(p, cfg)
+    ceiling, ceiling_from = max_time_limit(p, cfg)
     rec = {"stated": stated, "source_s": float(p.time_limit_s), "run_s": float(run_limit(p, cfg)),
            "rule": "stated by the source" if stated else "not stated: the source's default",
-           "slowest_reference_s": slowest, "multiplier": cfg.time_multiplier, "safety_margin": cfg.time_safety_margin,
-           "derived_s": 0.0, "tle_margin_s": 0.0, "final_s": float(p.time_limit_s),
+           "slowest_reference_s": slowest, "multiplier": m.ac_to_time_limit, "safety_margin": m.time_limit_to_tle,
+           "multipliers_from": m.source, "derived_s": 0.0, "tle_margin_s": 0.0, "max_s": ceiling,
+           "max_from": ceiling_from, "capped": False, "final_s": float(p.time_limit_s),
            "memory_stated": p.meta.get("memory_limit_stated") is not False}
     if derives_limit(p, cfg) and accepted:
-        d = derive_time_limit(slowest, cfg, timeout_scale)
-        final = max(d["derived_s"], p.time_limit_s) if stated else d["derived_s"]
+        d = derive_time_limit(slowest, cfg, timeout_scale, m)
+        bounded = min(d["derived_s"], ceiling)
+        final = max(bounded, p.time_limit_s) if stated else bounded
         rec.update(derived_s=d["derived_s"], tle_margin_s=d["tle_margin_s"], final_s=final,
-                   rule=(f"problemtools: max({cfg.min_time_limit_s:g}, round({cfg.time_multiplier:g} x slowest accepted "
-                         "reference run / timeout_scale))" + (", never below the stated limit" if stated else "")))
+                   capped=final < d["derived_s"],  # the ceiling bound (a stated limit may still be above it)
+                   rule=(f"problemtools: max({cfg.min_time_limit_s:g}, round({m.ac_to_time_limit:g} x slowest accepted "
+                         f"reference run / timeout_scale)), at most {ceiling:g} s"
+                         + (", never below the stated limit" if stated else "")))
     elif derives_limit(p, cfg):
         rec["rule"] += " (no reference run was accepted, so none could be derived)"
     c.limit = rec
@@ -520,22 +644,51 @@ def cap_needed(c: Case, cfg: ValidateConfig) -> bool:
 
 def run_wrong_solutions(cases: list[Case], cfg: ValidateConfig, runner: Runner,
                         rejected: Callable[[Case], str | None]) -> None:
-    """Wrong solutions on the candidates at the final limit. Where the caps keep every candidate, a
-    wrong solution stops at its first failure (one catch is all there is to know); where they
-    choose, it runs on every candidate, so the choice can cover it."""
+    """Wrong solutions on the candidates at the final limit, each stopping at its first failure (one
+    catch is all there is to know, and a TLE costs a whole limit; order: `wrong_stream`). Where the
+    caps must choose, `confirm_catches` then runs those the choice lost on the kept tests."""
     streams: dict[tuple[int, int], Stream] = {}
     for ci, c in enumerate(cases):
         if not (cfg.run_wrong_solutions and c.p.wrong_solutions and c.candidates) or rejected(c):
             continue
         final = replace(c.p, time_limit_s=c.final_limit_s)
-        full = cap_needed(c, cfg)
         for wi, w in enumerate(c.p.wrong_solutions):
-            kw = {"mode": "all", "chunk": 4} if full else {"stop_at_failure": True}
-            streams[(ci, wi)] = runner.stream(f"p{ci}w{wi}", final, w.language, w.code, c.candidates, 0, **kw)
+            streams[(ci, wi)] = wrong_stream(runner, f"p{ci}w{wi}", final, w, c.candidates)
     runner.run(list(streams.values()), "validate: wrong-solution runs")
     for (ci, wi), s in streams.items():
         cases[ci].wrong_runs[wi] = s.results
         cases[ci].wrong_status[wi] = program_status(s.results)
+    confirm_catches([c for c in cases if c.wrong_runs and cap_needed(c, cfg)], cfg, runner)
+
+
+def confirm_catches(cases: list[Case], cfg: ValidateConfig, runner: Runner) -> None:
+    """Where the caps choose: the choice is made (`Case.choice`) and a wrong solution whose only
+    known catches it dropped runs on the kept tests it has not run, stopping at its first failure,
+    so that the kept tests' TNR is measured, not guessed from one catch per solution."""
+    streams: dict[tuple[int, int], Stream] = {}
+    for ci, c in enumerate(cases):
+        catches = catch_sets(c)
+        c.choice = choose_tests(c.p.tests, c.candidates, cfg, catches, reference_failures(c))
+        kept = set(c.choice.kept)
+        final = replace(c.p, time_limit_s=c.final_limit_s)
+        for wi, caught_by in catches.items():
+            unrun = [ti for ti in c.choice.kept
+                     if ti not in c.wrong_runs[wi] or c.wrong_runs[wi][ti].get("presumed")]
+            if caught_by and not caught_by & kept and unrun:
+                streams[(ci, wi)] = wrong_stream(runner, f"p{ci}w{wi}k", final, c.p.wrong_solutions[wi], unrun)
+    runner.run(list(streams.values()), "validate: wrong solutions the caps lost, on the kept tests")
+    for (ci, wi), s in streams.items():
+        cases[ci].wrong_runs[wi] = {**cases[ci].wrong_runs[wi], **s.results}
+
+
+def wrong_stream(runner: Runner, name: str, final: Problem, w: WrongSolution, tests: list[int]) -> Stream:
+    """A known-wrong solution's stream: stops at its first failure; smallest input first, but a
+    `time_limit_exceeded` one largest first (one limit spent where it is meant to fail, not a slow
+    pass on every smaller test before it)."""
+    s = runner.stream(name, final, w.language, w.code, tests, 0, stop_at_failure=True)
+    if w.label == "time_limit_exceeded":
+        s.order.reverse()
+    return s
 
 
 def catch_sets(c: Case) -> dict[int, set[int]]:
@@ -647,7 +800,7 @@ def judge_problem(c: Case, cfg: ValidateConfig) -> tuple[Problem, str | None, di
     validation record, the kept test indices)."""
     p, counts = c.p, Counter(c.classes)
     catches, ref_fails = catch_sets(c), reference_failures(c)
-    choice = choose_tests(p.tests, c.candidates, cfg, catches, ref_fails)
+    choice = c.choice or choose_tests(p.tests, c.candidates, cfg, catches, ref_fails)
     kept = set(choice.kept)
     reasons = {"broken": "references disagree with the expected output", "ambiguous": "references disagree",
                "nondeterministic": "references' outputs differ between runs",
@@ -704,6 +857,15 @@ def judge_problem(c: Case, cfg: ValidateConfig) -> tuple[Problem, str | None, di
         reason = (f"weak tests: the kept tests catch {len(caught_kept)} of {len(ran)} known-wrong solutions "
                   f"(min_wrong_caught={cfg.min_wrong_caught:g})")
     return out, reason, validation, choice.kept
+
+
+def judge_seconds(c: Case) -> dict[str, float]:
+    """The measured times of the problem's runs (CPU seconds, cached runs included; presumed runs
+    never ran) by role: what validating it costs the judges, one run after another."""
+    def total(runs: dict[int, dict[str, Any]]) -> float:
+        return sum(r.get("time_s") or 0.0 for r in runs.values() if not r.get("presumed"))
+
+    return {"reference": sum(map(total, c.ref_runs.values())), "wrong": sum(map(total, c.wrong_runs.values()))}
 
 
 def report_schema():
@@ -820,6 +982,8 @@ def decide(cases: list[Case], aside: list[tuple[Problem, str, str]], cfg: Valida
     for _p, reason in result.rejects:
         stats.reject(reason_category(reason))
     stats.figures = summarise(validations, aside)
+    # measured, so kept out of the problems' records (their outputs stay the same from run to run)
+    stats.figures["judge_time"] = judge_time_figures([judge_seconds(c) for c in cases])
     stats.figures["unverified_kept"] = sum(p.extra["validation"]["status"] == "unverified" for p in result.kept)
     return result
 
@@ -843,10 +1007,13 @@ def summarise(validations: list[tuple[Problem, dict[str, Any], bool]],
                 "references_too_slow_runs": sum(v["references_too_slow"]),
                 "references_too_slow_somewhere": sum(n > 0 for n in v["references_too_slow"]),
                 "limit": "stated" if lim["stated"] else ("derived" if lim["derived_s"] else "not_stated_kept_default"),
-                "raised_above_stated": bool(lim["stated"] and lim["final_s"] > lim["source_s"])}
+                "raised_above_stated": bool(lim["stated"] and lim["final_s"] > lim["source_s"]),
+                "capped": bool(lim.get("capped")),
+                "problem_multipliers": bool(lim["derived_s"]) and lim.get("multipliers_from", "").startswith("problem")}
 
     schema = {**dict.fromkeys(_COUNTS + _WRONG + ("references_too_slow_runs", "references_too_slow_somewhere"), pl.Int64),
-              "kept": pl.Boolean, "limit": pl.String, "raised_above_stated": pl.Boolean}
+              "kept": pl.Boolean, "limit": pl.String, "raised_above_stated": pl.Boolean, "capped": pl.Boolean,
+              "problem_multipliers": pl.Boolean}
     df = pl.DataFrame([row(v, kept) for _p, v, kept in validations], schema=schema)
     totals = df.select(pl.col(pl.Int64).sum()).row(0, named=True)
     for key in ("interactive", "multiple_answers"):  # problems rejected unrun: their tests count in
@@ -855,6 +1022,8 @@ def summarise(validations: list[tuple[Problem, dict[str, Any], bool]],
         totals[f"tests_{key}"] = n
     limits = dict(df.group_by("limit").len().iter_rows())
     limits["raised_above_stated"] = int(df["raised_above_stated"].sum())
+    limits["capped"] = int(df["capped"].sum())  # derived over max_time_limit_s: the ceiling is the limit
+    limits["derived_with_problem_multipliers"] = int(df["problem_multipliers"].sum())
     # Known-wrong solutions of the kept problems: how many the kept tests catch (of those that ran).
     kept_wrong = df.filter(pl.col("kept") & (pl.col("wrong_total") > 0))
     wrong = {"problems_with_wrong_solutions": len(kept_wrong),
@@ -871,6 +1040,20 @@ def summarise(validations: list[tuple[Problem, dict[str, Any], bool]],
         "wrong_solutions": wrong,
         "strength": strength_figures([(p, v) for p, v, kept in validations if kept]),
     }
+
+
+def judge_time_figures(per_problem: list[dict[str, float]]) -> dict[str, Any]:
+    """What validation cost the judges (`judge_seconds` of every problem run, kept or rejected):
+    the total, the share spent on known-wrong solutions, and the spread over problems."""
+    ref, wrong = (sum(s[role] for s in per_problem) for role in ("reference", "wrong"))
+    times = sorted(s["reference"] + s["wrong"] for s in per_problem)
+
+    def rank(q: float) -> float | None:  # nearest-rank percentile
+        return round(times[max(0, math.ceil(q * len(times)) - 1)], 2) if times else None
+
+    return {"problems": len(times), "total_s": round(ref + wrong, 2), "reference_s": round(ref, 2),
+            "wrong_s": round(wrong, 2), "wrong_share": round(wrong / (ref + wrong), 4) if ref + wrong else None,
+            "per_problem_median_s": rank(0.5), "per_problem_p90_s": rank(0.9), "per_problem_max_s": rank(1.0)}
 
 
 def strength_figures(kept: list[tuple[Problem, dict[str, Any]]]) -> dict[str, Any]:

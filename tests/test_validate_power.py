@@ -159,8 +159,9 @@ def test_cap_keeps_a_cover_of_the_caught_wrong_solutions(cfg):
     assert (v["wrong_total"], v["wrong_ran"], v["wrong_caught_by_candidates"], v["wrong_caught"]) == (3, 3, 2, 2)
     assert v["wrong_lost_to_caps"] == 0 and v["wrong_uncaught_labels"] == ["wrong_answer"]
     assert [d["reason"] for d in v["tests_dropped"]] == ["count_cap"] * 4
-    # the choice needed every catch: the wrong solutions ran on every candidate
-    assert len(rows(res, "t/cover", "wrong", 0)) == 7
+    # each wrong solution stops at its first catch (smallest input first): WRONG_LARGE at the largest
+    # test, WRONG_ZERO at "0 5" (the 2nd), NOT_WRONG never caught (every candidate)
+    assert [len(rows(res, "t/cover", "wrong", i)) for i in range(3)] == [7, 2, 7]
     w = res.stats.as_dict()["wrong_solutions"]
     assert (w["total"], w["ran"], w["caught"], w["share_caught"]) == (3, 3, 2, round(2 / 3, 4))
     # a cap too small for the cover: what it cost is reported
@@ -233,7 +234,8 @@ def test_stage_writes_the_new_columns_and_the_card_states_the_figure(tmp_path, c
     assert kept["t/nolimit"].extra["validation"]["strength"]["tnr"] is None  # no wrong solution: no ratio
     assert kept["t/nolimit"].time_limit_s == 1.0 and kept["t/nolimit"].extra["validation"]["time_limit"]["derived_s"] == 1.0
     stats = json.loads((out / "stats.json").read_text())
-    assert stats["time_limits"] == {"derived": 1, "raised_above_stated": 0, "stated": 1}
+    assert stats["time_limits"] == {"capped": 0, "derived": 1, "derived_with_problem_multipliers": 0,
+                                    "raised_above_stated": 0, "stated": 1}
     section = strength_section(stats, None)
     assert section.startswith("## Test strength") and "over its 2 kept problems" in section
     assert "Kept tests" in section and "TPR 100.0% (2/2), TNR 66.7% (2/3)" in section

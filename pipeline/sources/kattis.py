@@ -10,7 +10,9 @@ package or any folder holding packages at any depth (a contest archive: every fo
 Where a package is silent the problem package format's defaults apply: memory 1024 MiB (problemtools'
 `limits.memory`); the time limit is not part of a package (the judge derives it from the accepted
 submissions), so without `.timelimit` / `limits.time_limit` the problem records it as not stated
-and validate derives it the same way.
+and validate derives it the same way, with the factors the package states (legacy
+`limits.time_multiplier` / `time_safety_margin`, 2023-07 `limits.time_multipliers`; meta
+`time_multipliers`, see `time_multipliers`).
 """
 
 from __future__ import annotations
@@ -124,9 +126,10 @@ def convert(pkg: Path, source: str, opts: Options, native: str | None = None) ->
     for key in ("author", "source", "rights_owner", "uuid"):
         if config.get(key) is not None:
             meta[key] = str(config[key])
-    for key in ("time_multiplier", "time_safety_margin", "time_multipliers"):
+    for key in ("time_multiplier", "time_safety_margin"):  # the legacy keys, as the package words them
         if limits.get(key) is not None:
             meta[key] = limits[key]
+    meta.update(time_multipliers(config, limits))
     if config.get("validator_flags"):
         meta["validator_flags"] = str(config["validator_flags"])
     meta.update(input_validators(pkg))
@@ -231,6 +234,46 @@ def _time_limit(pkg: Path, limits: dict[str, Any], default: float) -> tuple[floa
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
         return float(value), "limits.time_limit"
     return default, "default"
+
+
+# problemtools/metadata.py: the factors of the time-limit rule (validate.derive_time_limit), by the
+# 2023-07 names; the defaults of the legacy format and of those since 2023-07 (2023-07, draft, 2025-09),
+# and the keys under `limits` that state them (2023-07 on, legacy).
+FORMAT_MULTIPLIERS = {"legacy": {"ac_to_time_limit": 5.0, "time_limit_to_tle": 2.0},
+                      "2023-07": {"ac_to_time_limit": 2.0, "time_limit_to_tle": 1.5}}
+MULTIPLIER_KEYS = {"ac_to_time_limit": ("time_multipliers.ac_to_time_limit", "time_multiplier"),
+                   "time_limit_to_tle": ("time_multipliers.time_limit_to_tle", "time_safety_margin")}
+
+
+def time_multipliers(config: dict[str, Any], limits: dict[str, Any]) -> dict[str, Any]:
+    """Meta `time_multipliers` ({ac_to_time_limit, time_limit_to_tle}) and `time_multipliers_from`
+    (the keys that stated them) as the package states them; a factor it leaves out is its format's
+    default. Nothing for a legacy package that states neither: validate's settings then apply."""
+    version = str(config.get("problem_format_version") or "legacy")
+    family = "legacy" if version.startswith("legacy") else "2023-07"
+    nested = limits.get("time_multipliers")
+    if nested is not None and not isinstance(nested, dict):
+        raise PackageError("bad_package", f"limits.time_multipliers: expected a mapping, got {type(nested).__name__}")
+    factors, stated, defaulted = dict(FORMAT_MULTIPLIERS[family]), [], []
+    for factor, keys in MULTIPLIER_KEYS.items():
+        key, value = next(((k, v) for k in keys if (v := _limit_value(limits, k)) is not None), (None, None))
+        if key is None:
+            defaulted.append(f"{version} format default for {factor}")
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+            raise PackageError("bad_package", f"limits.{key}: expected a positive number, got {value!r}")
+        factors[factor] = float(value)
+        stated.append(f"limits.{key}")
+    if family == "legacy" and not stated:
+        return {}
+    return {"time_multipliers": factors, "time_multipliers_from": ", ".join(stated + defaulted)}
+
+
+def _limit_value(limits: dict[str, Any], key: str) -> Any:
+    """`limits[key]`, a dotted key one mapping down."""
+    outer, _, inner = key.partition(".")
+    value = limits.get(outer)
+    return (value or {}).get(inner) if inner else value
 
 
 def _flags(text: Any) -> dict[str, str | None]:
