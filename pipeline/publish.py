@@ -12,7 +12,7 @@ from typing import Any
 
 from pipeline.inputs import InputError
 
-NOT_PUBLISHED = ("rejects.jsonl",)  # build bookkeeping, not part of the dataset
+NOT_PUBLISHED = ("rejects.jsonl", "headline.json")  # build bookkeeping (DVC metrics), not part of the dataset
 
 
 @dataclass

@@ -256,9 +256,37 @@ def check_stats(stats: dict[str, Any], stage: str = "stage") -> None:
                          f"not rejected {stats['rejected']}")
 
 
+# The few figures per stage worth tracking across runs (`dvc metrics show/diff` read headline.json;
+# stats.json, hundreds of figures, made a table 16,000 characters wide). Dotted keys reach nesting.
+HEADLINE: dict[str, tuple[str, ...]] = {
+    "dedup": ("clusters",),
+    "testgen": ("problems_augmented", "tests_added", "strength.after.known_wrong.tnr", "strength.after.mutants.tnr"),
+    "validate": ("output_tests", "strength.kept.tpr", "strength.kept.tnr"),
+    "warmstart": ("steps", "train_loss"),
+    "rollout": ("samples", "sample_pass_rate", "problems_solved_any"),
+    "filter": ("measured",),
+    "build": ("tests", "unsolved", "mean_pass_rate"),
+    "train": ("steps",),
+    "eval-model": ("samples",),
+}
+
+
+def headline(stats: dict[str, Any], stage: str) -> dict[str, Any]:
+    """read/kept/rejected and the stage's HEADLINE figures (an absent one is left out), flat."""
+    out = {k: stats[k] for k in ("read", "kept", "rejected")}
+    for key in HEADLINE.get(stage, ()):
+        value: Any = stats
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is not None and not isinstance(value, (dict, list)):
+            out[key] = value
+    return out
+
+
 def write_stats(out_dir: str | Path, stats: StageStats | dict[str, Any], settings: Any = None,
                 stage: str = "stage") -> dict[str, Any]:
-    """`stats.json` (figures only, checked) and, given settings, `settings.json` (secrets redacted)."""
+    """`stats.json` (figures only, checked), `headline.json` (the few tracked by DVC as metrics)
+    and, given settings, `settings.json` (secrets redacted)."""
     from pipeline.config import settings_record
     from pipeline.io import write_json
 
@@ -268,6 +296,7 @@ def write_stats(out_dir: str | Path, stats: StageStats | dict[str, Any], setting
     if settings is not None:
         write_json(out_dir / "settings.json", settings_record(settings))
     write_json(out_dir / "stats.json", data)
+    write_json(out_dir / "headline.json", headline(data, stage))
     return data
 
 

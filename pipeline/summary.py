@@ -1,7 +1,8 @@
 """The pipeline's counts in one table (`microcoder stats --summary`): a row per stage, in pipeline
 order, from the stats.json each stage writes in the shared vocabulary (pipeline/stage.py).
 
-The stages and their stats files are read from dvc.yaml's `metrics:` entries, so the table follows
+The stages and their stats files are read from dvc.yaml's `metrics:` entries (a `headline.json`
+there stands for the `stats.json` beside it), so the table follows
 the pipeline as it is wired and cannot drift from it. A stage whose stats file is missing is shown
 as not run; one whose metrics file lacks the shared counts (read/kept/rejected) as figures only.
 A stage that measures test strength (validate, testgen: `pipeline/strength.py`) has it in the
@@ -38,8 +39,9 @@ def metrics_files(dvc_file: str | Path) -> list[tuple[str, Path]]:
     out = []
     for stage, spec in stages.items():
         for entry in (spec or {}).get("metrics") or []:
-            path = next(iter(entry)) if isinstance(entry, dict) else entry
-            out.append((stage, dvc_file.parent / path))
+            path = dvc_file.parent / (next(iter(entry)) if isinstance(entry, dict) else entry)
+            # the tracked headline.json is a digest of the stats.json beside it: that is what we read
+            out.append((stage, path.with_name("stats.json") if path.name == "headline.json" else path))
     return out
 
 

@@ -115,6 +115,28 @@ def test_stats_vocabulary_adds_up_and_settings_live_apart(tmp_path):
         check_stats({"read": 0, "kept": 0})
 
 
+def test_dvc_tracks_a_few_headline_figures_per_stage_not_every_stat(tmp_path):
+    """`dvc metrics show` printed stats.json whole: a table 16,000 characters wide. DVC's metrics
+    are headline.json (counts plus the stage's few tracked figures); stats.json is a plain output."""
+    from pathlib import Path
+
+    import yaml
+
+    s = StageStats(read=4, kept=4, figures={"output_tests": 9, "strength": {"kept": {"tpr": 1.0, "tnr": None}},
+                                            "tests": {"tests_in": 12}})
+    write_stats(tmp_path, s, stage="validate")
+    assert json.loads((tmp_path / "headline.json").read_text()) == {
+        "read": 4, "kept": 4, "rejected": 0, "output_tests": 9, "strength.kept.tpr": 1.0}
+    root = Path(__file__).resolve().parents[1]
+    for name, spec in yaml.safe_load((root / "dvc.yaml").read_text())["stages"].items():
+        metrics = [next(iter(m)) if isinstance(m, dict) else m for m in spec.get("metrics", [])]
+        outs = [next(iter(o)) if isinstance(o, dict) else o for o in spec.get("outs", [])]
+        assert not any(m.endswith("stats.json") for m in metrics), name
+        for m in metrics:
+            if m.endswith("headline.json"):
+                assert m.replace("headline.json", "stats.json") in outs, name
+
+
 def test_run_stage_is_one_line_and_exit_2_for_user_errors(capsys):
     def missing():
         raise InputError("problems data/x.parquet does not exist")
