@@ -16,6 +16,10 @@ Every reference in a constraint becomes a *key*:
 
 Bounds are kept as expression text (`n - 1`, `nums.length`, `2 * 10^4`) and evaluated when
 values are drawn, against what has been drawn so far (`evaluate`).
+
+A statement without a Constraints section (HumanEval's docstrings, MBPP's one sentence) gets the
+comparisons and a few phrases its prose states (`prose_constraints`); `Constraints.section` says
+which it was (the space infers relations from the examples only where there is no section).
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:\s*(?:\^|\*\*)\s*(\d+))?(?![\
 _FIELDS = re.compile(r"(\w+)\[i\]\s*=\s*\[([^\]\n]+)\]")
 _RANGE = re.compile(r"(?:the )?(.+?) (?:is|are) in the range \[([^,\]]+),\s*([^\]]+)\]", re.I)
 _NODES = re.compile(r"number of nodes", re.I)
+_MARKER = re.compile(r"^(?:[-*•]|\d{1,2}[.)])\s+")  # a list marker: `- `, `* `, `1. `
+_LEN_CALL = re.compile(r"\blen\(\s*([A-Za-z_]\w*)\s*\)")  # `len(arr)` in a docstring: `arr.length`
 
 
 def number(token: str, power: str | None = None) -> str:
@@ -120,6 +126,7 @@ class Constraints:
     flags: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # key -> sorted, desc, distinct, permutation
     lines: list[str] = field(default_factory=list)
     unparsed: list[str] = field(default_factory=list)
+    section: bool = False  # the statement has a Constraints section (else `lines` come from its prose)
 
     def describe(self) -> dict[str, Any]:
         return {"lower": {k: [b.expr for b in v] for k, v in sorted(self.lower.items())},
@@ -136,10 +143,10 @@ def constraint_lines(statement: str) -> list[str]:
         return []
     out = []
     for line in text[m.end():].splitlines():
-        line = re.sub(r"^[-*•]\s+", "", line.strip()).strip()
+        line = _MARKER.sub("", line.strip()).strip()
         if not line:
             continue
-        if re.match(r"(follow[- ]?up|note)\b", line, re.I):
+        if re.match(r"(follow[- ]?up|note)\b|```|implement:", line, re.I):  # HumanEval: the signature follows
             break
         out.append(line)
     return out
@@ -182,13 +189,89 @@ class KeyMap:
 def parse_constraints(statement: str, keys: KeyMap) -> Constraints:
     c = Constraints()
     c.lines = constraint_lines(statement)
+    c.section = bool(c.lines)
+    if not c.section:
+        c.lines = prose_constraints(statement, keys)
     for line in c.lines:
         if not _parse_line(line, keys, c):
             c.unparsed.append(line)
     return c
 
 
+# In prose: a chain of comparisons between numbers and parameters (`1 <= n <= 10^3`, `n > 1`,
+# `0 <= k <= len(arr)`); and a few phrases (`a positive integer n`, `base numbers are less than 10`).
+_TERM = r"(?:-?\d+(?:\.\d+)?(?:\s*\^\s*\d+)?(?:\s*\*\s*\d+(?:\s*\^\s*\d+)?)?|len\(\s*[A-Za-z_]\w*\s*\)|[A-Za-z_]\w*(?:\.length)?)"
+_CHAIN = re.compile(rf"(?<![\w.(\[]){_TERM}(?:\s*(?:<=|>=|<|>|≤|≥)\s*{_TERM})+(?![\w(\[])")
+_EXAMPLE_LINE = re.compile(r">>>|=>|==|->")
+_SIGNED = re.compile(r"\b(positive|non-?negative)\s+(?:whole\s+)?(?:integers?|numbers?)\s+"
+                     r"([A-Za-z_]\w*)(?:\s*(?:,|and)\s*([A-Za-z_]\w*))?", re.I)
+_SIGNED_LIST = re.compile(r"\b(?:list|array)\s+of\s+(positive|non-?negative)\s+(?:integers|numbers)", re.I)
+_SORTED_INPUT = re.compile(r"\b(?:given|takes|receives)\s+(?:an?\s+|the\s+)?sorted\s+(?:array|list)\b", re.I)
+_COMPARED = re.compile(r"\b([A-Za-z_]\w*)(?:\s+numbers?)?\s+(?:is|are)\s+(less than|at most|greater than|at least)\s+(-?\d+)\b",
+                       re.I)
+
+
+def prose_constraints(statement: str, keys: KeyMap) -> list[str]:
+    """Constraint lines read from a statement without a Constraints section (HumanEval's docstrings,
+    MBPP's one sentence): comparison chains that name a parameter (`Restrictions: 1 <= num <= 1000`,
+    `Assume n > 1 and is not a prime`), and the phrases `positive` / `non-negative integer(s) n`,
+    `list of positive integers`, `base numbers are less than 10` on a parameter, `given a sorted
+    array` where there is one list. Example lines (`>>>`, `=>`) are not read. A misreading the
+    statement's examples break is dropped later with every other bound they break (`Space`)."""
+    text = statement.translate(_ZERO_WIDTH)
+    out: list[str] = []
+    for line in text.splitlines():
+        if _EXAMPLE_LINE.search(line):
+            continue
+        for m in _CHAIN.finditer(line):
+            chain = _LEN_CALL.sub(r"\1.length", m.group(0))
+            refs = [t for t in re.split(r"\s*(?:<=|>=|<|>|≤|≥)\s*", chain) if re.match(r"[A-Za-z_]", t)]
+            if len(set(refs)) == 1 and not _is_param_ref(refs[0], keys):
+                chain = _abbreviation(chain, refs[0], keys)
+                refs = [t for t in re.split(r"\s*(?:<=|>=|<|>|≤|≥)\s*", chain) if re.match(r"[A-Za-z_]", t)]
+            if refs and all(_is_param_ref(r, keys) for r in refs):
+                out.append(chain)
+    return out + _phrases(text, keys)
+
+
+def _abbreviation(chain: str, name: str, keys: KeyMap) -> str:
+    """`1 <= num <= 1000` for the parameter `number`: a name that begins, or is the beginning of,
+    exactly one numeric scalar parameter's name is that parameter."""
+    numeric = [n for n, t in keys.params.items() if t.kind in ("int", "float")]
+    match = [n for n in numeric if n.lower().startswith(name.lower()) or name.lower().startswith(n.lower())]
+    if len(match) != 1 or "." in name:
+        return chain
+    return re.sub(rf"(?<![\w.]){re.escape(name)}(?![\w.])", match[0], chain)
+
+
+def _is_param_ref(ref: str, keys: KeyMap) -> bool:
+    key = keys.key(ref)
+    return key is not None and not key.startswith("var:") and key != "val:node"
+
+
+def _phrases(text: str, keys: KeyMap) -> list[str]:
+    ints = [n for n, t in keys.params.items() if t.kind == "int"]
+    int_lists = [n for n, t in keys.params.items() if t.kind == "list" and t.inner is not None and t.inner.kind == "int"]
+    out = []
+    for m in _SIGNED.finditer(text):
+        low = "1" if m.group(1).lower() == "positive" else "0"
+        out += [f"{low} <= {n}" for n in m.groups()[1:] if n in ints]
+    for m in _SIGNED_LIST.finditer(text):
+        if len(int_lists) == 1:  # which list is meant is clear only when there is one
+            out.append(f"{'1' if m.group(1).lower() == 'positive' else '0'} <= {int_lists[0]}[i]")
+    lists = [n for n, t in keys.params.items() if t.kind == "list"]
+    if len(lists) == 1 and _SORTED_INPUT.search(text):  # "Given a sorted array of integers"
+        out.append(f"{lists[0]} is sorted in non-decreasing order")
+    for m in _COMPARED.finditer(text):
+        name, how, number = m.groups()
+        if name in ints:
+            op = {"less than": "<", "at most": "<=", "greater than": ">", "at least": ">="}[how.lower()]
+            out.append(f"{name} {op} {number}")
+    return out
+
+
 def _parse_line(line: str, keys: KeyMap, c: Constraints) -> bool:
+    line = _LEN_CALL.sub(r"\1.length", line)
     text = re.sub(r"(?<=[\w)\]\s])=(?=[\s\w(-])", "==", line.rstrip("."))  # `a.length = b.length`
     text = text.replace("===", "==").replace("≤", "<=").replace("≥", ">=").replace("–", "-").replace("−", "-")
     found = False
@@ -269,7 +352,7 @@ def _parse_words(text: str, keys: KeyMap, c: Constraints) -> bool:
         if chars:
             targets = named or [n for n, t in keys.params.items() if t.is_stringy()][:1]
             for n in targets:
-                key = f"val:{n}[]" if keys.params[n].kind == "list" else f"val:{n}"
+                key = f"val:{n}" + "[]" * keys.params[n].depth()  # the characters' key: `board[i][j]` too
                 c.alphabets[key] = chars
             found = bool(targets)
     flags = set()

@@ -152,14 +152,11 @@ class Drawer:
     def _bounds_now(self, key: str, fallback: tuple[float, float], integral: bool) -> tuple[float, float]:
         lo, hi = self.s.range(key, self.env, integral)
         seen = self.s.observed(key)
+        # unstated and not inferred (`Space._infer`: values keep the examples' sign, lengths their least)
         if lo is None:
             lo = min(seen) if seen else fallback[0]
-            if seen and lo > 0 and key.startswith("val:"):
-                lo = min(lo, fallback[0]) if fallback[0] >= 0 else lo
-        if hi is None:  # unstated: up to twice what the examples show (not more: sizes may be exponential)
+        if hi is None:  # up to twice what the examples show (not more: sizes may be exponential)
             hi = max(max(seen) * 2, 10) if seen else fallback[1]
-            if seen and key.startswith("val:") and max(seen) <= 1 and min(seen) >= 0:
-                hi = 1  # 0/1 flags and binary grids stay binary
         if hi < lo:
             hi = lo
         return lo, hi
@@ -236,7 +233,7 @@ class Drawer:
             mode = self.rng.choice(["min", "max"])
         if kind == "float":
             v = lo if mode == "min" else hi if mode == "max" else self.rng.uniform(lo, hi)
-            return round(v, 5)
+            return round(float(v), 5)  # a float parameter gets floats (`10.0`, not `10`) at its ends too
         lo, hi = int(lo), int(hi)
         if mode == "min":
             return lo
@@ -257,7 +254,7 @@ class Drawer:
         integral = kind == "int"
         lo, hi = self._bounds(key, INT_FALLBACK, integral)
         if mode in POOLED:
-            ends = (int(lo), int(hi)) if integral else (lo, hi)
+            ends = (int(lo), int(hi)) if integral else (float(lo), float(hi))
             return self._pattern(key, n, lambda: self._scalar(lo, hi, kind), ends)
         if integral and mode == "primes":
             pool = largest_primes(int(lo), int(hi), PRIME_POOL)
@@ -632,6 +629,8 @@ class Drawer:
         return self._columns[memo]
 
     def _fixed(self, key: str) -> bool:
+        if key in self.s.rectangular:
+            return True
         lo, hi = self.s.range(key, self.env)
         if lo is not None and lo == hi:
             return True
@@ -1083,7 +1082,7 @@ def _nudge(bounds: Drawer, key: str, value: Any, rng: random.Random) -> Any:
     if not choices:
         return None
     v = rng.choice(choices)
-    return int(v) if integral else v
+    return int(v) if integral else float(v)
 
 
 def example_values(space_sig: Signature, inputs: list[str]) -> list[list[Any]]:

@@ -7,15 +7,26 @@ bounds, alphabets, the flags (sorted, desc, distinct, permutation) and aggregate
 references (`1 <= m * n <= 10^5`, `sum(words[i].length) <= 3 * 10^5`). A generated input that
 breaks one is redrawn; a constraint the statement's own examples break was misread and is dropped
 when the space is built.
+
+Where the statement states nothing about a key, the space keeps to what its examples show
+(`Space._infer`, each recorded in `Space.inferred`), as constraints like the stated ones, so that
+generation and `violations` agree: a value keeps the examples' sign, a value seen as a few repeated
+choices (bases 2 and 3) stays among them, a length never falls below the least seen and a shape every
+example shares (pairs, single characters, rectangular grids) is kept. Without a Constraints section
+(HumanEval, MBPP), relations every example shows are kept too: equal (or offset) lengths, a scalar
+equal to or at most a parameter's length, a sorted list. A test whose input breaks an assumption
+every example honours fails correct solutions for no fault of theirs; narrowing costs less.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import operator
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import combinations
 from typing import Any
 
 from pipeline.testgen.constraints import (
@@ -192,6 +203,8 @@ class Space:
                                          r"|(input|graph|edges) (is|are) guaranteed to (be|form) a tree", statement, re.I))
         self.aggregates = parse_aggregates(self.c.lines, self.keys)
         self.dropped: list[str] = []
+        self.inferred: list[str] = []  # constraints read off the examples, as `key ... : why`
+        self.rectangular: set[str] = set()  # row-length keys (`len:grid[]`) whose rows are all one length
         self._keys = set(self.c.lower) | set(self.c.upper) | {k for pair in self.c.equal for k in pair}
         self._bounds: dict[str, tuple[list[Bound], list[Bound]]] = {}
         self._observed: dict[str, list[float]] = {}
@@ -201,6 +214,7 @@ class Space:
         words = {w for k in self._keys if k.startswith(("len:", "var:"))
                  for b in self.c.lower.get(k, []) + self.c.upper.get(k, []) for w in re.findall(r"[A-Za-z_]\w*", b.expr)}
         self.size_names = {n for n in sig.names if n in words}
+        self._infer()
 
     # --- bounds ---------------------------------------------------------------------------------------
     def all_keys(self) -> set[str]:
@@ -303,7 +317,8 @@ class Space:
     def violations(self, values: list[Any]) -> list[str]:
         env, obs = self.env_of(values)
         lookup = self.lookup_in(env)
-        bad = self._flag_violations(values) + self._aggregate_violations(values, lookup) + self._unequal(obs)
+        bad = (self._flag_violations(values) + self._aggregate_violations(values, lookup) + self._unequal(obs)
+               + self._ragged(values))
         keys = set(obs.numbers) | {self.groups.find(k) for k in env}
         for key in sorted(self.all_keys()):
             nums = list(obs.numbers.get(key, []))
@@ -344,6 +359,15 @@ class Space:
                 if root != key or self.groups.members(key, self._keys) != [key]:
                     seen[root].update(nums)
         return [f"{root} equal {sorted(vals)[:2]}" for root, vals in sorted(seen.items()) if len(vals) > 1]
+
+    def _ragged(self, values: list[Any]) -> list[str]:
+        by_name = dict(zip(self.sig.names, values, strict=False))
+        bad = []
+        for key in sorted(self.rectangular):
+            rows = by_name.get(key[4:-2])
+            if isinstance(rows, list) and len({len(r) for r in rows if isinstance(r, (list, str))}) > 1:
+                bad.append(f"{key} rectangular")
+        return bad
 
     def _flag_violations(self, values: list[Any]) -> list[str]:
         by_name = dict(zip(self.sig.names, values, strict=False))
@@ -408,6 +432,197 @@ class Space:
                 table[key] = [b for b in table.get(key, []) if b.expr != expr]
                 if len(table[key]) != before:
                     self.dropped.append(f"{side} bound {expr} of {key}")
+
+    # --- what the examples show, where the statement says nothing -----------------------------------
+    def _infer(self) -> None:
+        """Constraints read off the examples for what the statement leaves unstated. Per key, always:
+        a value's sign and choices, a length's least value and shape, a string's characters
+        (`_infer_values`, `_infer_lengths`, `_infer_alphabets`). Between parameters only without a
+        Constraints section, which where present is taken as the whole list of relations (a
+        LeetCode statement's maxima and relations are kept exactly): `_infer_relations`."""
+        if not self.c.section and len(self.examples) >= 2:
+            self._infer_relations()
+        self._infer_lengths()
+        self._infer_values()
+        self._infer_alphabets()
+        self._keys = set(self.c.lower) | set(self.c.upper) | {k for pair in self.c.equal for k in pair}
+        self._bounds.clear()
+        self._observed.clear()
+
+    def _stated(self, key: str) -> bool:
+        """Some constraint (stated, or inferred before) bounds `key` or makes it equal to another."""
+        lows, highs = self.bounds(key)
+        return bool(lows or highs) or len(self.groups.members(key, self._keys)) > 1
+
+    def _add(self, key: str, side: str, expr: str, why: str, strict: bool = False) -> None:
+        (self.c.lower if side == "lower" else self.c.upper)[key].append(Bound(expr, strict))
+        self._keys.add(key)
+        self._bounds.clear()
+        self.inferred.append(f"{key} {'>' if side == 'lower' else '<'}{'' if strict else '='} {expr}: {why}")
+
+    def _equate(self, a: str, b: str, why: str) -> None:
+        self.c.equal.append((a, b))
+        self.groups.union(a, b)
+        self._keys |= {a, b}
+        self._bounds.clear()
+        self.inferred.append(f"{a} == {b}: {why}")
+
+    def _infer_values(self) -> None:
+        """A number key's range where nothing states one: the examples' sign (all positive: >= 1;
+        non-negative: >= 0; none positive: <= 0 or < 0), the unit interval where every value lies in
+        it (0/1 flags, probabilities), and exactly the values' span where they are a few choices seen
+        repeatedly (bases 2 and 3 in six examples). Above, positive values still grow (to twice the
+        largest, in the generator); sizes are `_infer_lengths`'."""
+        for key, nums in sorted(self.seen.numbers.items()):
+            if not key.startswith("val:") or re.search(r"\[\d+\]$", key) or not nums:
+                continue  # grid columns (`val:flights[][2]`) share their cells' key
+            if len(self.groups.members(key, self._keys)) > 1:
+                continue  # equal to a length: that length's bounds hold it
+            if key.endswith("[][]") and any(re.fullmatch(re.escape(key[:-2]) + r"\[\d+\]", k) for k in self._keys):
+                continue  # cells whose columns the statement bounds (`points[i] = [xi, yi]`): those hold them
+            lows, highs = self.bounds(key)
+            low, high, why = _value_range(nums, scalar="[" not in key)
+            if not lows and low is not None:
+                self._add(key, "lower", repr(low), why)
+            if not highs and high is not None:
+                self._add(key, "upper", repr(high), why)
+
+    def _infer_lengths(self) -> None:
+        """A length where nothing states one is at least the least the examples show; a
+        parameter's length every example shares, up to SHAPE_LENGTH (a pair, one character), and a
+        row length every row of every example shares (more than two rows seen) is fixed at it."""
+        for key, nums in sorted(self.seen.numbers.items()):
+            if not key.startswith("len:") or not nums or self.bounds(key) != ([], []):
+                continue
+            least = int(min(nums))
+            if least >= 1:
+                self._add(key, "lower", str(least), "no example is shorter")
+            rows = "[" in key[4:]
+            if len(set(nums)) == 1 and (len(nums) > 2 if rows else (len(nums) >= 2 and least <= SHAPE_LENGTH)):
+                self._add(key, "upper", str(least), f"every example's is {least}")
+
+    def _infer_alphabets(self) -> None:
+        for key, chars in sorted(self.seen.chars.items()):
+            if chars and key not in self.c.alphabets:
+                self.c.alphabets[key] = "".join(sorted(chars))
+                self.inferred.append(f"{key} alphabet {self.c.alphabets[key]!r}: the examples' characters")
+
+    def _infer_relations(self) -> None:
+        """Relations every example shows (two or more examples): lengths equal or a constant apart
+        (`string_xor(a, b)`), an integer equal to a length (`f(arr, n)` with `n == len(arr)`) or
+        at most one (`k <= len(arr)`), a list sorted either way, a grid's rows all one length
+        (square where rows == columns)."""
+        sizes = self._example_lengths()
+        for a, b in combinations(sizes, 2):
+            self._relate_lengths(a, b, sizes[a], sizes[b])
+        for name, typ in self.types.items():
+            if typ.kind == "int":
+                self._relate_to_lengths(name, sizes)
+            elif typ.kind == "list" and typ.inner is not None and typ.inner.kind in ("int", "float", "str"):
+                self._infer_order(name)
+            elif typ.kind == "list" and typ.inner is not None and typ.inner.kind == "list":
+                self._infer_rectangular(name)
+
+    def _example_lengths(self) -> dict[str, list[int]]:
+        """Per string or list parameter (`len:name`), its length in every example (left out where
+        an example has no such value)."""
+        out = {}
+        for i, (name, typ) in enumerate(zip(self.sig.names, self.sig.types, strict=True)):
+            got = [ex[i] for ex in self.examples if len(ex) > i]
+            if typ.kind in ("str", "list") and got and all(isinstance(v, (str, list)) for v in got):
+                out[f"len:{name}"] = [len(v) for v in got]
+        return out
+
+    def _relate_lengths(self, a: str, b: str, la: list[int], lb: list[int]) -> None:
+        if len(set(la)) < 2 or self.groups.find(a) == self.groups.find(b) or self._stated(a) or self._stated(b):
+            return  # a length that never changes says nothing about another (its shape is `_infer_lengths`')
+        gaps = {x - y for x, y in zip(la, lb, strict=True)}
+        if len(gaps) != 1:
+            return
+        gap = gaps.pop()
+        if gap == 0:
+            self._equate(a, b, "equal in every example")
+            return
+        expr = f"{b[4:]}.length {'+' if gap > 0 else '-'} {abs(gap)}"
+        for side in ("lower", "upper"):
+            self._add(a, side, expr, f"{gap:+d} in every example")
+
+    def _relate_to_lengths(self, name: str, sizes: dict[str, list[int]]) -> None:
+        key = f"val:{name}"
+        i = self.sig.names.index(name)
+        vals = [ex[i] for ex in self.examples if len(ex) > i]
+        if self._stated(key) or not vals or not all(type(v) is int for v in vals):
+            return
+        for size, lengths in sizes.items():
+            if len(set(lengths)) >= 2 and vals == lengths:
+                self._equate(key, size, "equal in every example")
+                return
+        for size, lengths in sizes.items():
+            if len(lengths) == len(vals) and all(0 <= v <= n for v, n in zip(vals, lengths, strict=True)):
+                strict = all(v < n for v, n in zip(vals, lengths, strict=True))
+                self._add(key, "upper", f"{size[4:]}.length", "within it in every example", strict)
+
+    def _infer_order(self, name: str) -> None:
+        """Sorted (or descending) where no example breaks the order and it shows: at least three
+        steps in that direction, over at least two examples."""
+        key = f"val:{name}"
+        if self.c.flags.get(key):
+            return
+        i = self.sig.names.index(name)
+        lists = [ex[i] for ex in self.examples if len(ex) > i and isinstance(ex[i], list)]
+        for flag, step in (("sorted", operator.lt), ("desc", operator.gt)):
+            try:
+                broken = any(step(b, a) for v in lists for a, b in zip(v, v[1:]))
+                steps = [sum(step(a, b) for a, b in zip(v, v[1:])) for v in lists]
+            except TypeError:  # items that do not compare: no order
+                return
+            if not broken and sum(steps) >= 3 and sum(s > 0 for s in steps) >= 2:
+                self.c.flags[key].add(flag)
+                self.inferred.append(f"{key} flag {flag}: every example is")
+                return
+
+    def _infer_rectangular(self, name: str) -> None:
+        key = f"len:{name}[]"
+        i = self.sig.names.index(name)
+        grids = [ex[i] for ex in self.examples if len(ex) > i and isinstance(ex[i], list) and len(ex[i]) >= 2]
+        if self._stated(key) or len(grids) < 2 or not all(isinstance(r, list) for g in grids for r in g):
+            return
+        if not all(len({len(r) for r in g}) == 1 for g in grids):
+            return
+        self.rectangular.add(key)
+        self.inferred.append(f"{key} rectangular: every example's rows are one length")
+        if all(len(g) == len(g[0]) for g in grids) and len({len(g) for g in grids}) >= 2:
+            self._equate(f"len:{name}", key, "square in every example")
+
+
+CATEGORY_SEEN = 4  # at least this many observations ...
+CATEGORY_DISTINCT = 3  # ... of at most this many distinct values, some repeated: the key's only choices
+SHAPE_LENGTH = 3  # a length every example shares, up to this, is the parameter's shape (a pair, a character)
+
+
+def _value_range(nums: list[float], scalar: bool) -> tuple[float | None, float | None, str]:
+    """(lower, upper, why) for a number key the statement does not bound; None: no bound that side.
+    Only a scalar is held to a few repeated choices: list items and grid cells show many values
+    each, so a few distinct ones among them say less (binary ones stay binary by the unit interval)."""
+    lo, hi, distinct = min(nums), max(nums), len(set(nums))
+    if scalar and len(nums) >= CATEGORY_SEEN and distinct <= CATEGORY_DISTINCT and distinct < len(nums):
+        return lo, hi, f"the examples show only {sorted(set(nums))} ({len(nums)} times)"
+    integral = all(type(x) is int for x in nums)
+    if lo >= 1 and integral:
+        low, why = 1, "every example's is positive"
+    elif lo > 0:
+        low, why = lo, "every example's is positive"
+    elif lo == 0:
+        low, why = 0, "every example's is non-negative"
+    else:
+        low, why = None, "some example's is negative"
+    if (lo == 0 or not integral) and 0 <= lo and hi <= 1:  # 0/1 flags, probabilities (not a 1 seen alone)
+        return low, 1, "every example's lies in [0, 1]"
+    if hi < 0:
+        return low, (-1 if integral else hi), "every example's is negative"
+    if hi == 0:
+        return low, 0, "no example's is positive"
+    return low, None, why
 
 
 def _no_lookup(ref: str):

@@ -59,7 +59,7 @@ from pipeline.testgen.stdio import (
 from pipeline.testgen.types import Unsupported, signature_of
 
 STAGE = "testgen"
-VERSION = "3"  # bump when generation changes: cached results of older versions are not reused
+VERSION = "4"  # bump when generation changes: cached results of older versions are not reused
 
 
 @dataclass
@@ -227,6 +227,7 @@ def _functional_candidates(w: _Work, cfg: TestgenConfig) -> None:
     w.info["constraints_parsed"] = len(w.space.c.lines) - len(w.space.c.unparsed)
     w.info["constraints_unparsed"] = len(w.space.c.unparsed)
     w.info["bounds_dropped_by_examples"] = w.space.dropped
+    w.info["inferred_from_examples"] = w.space.inferred  # what the examples were taken to show (no stated bound)
     count = int(w.need * cfg.overgenerate) + 2
     skipped: Counter[str] = Counter()  # plans that gave no input (a draw breaking a constraint is redrawn)
     w.candidates = generate_inputs(w.space, p.id, count, seed=cfg.seed, max_elements=cfg.max_elements,
