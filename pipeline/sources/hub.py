@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.sources import apps_folders, hub_rows
+from pipeline.sources import apps_folders, cf_submissions, hub_rows
 from pipeline.sources.base import (
     RECORD_ERRORS,
     Item,
@@ -65,6 +65,15 @@ class Options:
     max_wrong_solutions: int = field(default=4, metadata={
         "help": "Known-wrong solutions kept per language (code_contests incorrect_solutions)."})
     include_generated: bool = field(default=True, metadata={"help": "Keep generated tests (code_contests)."})
+    submissions: str | None = field(default=None, metadata={
+        "help": "open-r1-codeforces only: local parquet/jsonl file or folder in open-r1/codeforces-submissions' "
+                "layout. Verdict OK (Python 3 / C++) -> reference_solutions; WRONG_ANSWER, TIME_LIMIT_EXCEEDED, "
+                "RUNTIME_ERROR, MEMORY_LIMIT_EXCEEDED, CHALLENGED -> wrong_solutions; other rows are counted "
+                "in the source's `skipped`. Matched by `{contest_id}/{index}`; meta.submissions says what came."})
+    max_accepted_submissions: int = field(default=4, metadata={
+        "help": "Accepted submissions attached per problem (with `submissions`)."})
+    max_wrong_submissions: int = field(default=8, metadata={
+        "help": "Wrong submissions attached per problem (with `submissions`)."})
 
 
 def read(opts: Options, ctx: SourceContext) -> Iterator[Item]:
@@ -75,16 +84,34 @@ def read(opts: Options, ctx: SourceContext) -> Iterator[Item]:
         rows = local_rows(Path(opts.path), opts.streaming)
     else:
         rows = _guarded(lambda: load_rows(opts), {"dataset": opts.dataset, "path": opts.path})
-    for row in rows:
-        if isinstance(row, Reject):
-            yield row
-            continue
-        try:
-            yield mapper(row, ctx.name, opts)
-        except hub_rows.RowError as e:
-            yield Reject(e.code, str(e), jsonable(row), e.id)
-        except RECORD_ERRORS as e:  # an unexpected shape in one row must not end the source
-            yield Reject("bad_record", f"{type(e).__name__}: {e}", jsonable(row))
+    submissions = _submission_index(opts, ctx)
+    try:
+        for row in rows:
+            if isinstance(row, Reject):
+                yield row
+                continue
+            try:
+                problem = mapper(row, ctx.name, opts)
+            except hub_rows.RowError as e:
+                yield Reject(e.code, str(e), jsonable(row), e.id)
+            except RECORD_ERRORS as e:  # an unexpected shape in one row must not end the source
+                yield Reject("bad_record", f"{type(e).__name__}: {e}", jsonable(row))
+            else:
+                key = cf_submissions.problem_key(row.get("contest_id"), row.get("index"))
+                yield submissions.attach(problem, key) if submissions is not None else problem
+    finally:  # also when the caller stops early: what was indexed and never attached is counted
+        if submissions is not None:
+            submissions.count_unclaimed()
+
+
+def _submission_index(opts: Options, ctx: SourceContext) -> cf_submissions.SubmissionIndex | None:
+    if not opts.submissions:
+        return None
+    if opts.adapter != "open-r1-codeforces":
+        raise SourceError(f"`submissions` is for the open-r1-codeforces adapter, not {opts.adapter!r}")
+    wanted = cf_submissions.wanted_keys(Path(opts.path)) if opts.path else None
+    return cf_submissions.build_index(Path(opts.submissions), ctx, max_accepted=opts.max_accepted_submissions,
+                                      max_wrong=opts.max_wrong_submissions, wanted=wanted)
 
 
 def _guarded(load, where: dict[str, Any]) -> Iterator[dict | Reject]:
@@ -118,7 +145,7 @@ def local_rows(path: Path, streaming: bool = True) -> Iterator[dict | Reject]:
     each one accounted for (a reject per row it still held where the file says how many)."""
     import datasets
 
-    for f in _local_files(path):
+    for f in local_files(path):
         if f.suffix == ".parquet":
             yield from _parquet_rows(f)
         elif f.suffix in (".jsonl", ".gz"):  # line by line: a bad line is that line's reject only
@@ -233,7 +260,7 @@ def script_fix(dataset: str | None, error: BaseException, opts: Options) -> str:
             "or download the files and point `path` at them.")
 
 
-def _local_files(path: Path) -> list[Path]:
+def local_files(path: Path) -> list[Path]:
     if path.is_dir():
         files = sorted(f for f in path.rglob("*") if f.is_file() and f.suffix in BUILDERS)
     elif path.is_file():
