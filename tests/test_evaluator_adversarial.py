@@ -66,8 +66,10 @@ def leftover_processes() -> list[str]:
     return [line for pid, line in found if _descends_from_us(parents, pid)]
 
 
-def settled_leftovers(timeout_s: float = 3.0) -> list[str]:
-    """leftover_processes() once it settles: a judge of an earlier Evaluator may still be exiting."""
+def settled_leftovers(timeout_s: float = 30.0) -> list[str]:
+    """leftover_processes() once it settles: a judge of an earlier Evaluator may still be exiting
+    (returns as soon as none is left; the bound is generous because a loaded machine, with another
+    test suite beside this one, can take seconds to finish a SIGKILLed sandbox off)."""
     deadline = time.monotonic() + timeout_s
     found = leftover_processes()
     while found and time.monotonic() < deadline:

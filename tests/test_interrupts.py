@@ -72,6 +72,17 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
+def descendants_one_level(pid: int) -> list[int]:
+    out = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                out += [int(x) for x in f.read().split()]
+        except OSError:
+            continue
+    return out
+
+
 def _pid_namespace(pid: int | str) -> str | None:
     try:
         return os.readlink(f"/proc/{pid}/ns/pid")
@@ -84,10 +95,18 @@ class Judges:
     it runs; `survivors` lists those still alive later (a zombie is dead, only not yet reaped), and
     every live process of the judges' PID namespaces, including programs started after the record."""
 
-    def __init__(self, stage_pid: int):
-        self.procs = {p: st for p in descendants(stage_pid) if (st := _stat(p)) is not None}
+    def __init__(self, stage_pid: int, roots: list[int] | None = None):
+        pids = descendants(stage_pid) if roots is None else [p for r in roots for p in [r, *descendants(r)]]
+        self.procs = {p: st for p in pids if (st := _stat(p)) is not None}
         own = _pid_namespace("self")
         self.namespaces = {ns for p in self.procs if (ns := _pid_namespace(p)) not in (None, own)}
+
+    @classmethod
+    def started_since(cls, children_before: set[int]) -> Judges:
+        """The processes below the children this (pytest) process started since `children_before`:
+        an in-process test shares pytest with other tests' judges and a session Ray cluster (whose
+        workers come and go), none of them this test's."""
+        return cls(os.getpid(), roots=sorted(set(descendants_one_level(os.getpid())) - children_before))
 
     def survivors(self, grace_s: float = 5.0) -> list[int]:
         """The processes still alive `grace_s` after the call at the latest (a SIGKILL takes effect
@@ -309,20 +328,21 @@ def test_close_kills_work_a_caller_abandoned():
     wait for its jobs: they are killed."""
     slow, slow_sub = _burner("slow", 90.0)
     fast, fast_sub = _burner("fast", 0.0)
+    before = set(descendants_one_level(os.getpid()))
     ev = Evaluator(workers=2)
-    judges = Judges(os.getpid())
     verdicts = ev.evaluate([slow, fast], [slow_sub, fast_sub], progress=False)
     assert next(verdicts).submission_id == "fast"  # the slow one still runs
-    running = Judges(os.getpid())
+    running = Judges.started_since(before)
     start = time.monotonic()
     ev.close()
     assert time.monotonic() - start < STOPPED_WITHIN_S
-    assert set(running.procs) - set(judges.procs) and running.survivors() == []
+    assert running.procs and running.survivors() == []
     verdicts.close()
 
 
 def test_interrupt_kills_the_judges_and_the_calls_in_progress_raise():
     slow, slow_sub = _burner("slow", 90.0)
+    before = set(descendants_one_level(os.getpid()))
     with Evaluator(workers=1) as ev:
         baseline = len(descendants(os.getpid()))
         errors: list[BaseException] = []
@@ -336,7 +356,7 @@ def test_interrupt_kills_the_judges_and_the_calls_in_progress_raise():
         caller = threading.Thread(target=call)
         caller.start()
         _wait_for_program(baseline)
-        judges = Judges(os.getpid())
+        judges = Judges.started_since(before)
         start = time.monotonic()
         ev.interrupt()
         caller.join(STOPPED_WITHIN_S)
