@@ -134,6 +134,7 @@ class SourceStats:
     skipped: dict[str, int] = field(default_factory=dict)
     error: str | None = None
     http: dict[str, int] | None = None
+    origin: dict[str, Any] | None = None  # what was read: local files and sizes, or a dataset's revision
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -228,6 +229,7 @@ def run_sources(cfg: ScrapeConfig, rejects: RejectsWriter, *, since: str | None 
                 stats.http = dict(client.stats)
                 client.close()
         stats.skipped = dict(ctx.skipped)
+        stats.origin = {**local_origin(entry.options), **ctx.origin} or None
         if stats.kept + stats.rejected != stats.read:  # a bug, never bad input
             raise RuntimeError(f"scrape accounting is off for source {entry.name!r}: {stats.to_dict()}")
     total = StageStats(unit="problems", read=sum(s.read for s in per_source.values()),
@@ -237,6 +239,16 @@ def run_sources(cfg: ScrapeConfig, rejects: RejectsWriter, *, since: str | None 
         for code, n in s.rejected_by_reason.items():
             total.reject(code, n)
     return collector.problems, total
+
+
+def local_origin(options: Any) -> dict[str, Any]:
+    """A local source's files and their sizes (what this run read; DVC hashes the same paths)."""
+    path = getattr(options, "path", None)
+    if not isinstance(path, (str, Path)) or not str(path) or not Path(path).exists():
+        return {}
+    root = Path(path)
+    files = sorted(f for f in (root.rglob("*") if root.is_dir() else [root]) if f.is_file())
+    return {"path": str(path), "files": len(files), "bytes": sum(f.stat().st_size for f in files)}
 
 
 def local_paths(cfg: ScrapeConfig) -> dict[str, str]:

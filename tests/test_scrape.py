@@ -48,9 +48,10 @@ def test_run_scrape_accounts_for_every_record(tmp_path):
     for name, s in stats["sources"].items():
         assert s["kept"] + s["rejected"] == s["read"], name
         assert sum(s["rejected_by_reason"].values()) == s["rejected"], name
-    assert stats["sources"]["seed"] == {"kind": "jsonl", "read": 7, "kept": 3, "rejected": 4, "error": None,
-                                        "rejected_by_reason": {"bad_json": 2, "invalid_problem": 2},
-                                        "skipped": {}, "http": None}
+    seed = stats["sources"]["seed"]
+    assert seed.pop("origin") == {"path": str(FIX / "seed.jsonl"), "files": 1, "bytes": (FIX / "seed.jsonl").stat().st_size}
+    assert seed == {"kind": "jsonl", "read": 7, "kept": 3, "rejected": 4, "error": None,
+                    "rejected_by_reason": {"bad_json": 2, "invalid_problem": 2}, "skipped": {}, "http": None}
     extra_stats = stats["sources"]["extra"]
     assert extra_stats["read"] == 3 and extra_stats["rejected_by_reason"] == {"duplicate_id": 3}
     dup_reasons = [r["reason"] for r in rejects if "duplicate_id" in r["reason"]]

@@ -198,3 +198,45 @@ def test_a_folder_mixing_subsets_reads_every_row_of_every_file(tmp_path):
 def test_unknown_adapter():
     with pytest.raises(SourceError, match="unknown hub adapter"):
         run("x", adapter="nope", path="whatever")
+
+
+def test_a_remote_source_records_the_revision_it_read(monkeypatch, tmp_path):
+    """A rerun must be able to say what it read: the dataset, the revision asked for and the commit
+    it pointed at (asked of the Hub's API; where the Hub cannot be asked, why not)."""
+    import datasets
+    import huggingface_hub
+
+    from pipeline.io import RejectsWriter
+    from pipeline.scrape import ScrapeConfig, run_sources
+
+    class Info:
+        sha = "0123abcd" * 5
+
+    rows = [{"problem": "stdin problem", "tests": json.dumps([{"type": "stdin_stdout", "input": "1\n", "output": "1\n"}]),
+             "metadata": "{}"}]
+    monkeypatch.setattr(datasets, "load_dataset", lambda *a, **k: iter(rows))
+    monkeypatch.setattr(huggingface_hub.HfApi, "dataset_info", lambda self, repo, revision=None, timeout=None: Info())
+    cfg = ScrapeConfig(sources=[{"name": "dc", "kind": "hub", "adapter": "deepcoder", "config": "lcbv5"}])
+    _problems, stats = run_sources(cfg, RejectsWriter(tmp_path / "r1.jsonl", "scrape"), progress=False)
+    origin = stats.figures["sources"]["dc"]["origin"]
+    assert origin["dataset"] == "agentica-org/DeepCoder-Preview-Dataset" and origin["config"] == "lcbv5"
+    assert origin["resolved_revision"] == Info.sha and origin["revision"] is None
+
+    def offline(self, repo, revision=None, timeout=None):
+        raise OSError("Hub unreachable")
+
+    monkeypatch.setattr(huggingface_hub.HfApi, "dataset_info", offline)
+    _problems, stats = run_sources(cfg, RejectsWriter(tmp_path / "r2.jsonl", "scrape"), progress=False)
+    origin = stats.figures["sources"]["dc"]["origin"]
+    assert origin["resolved_revision"] is None and "Hub unreachable" in origin["resolve_error"]
+
+
+def test_a_local_source_records_its_files_and_bytes(tmp_path):
+    from pipeline.io import RejectsWriter
+    from pipeline.scrape import ScrapeConfig, run_sources
+
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps({"problem": "p", "tests": "[]"}) + "\n")
+    cfg = ScrapeConfig(sources=[{"name": "dc", "kind": "hub", "adapter": "deepcoder", "path": str(path)}])
+    _problems, stats = run_sources(cfg, RejectsWriter(tmp_path / "r.jsonl", "scrape"), progress=False)
+    assert stats.figures["sources"]["dc"]["origin"] == {"path": str(path), "files": 1, "bytes": path.stat().st_size}

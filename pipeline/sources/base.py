@@ -30,6 +30,7 @@ class SourceContext:
     since: dt.date | None = None
     http_factory: Callable[[], Any] | None = None
     skipped: Counter = field(default_factory=Counter)  # listing entries filtered before being read
+    origin: dict[str, Any] = field(default_factory=dict)  # what was read: remote dataset and revision
     _http: Any = None
 
     @property

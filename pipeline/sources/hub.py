@@ -83,6 +83,11 @@ def read(opts: Options, ctx: SourceContext) -> Iterator[Item]:
     if opts.path and not (opts.adapter == "apps" and apps_folders.is_folder_layout(Path(opts.path))):
         rows = local_rows(Path(opts.path), opts.streaming)
     else:
+        if not opts.path:  # a rerun must be able to say which revision it read
+            dataset = opts.dataset or DEFAULT_DATASETS.get(opts.adapter)
+            ctx.origin.update({"dataset": dataset, "config": opts.config, "split": opts.split,
+                               "data_files": opts.data_files, "revision": opts.revision,
+                               **resolve_revision(dataset, opts.revision)})
         rows = _guarded(lambda: load_rows(opts), {"dataset": opts.dataset, "path": opts.path})
     submissions = _submission_index(opts, ctx)
     try:
@@ -112,6 +117,19 @@ def _submission_index(opts: Options, ctx: SourceContext) -> cf_submissions.Submi
     wanted = cf_submissions.wanted_keys(Path(opts.path)) if opts.path else None
     return cf_submissions.build_index(Path(opts.submissions), ctx, max_accepted=opts.max_accepted_submissions,
                                       max_wrong=opts.max_wrong_submissions, wanted=wanted)
+
+
+def resolve_revision(dataset: str | None, revision: str | None) -> dict[str, Any]:
+    """The commit a Hub dataset's revision (a branch, a tag, or None: main) points at now, from the
+    Hub's API; where the Hub cannot be asked (offline, private), why not."""
+    if not dataset:
+        return {}
+    try:
+        from huggingface_hub import HfApi
+
+        return {"resolved_revision": HfApi().dataset_info(dataset, revision=revision, timeout=10).sha}
+    except Exception as e:  # noqa: BLE001 - recording provenance must not end the source
+        return {"resolved_revision": None, "resolve_error": f"{type(e).__name__}: {str(e)[:200]}"}
 
 
 def _guarded(load, where: dict[str, Any]) -> Iterator[dict | Reject]:
