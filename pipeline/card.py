@@ -18,6 +18,7 @@ import yaml
 
 from pipeline import strength
 from pipeline.config import settings_record
+from pipeline.params import load_yaml
 
 SHARD_PATTERN = "data/train-*"
 # Upstream stage -> its output folder under the data directory (in pipeline order).
@@ -41,7 +42,7 @@ def upstream_records(data_dir: str | Path, params_path: str | Path) -> tuple[dic
     """({stage: figures or None}, {stage: settings}) of the upstream stages."""
     data_dir = Path(data_dir)
     params_path = Path(params_path)
-    all_params = (yaml.safe_load(params_path.read_text()) if params_path.is_file() else None) or {}
+    all_params = (load_yaml(params_path.read_text()) if params_path.is_file() else None) or {}  # YAML 1.2, as every reader
     figures, settings = {}, {}
     for stage, folder in UPSTREAM.items():
         st = _read_json(data_dir / folder / "stats.json")
