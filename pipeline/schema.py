@@ -27,7 +27,10 @@ from typing import Any
 
 STYLES = ("stdio", "functional")
 TEST_KINDS = ("public", "private", "generated")
-CHECKER_KINDS = ("exact", "tokens", "float", "program")
+# "interactor": a program that talks with the submission over two pipes and gives the verdict
+# (Kattis interactive output validators, testlib interactors); "program": a checker of one output.
+CHECKER_KINDS = ("exact", "tokens", "float", "program", "interactor")
+PROGRAM_KINDS = ("program", "interactor")
 LANGUAGES = ("python", "cpp")
 CHECKER_PROTOCOLS = ("kattis", "testlib")
 # Known-wrong solutions shipped by a source (Kattis `submissions/wrong_answer`, ...,
@@ -48,7 +51,7 @@ def _arrow_types() -> dict[str, Any]:
     import pyarrow as pa
 
     TEST_CASE_TYPE = pa.struct(
-        [("input", pa.string()), ("output", pa.string()), ("kind", pa.string())]
+        [("input", pa.string()), ("output", pa.string()), ("kind", pa.string()), ("group", pa.string())]
     )
     CHECKER_TYPE = pa.struct(
         [
@@ -124,6 +127,10 @@ class TestCase:
     input: str
     output: str
     kind: str = "public"
+    # The test group it belongs to where the source groups its tests (Kattis `data/secret/<group>`,
+    # a Code Jam test set): "sample", "secret/subtask1", ...; the groups' points and ranges are in
+    # meta["test_groups"]. A problem is solved only when every test of every group passes.
+    group: str | None = None
 
     __test__ = False  # not a pytest test class
 
@@ -139,7 +146,7 @@ class Checker:
     unordered: bool = False  # order-insensitive at the outermost level only (items / lines); see evaluator/verdict/compare.py
     program: str | None = None  # source of a checker program (kind == "program")
     language: str | None = None  # python | cpp, for the checker program
-    protocol: str | None = None  # kattis | testlib, for the checker program
+    protocol: str | None = None  # kattis | testlib, for the checker program or interactor
 
 
 @dataclass
@@ -287,6 +294,8 @@ def validate_problem(d: Any) -> list[str]:
             for key in ("input", "output"):
                 if not isinstance(t.get(key), str):
                     errs.append(f"tests[{i}].{key}: expected a string, got {type(t.get(key)).__name__}")
+            if t.get("group") is not None and not isinstance(t.get("group"), str):
+                errs.append(f"tests[{i}].group: expected a string, got {type(t.get('group')).__name__}")
             if t.get("kind", "public") not in TEST_KINDS:
                 errs.append(f"tests[{i}].kind: must be one of {list(TEST_KINDS)}, got {t.get('kind')!r}")
             if style == "functional" and isinstance(t.get("input"), str) and isinstance(t.get("output"), str):
@@ -304,9 +313,9 @@ def validate_problem(d: Any) -> list[str]:
                 v = checker.get(tol)
                 if v is not None and (not isinstance(v, (int, float)) or v < 0):
                     errs.append(f"checker.{tol}: must be a non-negative number, got {v!r}")
-            if kind == "program":
+            if kind in PROGRAM_KINDS:
                 if not isinstance(checker.get("program"), str) or not checker["program"].strip():
-                    errs.append("checker.program: required when checker.kind is 'program'")
+                    errs.append(f"checker.program: required when checker.kind is {kind!r}")
                 if checker.get("language") not in LANGUAGES:
                     errs.append(f"checker.language: must be one of {list(LANGUAGES)}, got {checker.get('language')!r}")
                 if checker.get("protocol", "kattis") not in CHECKER_PROTOCOLS:

@@ -71,7 +71,7 @@ def test_program_checker_needs_source_and_language():
     assert any(e.startswith("checker.program") for e in errs)
     assert any(e.startswith("checker.language") for e in errs)
     errs = validate_problem(good_record(checker={"kind": "fuzzy"}))
-    assert errs == ["checker.kind: must be one of ['exact', 'tokens', 'float', 'program'], got 'fuzzy'"]
+    assert errs == ["checker.kind: must be one of ['exact', 'tokens', 'float', 'program', 'interactor'], got 'fuzzy'"]
 
 
 def test_non_object_record():

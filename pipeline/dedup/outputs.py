@@ -61,7 +61,7 @@ def output_schema(input_schema: pa.Schema) -> pa.Schema:
 
 
 def _merge(tests: list[dict], c: Cluster, scan: Scanner, lent: dict[int, list[TestCase]]) -> list[dict]:
-    base = [TestCase(t["input"], t["output"], t.get("kind") or "public") for t in tests]
+    base = [TestCase(t["input"], t["output"], t.get("kind") or "public", t.get("group")) for t in tests]
     for lender in c.lenders:
         added = union_tests(base, lent[scan.row_of_node[lender]])
         if added is None:

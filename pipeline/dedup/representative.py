@@ -169,5 +169,5 @@ def union_tests(base: list[TestCase], extra: list[TestCase]) -> list[TestCase] |
                 return None
             continue
         seen[key] = out
-        added.append(TestCase(input=t.input, output=t.output, kind=t.kind))
+        added.append(TestCase(input=t.input, output=t.output, kind=t.kind, group=t.group))
     return added

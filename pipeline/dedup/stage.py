@@ -80,7 +80,7 @@ def _gather_tests(files: list[Path], rows: set[int], cfg: DedupConfig) -> dict[i
     for batch in iter_batches(files, cfg.batch_size, columns=["tests"]):
         for i, t in enumerate(batch.column("tests").to_pylist()):
             if row + i in rows:
-                tests[row + i] = [TestCase(x["input"], x["output"], x.get("kind") or "public") for x in t or []]
+                tests[row + i] = [TestCase(x["input"], x["output"], x.get("kind") or "public", x.get("group")) for x in t or []]
         row += len(batch)
     return tests
 
