@@ -32,6 +32,10 @@ TEST_KINDS = ("public", "private", "generated")
 CHECKER_KINDS = ("exact", "tokens", "float", "program", "interactor")
 PROGRAM_KINDS = ("program", "interactor")
 LANGUAGES = ("python", "cpp")
+# A checker or interactor may also be a program directory as the Kattis format gives it (several
+# source files, or `build` + `run` scripts): language "bundle", program = its files as JSON
+# (pipeline/evaluator/verdict/bundle.py).
+CHECKER_LANGUAGES = (*LANGUAGES, "bundle")
 CHECKER_PROTOCOLS = ("kattis", "testlib")
 # Known-wrong solutions shipped by a source (Kattis `submissions/wrong_answer`, ...,
 # CodeContests `incorrect_solutions`): validate runs them to measure how strong the tests are.
@@ -145,7 +149,7 @@ class Checker:
     case_sensitive: bool = True
     unordered: bool = False  # order-insensitive at the outermost level only (items / lines); see evaluator/verdict/compare.py
     program: str | None = None  # source of a checker program (kind == "program")
-    language: str | None = None  # python | cpp, for the checker program
+    language: str | None = None  # python | cpp | bundle, for the checker program
     protocol: str | None = None  # kattis | testlib, for the checker program or interactor
 
 
@@ -316,8 +320,9 @@ def validate_problem(d: Any) -> list[str]:
             if kind in PROGRAM_KINDS:
                 if not isinstance(checker.get("program"), str) or not checker["program"].strip():
                     errs.append(f"checker.program: required when checker.kind is {kind!r}")
-                if checker.get("language") not in LANGUAGES:
-                    errs.append(f"checker.language: must be one of {list(LANGUAGES)}, got {checker.get('language')!r}")
+                if checker.get("language") not in CHECKER_LANGUAGES:
+                    errs.append(f"checker.language: must be one of {list(CHECKER_LANGUAGES)}, "
+                                f"got {checker.get('language')!r}")
                 if checker.get("protocol", "kattis") not in CHECKER_PROTOCOLS:
                     errs.append(f"checker.protocol: must be one of {list(CHECKER_PROTOCOLS)}, got {checker.get('protocol')!r}")
 
