@@ -2,8 +2,13 @@
 
 Steps (one function each, in `validate_problems` order):
 
-1. `set_aside`: interactive problems and any-answer problems without a checker program are
-   rejected unrun.
+1. `set_aside`: interactive problems without an interactor program and any-answer problems
+   without a checker program are rejected unrun. An interactive problem with its interactor
+   (`checker.kind == "interactor"`) is validated like any problem judged by a checker program:
+   its references and known-wrong solutions run through the evaluator, which runs the
+   interactor; its tests' `output` (the interactor's answer file, possibly empty) is never
+   compared with nor rewritten from a run's stdout, and `check_determinism` compares no outputs
+   there (an interactive run has no comparable stdout).
 2. `run_references`: every reference on every test, at the problem's *run limit*: its time limit,
    or, when the source did not state one (`meta["time_limit_stated"] is False`), the generous
    `probe_time_limit_s` (at most the ceiling below), so that the references' real times can be
@@ -23,8 +28,11 @@ Steps (one function each, in `validate_problems` order):
    and stops at its first failure (cheapest deciding tests first: `wrong_stream`). Where the caps
    choose, `confirm_catches` makes the choice and runs the solutions it lost on the kept tests.
 6. `choose_tests`: the caps of METHOD.md: at most `max_tests` (a greedy cover of the caught wrong
-   solutions first, then public tests, then the largest private inputs; at each step a test that
-   fewer finishing references fail is preferred) and `max_total_bytes`.
+   solutions first, then one test of each test group the cover leaves out, then public tests, then
+   the largest private inputs; at each step a test that fewer finishing references fail is
+   preferred) and `max_total_bytes`. Tests keep their `group`; a grouped problem's validation
+   record says how many tests each group kept (`test_groups`) and which groups the caps or the
+   votes left empty (`groups_emptied`).
 7. `judge_problem`: the `validation` column (counts, per-reference too-slow counts, the time-limit
    rule and figures, the dropped tests with their reasons, the wrong solutions caught, the test
    strength (TPR/TNR, `pipeline/strength.py`) of the kept tests and of every candidate, i.e. what
@@ -136,8 +144,14 @@ class ValidateConfig(ExecutionFields):
 
 
 def is_interactive(p: Problem) -> bool:
-    """Interactive problems need an interactor, which the evaluator does not run."""
-    return bool(p.meta.get("interactive")) or "interactive" in (p.tags or [])
+    """Marked interactive by its source (meta or tag), or judged by an interactor."""
+    return (bool(p.meta.get("interactive")) or "interactive" in (p.tags or [])
+            or (p.checker is not None and p.checker.kind == "interactor"))
+
+
+def has_interactor(p: Problem) -> bool:
+    """An interactor program judges it: the evaluator runs the submission against it."""
+    return p.checker is not None and p.checker.kind == "interactor" and bool((p.checker.program or "").strip())
 
 
 def problem_hash(p: Problem, evaluator: str) -> str:
@@ -394,10 +408,11 @@ def set_aside(problems: list[Problem], cfg: ValidateConfig) -> tuple[list[Proble
     """(problems to run, [(problem, reason, reason key)] rejected unrun)."""
     run, aside = [], []
     for p in problems:
-        if is_interactive(p):
-            aside.append((p, "interactive problem: it needs an interactor, which the evaluator does not run",
-                          "interactive"))
-        elif cfg.multiple_answers == "reject" and needs_checker_program(p):
+        if is_interactive(p) and not has_interactor(p):
+            aside.append((p, "interactive problem: it has no interactor program, and only an interactor can "
+                             "judge it (its samples are transcripts, not stdin/stdout pairs)", "interactive"))
+        elif cfg.multiple_answers == "reject" and needs_checker_program(p) and not has_interactor(p):
+            # an interactor judges the answers itself: several correct ones are no problem there
             aside.append((p, "any of several answers is accepted (as the statement or the source says) and no checker "
                              "program judges them: fixed expected outputs would mark other correct answers wrong "
                              "(multiple_answers: reject)", "multiple_answers"))
@@ -471,7 +486,7 @@ def run_references(cases: list[Case], cfg: ValidateConfig, runner: Runner) -> No
         # Over the generous probe limit is far over any limit we would derive: one such run is enough.
         presume = min(cfg.presume_slow_after, 1) if derives_limit(c.p, cfg) else cfg.presume_slow_after
         for ri, ref in enumerate(c.p.reference_solutions):
-            for run in range(2 if cfg.check_determinism else 1):
+            for run in range(2 if compares_outputs(c.p, cfg) else 1):
                 streams[(ci, ri, run)] = runner.stream(f"p{ci}r{ri}x{run}", probe, ref.language, ref.code,
                                                        list(range(len(c.p.tests))), run, presume_after=presume)
     runner.run(list(streams.values()), "validate: reference runs")
@@ -480,6 +495,12 @@ def run_references(cases: list[Case], cfg: ValidateConfig, runner: Runner) -> No
     for c in cases:
         for ri in range(len(c.p.reference_solutions)):
             c.ref_status[ri] = program_status(c.ref_runs[(ri, 0)])
+
+
+def compares_outputs(p: Problem, cfg: ValidateConfig) -> bool:
+    """check_determinism compares two runs' outputs: an interactive run's stdout went to the
+    interactor, and an adaptive interactor may answer differently each run, so not there."""
+    return cfg.check_determinism and not is_interactive(p)
 
 
 def program_status(results: dict[int, dict[str, Any]]) -> str:
@@ -613,7 +634,7 @@ def vote_tests(c: Case, cfg: ValidateConfig) -> None:
             cls = "unverified_slow"
         else:
             cls = classify_test([at_limit(runs[ri], eff) for ri in voters], cfg.policy)
-        if cls == "valid" and cfg.check_determinism:
+        if cls == "valid" and compares_outputs(c.p, cfg):
             if any(runs[ri]["output"] != c.ref_runs[(ri, 1)][ti]["output"] for ri in voters):
                 cls = "nondeterministic"
         slowest = max((runs[ri]["time_s"] or 0.0 for ri in voters), default=0.0)
@@ -748,8 +769,9 @@ class Choice:
 
 def choose_tests(tests: list[TestCase], candidates: list[int], cfg: ValidateConfig,
                  catches: dict[int, set[int]] | None = None, ref_fails: dict[int, set[int]] | None = None) -> Choice:
-    """max_tests: the cover, then public tests, then the largest private inputs; then max_total_bytes:
-    drop the largest private tests outside the cover first, then the cover's (never a public test).
+    """max_tests: the cover, then one test of each group the cover leaves out (`group_representatives`),
+    then public tests, then the largest private inputs; then max_total_bytes: drop the largest private
+    tests outside the cover and the representatives first, then theirs (never a public test).
     At each step a test some finishing reference fails (`ref_fails`, see `reference_failures`) comes
     after those every reference passes, and is dropped first: it costs TPR."""
     ref_fails = ref_fails or {}
@@ -758,6 +780,7 @@ def choose_tests(tests: list[TestCase], candidates: list[int], cfg: ValidateConf
         return bool(ref_fails.get(i))
 
     cover = greedy_cover(candidates, catches or {}, tests, cfg.max_tests, ref_fails)
+    cover += group_representatives(tests, candidates, cover, fails)  # ungrouped problems: none
     rest = [i for i in candidates if i not in cover]
     public = sorted((i for i in rest if tests[i].kind == "public"), key=lambda i: (fails(i), i))
     private = sorted((i for i in rest if tests[i].kind != "public"), key=lambda i: (fails(i), -len(tests[i].input), i))
@@ -773,6 +796,32 @@ def choose_tests(tests: list[TestCase], candidates: list[int], cfg: ValidateConf
         dropped[i] = "byte_cap"
         total -= test_bytes(tests[i])
     return Choice(sorted(chosen), dropped)
+
+
+def group_representatives(tests: list[TestCase], candidates: list[int], chosen: list[int],
+                          fails: Callable[[int], bool]) -> list[int]:
+    """One candidate of each test group that `chosen` has none of (public first, then one every
+    reference passes, then the largest input): the caps then leave a group empty only where
+    max_tests is smaller than the number of groups, or max_total_bytes drops its test."""
+    have = {tests[i].group for i in chosen}
+    best: dict[str, int] = {}
+    for i in sorted(candidates, key=lambda i: (tests[i].kind != "public", fails(i), -len(tests[i].input), i)):
+        group = tests[i].group
+        if group is not None and group not in have:
+            best.setdefault(group, i)
+    return sorted(best.values())
+
+
+def group_counts(tests: list[TestCase], kept: list[int]) -> dict[str, dict[str, int]]:
+    """Per test group: its tests before validation and those kept (empty for an ungrouped problem)."""
+    counts: dict[str, dict[str, int]] = {}
+    for t in tests:
+        if t.group is not None:
+            counts.setdefault(t.group, {"tests_in": 0, "tests_kept": 0})["tests_in"] += 1
+    for i in kept:
+        if tests[i].group is not None:
+            counts[tests[i].group]["tests_kept"] += 1
+    return dict(sorted(counts.items()))
 
 
 def cap_tests(tests: list[TestCase], indices: list[int], cfg: ValidateConfig) -> tuple[list[int], int, int]:
@@ -846,6 +895,10 @@ def judge_problem(c: Case, cfg: ValidateConfig) -> tuple[Problem, str | None, di
         "strength": strength_of(kept, len(refs), ref_fails, catches),
         "strength_before_caps": strength_of(set(c.candidates), len(refs), ref_fails, catches),
     }
+    groups = group_counts(p.tests, choice.kept)
+    if groups:  # only where the source groups its tests: other records stay as they were
+        validation["test_groups"] = groups
+        validation["groups_emptied"] = [g for g, n in groups.items() if n["tests_kept"] == 0]
     out = replace(p, tests=[p.tests[i] for i in choice.kept], time_limit_s=c.final_limit_s,
                   extra={**p.extra, "validation": validation})
     reason = early_reject(c, cfg)
@@ -874,7 +927,8 @@ def report_schema():
 
     text, flag = pa.string(), pa.bool_()
     return pa.schema([("problem_id", text), ("test_index", pa.int64()), ("test_hash", text), ("test_kind", text),
-                      ("role", text), ("reference_index", pa.int64()), ("language", text), ("label", text),
+                      ("test_group", text), ("role", text), ("reference_index", pa.int64()), ("language", text),
+                      ("label", text),
                       ("reference_status", text), ("status", text), ("run_status", text), ("presumed", flag),
                       ("time_s", pa.float64()), ("test_class", text), ("slow", flag), ("kept", flag),
                       ("expected", text), ("actual", text), ("message", text)])
@@ -895,7 +949,8 @@ def report_rows(c: Case, kept: set[int]) -> list[dict[str, Any]]:
                 continue
             rows.append({
                 "problem_id": p.id, "test_index": ti, "test_hash": test_hash(t), "test_kind": t.kind,
-                "role": role, "reference_index": idx, "language": language, "label": label,
+                "test_group": t.group, "role": role, "reference_index": idx, "language": language,
+                "label": label,
                 "reference_status": status, "status": at_limit(r, eff) if role == "reference" else r["status"],
                 "run_status": r["status"], "presumed": bool(r.get("presumed")),
                 "time_s": float(r.get("time_s") or 0.0), "test_class": c.classes[ti], "slow": c.slow[ti],
@@ -952,7 +1007,7 @@ def hopeless(c: Case, cfg: ValidateConfig) -> str | None:
 
 
 # rejected_by_reason keys: (words of the reason, its category without the problem's particulars)
-REASON_KEYS = (("interactive problem:", "interactive problem"),
+REASON_KEYS = (("interactive problem:", "interactive problem without an interactor program"),
                ("any of several answers", "multiple answers without a checker program"),
                ("no reference solution compiled and ran", "no reference solution compiled and ran"),
                ("no reference solution to verify", "no reference solution to verify the tests"),
@@ -1039,7 +1094,17 @@ def summarise(validations: list[tuple[Problem, dict[str, Any], bool]],
         "time_limits": dict(sorted(limits.items())),
         "wrong_solutions": wrong,
         "strength": strength_figures([(p, v) for p, v, kept in validations if kept]),
+        "test_groups": group_figures([v for _p, v, kept in validations if kept]),
     }
+
+
+def group_figures(kept: list[dict[str, Any]]) -> dict[str, int]:
+    """Test groups of the kept problems (validation records): how many, and how many validation left
+    without a test (a subtask the kept tests no longer exercise; each problem's `groups_emptied`)."""
+    grouped = [v for v in kept if v.get("test_groups")]
+    return {"problems_grouped": len(grouped), "groups": sum(len(v["test_groups"]) for v in grouped),
+            "groups_emptied": sum(len(v["groups_emptied"]) for v in grouped),
+            "problems_with_a_group_emptied": sum(bool(v["groups_emptied"]) for v in grouped)}
 
 
 def judge_time_figures(per_problem: list[dict[str, float]]) -> dict[str, Any]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.rollout.prompts import DEFAULT_SYSTEM_PROMPT, build_messages, render_prompt
-from pipeline.schema import Problem
+from pipeline.schema import Checker, Problem
 
 
 def stdio() -> Problem:
@@ -73,3 +73,32 @@ def test_render_prompt_needs_a_chat_template():
 
     with pytest.raises(ValueError, match="chat template"):
         render_prompt([{"role": "user", "content": "x"}], NoTemplate())
+
+
+def interactive(**kw) -> Problem:
+    kw.setdefault("meta", {"interactive": True})
+    return Problem(id="p4", source="seed", title="Guess", statement="Guess the hidden number x.", style="stdio", **kw)
+
+
+@pytest.mark.parametrize("problem", [
+    interactive(),
+    interactive(meta={}, tags=["interactive"]),
+    interactive(meta={}, checker=Checker(kind="interactor", language="cpp", protocol="testlib", program="int main(){}")),
+], ids=["meta", "tag", "interactor"])
+def test_interactive_problems_say_so_and_ask_for_a_flush_after_every_line(problem):
+    py = build_messages(problem)[1]["content"]
+    assert "This is an interactive problem." in py and "Flush the output after every line" in py
+    assert "flush=True" in py and "```python" in py
+    assert "std::endl" in build_messages(problem, language="cpp")[1]["content"]
+    assert py.count("Guess") == 2 and py.startswith("# Guess\n\n")  # the title once (and "Guess the hidden...")
+
+
+def test_a_plain_stdio_prompt_says_nothing_of_interaction():
+    user = build_messages(stdio())[1]["content"]
+    assert "interactive" not in user and "Flush" not in user
+
+
+def test_the_title_is_not_repeated_where_the_statement_starts_with_it():
+    p = Problem(id="p5", source="kattis", title="Hello World", statement="# Hello World\n\nPrint it.", style="stdio")
+    user = build_messages(p)[1]["content"]
+    assert user.startswith("# Hello World\n\nPrint it.") and user.count("Hello World") == 1

@@ -254,3 +254,19 @@ def test_generated_checker_judges_through_the_evaluator():
     assert garbage.status == "WA" and "raised" in garbage.tests[0].diff, garbage  # open-r1 scores a crash 0
     assert same.status == "AC", same  # a checker that opens open-r1's file names itself
     assert odd_v.status == "SE", odd_v  # neither 1 nor 0: the checker is broken, not the submission
+
+
+def test_open_r1_interactive_rows_are_rejected_for_want_of_an_interactor(tmp_path):
+    """The card's columns carry no interactor program (generated_checker judges one output file), so
+    an interactive row (interaction_format set, examples that are transcripts) cannot be judged."""
+    row = _open_r1_row(id="9999C", title="Guess the number", description="Guess a hidden $$$x$$$ ($$$1 \\le x \\le n$$$).",
+                       output_format=None, interaction_format="First read $$$n$$$. Print `? y` to ask; the reply is "
+                       "`<` or `>=`. Print `! x` to answer. Flush after every line.",
+                       examples=[{"input": "5\n>=\n<\n", "output": "? 3\n? 4\n! 3\n"}], official_tests=[],
+                       generated_checker=None, executable=False, tags=["binary search", "interactive"])
+    path = tmp_path / "train.parquet"
+    pq.write_table(pa.Table.from_pylist([row, _open_r1_row()]), path)
+    problems, rejects = run("open-r1-codeforces", adapter="open-r1-codeforces", path=str(path))
+    assert [p.source_id for p in problems] == ["9999A"]
+    (reject,) = rejects
+    assert reject.code == "interactive" and reject.detail == "interactive problem: the row has no interactor program"

@@ -69,7 +69,7 @@ def _merge(tests: list[dict], c: Cluster, scan: Scanner, lent: dict[int, list[Te
             continue
         base += added
         c.tests_added += len(added)
-    return [{"input": t.input, "output": t.output, "kind": t.kind} for t in base]
+    return [{"input": t.input, "output": t.output, "kind": t.kind, "group": t.group} for t in base]
 
 
 def write_kept_and_rejects(files: list[Path], out: Path, schema: pa.Schema, scan: Scanner,

@@ -3,7 +3,12 @@
 The format instructions are explicit per style (METHOD.md section 1 names the mix of stdin/stdout
 and function-completion problems without clear instructions as a defect to fix):
 - `stdio`: a complete program that reads standard input and writes standard output;
-- `functional`: complete the given starter code (or write the named function), return the value.
+- `functional`: complete the given starter code (or write the named function), return the value;
+- interactive (a `stdio` problem marked interactive, or judged by an interactor): a program that
+  talks with the judge through standard input and output and flushes after every line it writes
+  (an unflushed query leaves both sides waiting, which the judge reports as a time-out).
+
+The title heads the prompt once: not again where the statement already starts with it.
 
 Thinking is switched by the chat template (`enable_thinking`, as Qwen3's template does); the
 messages only change the wording of the answer instructions. Backends that take messages (vLLM's
@@ -53,6 +58,37 @@ def _stdio_instructions(problem: Problem, name: str, fence: str) -> str:
     )
 
 
+def is_interactive(problem: Problem) -> bool:
+    """Marked interactive by its source (meta or tag), or judged by an interactor (as validate has it)."""
+    return (bool(problem.meta.get("interactive")) or "interactive" in (problem.tags or [])
+            or (problem.checker is not None and problem.checker.kind == "interactor"))
+
+
+_FLUSH = {"python": "print(..., flush=True) or sys.stdout.flush()",
+          "cpp": "std::cout << std::endl (or std::cout.flush() / fflush(stdout))"}
+
+
+def _interactive_instructions(problem: Problem, name: str, fence: str, language: str) -> str:
+    return (
+        f"This is an interactive problem. Write a complete {name} program that talks with the judge "
+        "program: read what the judge sends from standard input and write your queries and answers to "
+        "standard output, exactly in the interaction format above. Flush the output after every line "
+        f"you write ({_FLUSH[language]}), or the judge never receives it. Do not print prompts, "
+        "debugging text or anything else.\n"
+        f"{_limits(problem)}\n"
+        f"Put the whole program in a single ```{fence} code block at the end of your answer."
+    )
+
+
+def _title(problem: Problem) -> str:
+    """The title heading, unless the statement already starts with it (once is enough)."""
+    title = (problem.title or "").strip()
+    first = next((line for line in problem.statement.splitlines() if line.strip()), "")
+    if not title or first.strip().lstrip("#").strip().casefold() == title.casefold():
+        return ""
+    return f"# {title}\n\n"
+
+
 def _functional_instructions(problem: Problem, name: str, fence: str) -> str:
     entry = problem.entry_point or ""
     method = _method_name(entry)
@@ -94,6 +130,8 @@ def build_messages(
         if not problem.entry_point:
             raise ValueError(f"problem {problem.id}: functional problem without entry_point")
         instructions = _functional_instructions(problem, name, fence)
+    elif problem.style == "stdio" and is_interactive(problem):
+        instructions = _interactive_instructions(problem, name, fence, language)
     elif problem.style == "stdio":
         instructions = _stdio_instructions(problem, name, fence)
     else:
@@ -103,8 +141,7 @@ def build_messages(
         if thinking
         else "Answer directly: a short explanation at most, then the code."
     )
-    title = f"# {problem.title.strip()}\n\n" if problem.title and problem.title.strip() else ""
-    user = f"{title}{problem.statement.strip()}\n\n## Format\n{instructions}\n{how}"
+    user = f"{_title(problem)}{problem.statement.strip()}\n\n## Format\n{instructions}\n{how}"
     system = DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt
     messages = [{"role": "system", "content": system}] if system else []
     messages.append({"role": "user", "content": user})

@@ -352,7 +352,10 @@ def openr1_codeforces(row: dict, source: str, opts) -> Problem:
     native = _str(row, "id")
     pid = stable_id(source, native)
     if row.get("interaction_format"):
-        raise RowError("interactive", "interactive problem (needs an interactor)", pid)
+        # The card's columns (default and verifiable configs) hold no interactor, only
+        # `generated_checker`, which judges one output file: without an interactor such a problem
+        # cannot be judged, and its examples are transcripts, not stdin/stdout pairs.
+        raise RowError("interactive", "interactive problem: the row has no interactor program", pid)
     if row.get("input_mode") not in (None, "", "stdio"):
         raise RowError("file_io", f"input_mode {row.get('input_mode')!r}", pid)
     parts = [_str(row, "description")]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline.schema import Checker
+from pipeline.schema import PROGRAM_KINDS, Checker
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
@@ -105,7 +105,8 @@ def accepts_any_answer(statement: str) -> bool:
 
 
 def has_checker_program(problem) -> bool:
-    return problem.checker is not None and problem.checker.kind == "program"
+    """A checker program or an interactor judges the answers (either accepts any right one)."""
+    return problem.checker is not None and problem.checker.kind in PROGRAM_KINDS
 
 
 def needs_checker_program(problem) -> bool:

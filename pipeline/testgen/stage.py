@@ -1,6 +1,9 @@
 """Testgen stage: add generated tests to problems that have a reference solution and fewer tests
 than `target_tests`; pass every other problem through unchanged. The rules and figures are in
-docs/testgen.md.
+docs/testgen.md. Interactive problems (marked so, or judged by an interactor) pass through with
+reason `interactive`: a generated expected output is a reference's stdout, which an interactive
+run does not have. A generated test of a problem whose tests are grouped gets group "generated"
+(`generated_group`).
 
 Per problem: candidate inputs in tiers (edge, random, max, hack) within a per-problem byte budget
 (functional: from the signature and the Constraints section, checked against the parsed
@@ -57,6 +60,7 @@ from pipeline.testgen.stdio import (
     tier_plan,
 )
 from pipeline.testgen.types import Unsupported, signature_of
+from pipeline.validate import is_interactive
 
 STAGE = "testgen"
 VERSION = "4"  # bump when generation changes: cached results of older versions are not reused
@@ -188,7 +192,7 @@ def skip_reason(p: Problem, cfg: TestgenConfig, generators: dict[str, Generator]
         return "enough tests already"
     if not p.reference_solutions:
         return "no reference solution"
-    if p.meta.get("interactive") or "interactive" in (p.tags or []):
+    if is_interactive(p):  # an expected output from a reference's stdout means nothing there
         return "interactive"
     if p.style == "functional":
         if not any(r.language == "python" for r in p.reference_solutions):
@@ -429,7 +433,7 @@ def _assemble(problems: list[Problem], skips: dict[int, str], results: dict[int,
                            "tests_before": len(p.tests), "tests_added": 0})
             continue
         r = results[i]
-        tests = [TestCase(x, y, "generated") for x, y in r["tests"]]
+        tests = [TestCase(x, y, "generated", generated_group(p)) for x, y in r["tests"]]
         meta = {**p.meta, "testgen": {"version": VERSION, "seed": cfg.seed, "tests": r["provenance"]}}
         kept.append(replace(p, tests=p.tests + tests, meta=meta))
         if not tests:
@@ -440,6 +444,14 @@ def _assemble(problems: list[Problem], skips: dict[int, str], results: dict[int,
                "passed_through_by_reason": dict(sorted(skipped.items())),
                **_figures([r for r in report if r["status"] != "skipped"], results), "wall_s": round(wall_s, 1)}
     return TestgenResult(kept, report, StageStats(unit="problems", read=len(problems), kept=len(kept), figures=figures))
+
+
+def generated_group(p: Problem) -> str | None:
+    """The group of a generated test: "generated" where the source groups its tests (Kattis
+    `data/secret/<group>`, Code Jam test sets), so that it is told apart from theirs and counted
+    on its own (it is in no group of meta["test_groups"], so it carries no points); None where
+    the source does not group them, as before."""
+    return "generated" if any(t.group is not None for t in p.tests) else None
 
 
 def _report_row(p: Problem, r: dict[str, Any]) -> dict[str, Any]:
