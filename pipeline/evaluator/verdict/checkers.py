@@ -11,6 +11,11 @@ hold the argument lines, the expected JSON and the actual JSON. A Python checker
 interpreter's default limit on int digits (`sys.int_info.default_max_str_digits`), as it would
 anywhere else: the judge lifts that limit for itself, which a checker must not inherit.
 
+A checker (or interactor) is C++, Python, or a program directory as Kattis packages give them
+(language "bundle": `build`/`run` scripts, several sources; bundle.py builds it in the build box).
+`prepare` installs it in the check dir; `program_command` says how to start it there, for the
+checker runs here and the interactive runner alike.
+
 A checker that cannot be built or run (compile error, the sandbox failing) is a system error
 (SE): never the submission's fault. One that crashes, runs out of its limits or exits with an
 unknown code on an output (`CheckerCrash`) may have been made to: judge.judged then asks it about
@@ -23,14 +28,16 @@ checker or the test data is broken: SE.
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
 import threading
 from collections import OrderedDict
+from typing import Any
 
 from pipeline.evaluator.config import EvaluatorConfig
-from pipeline.evaluator.sandbox.box import BoxError
+from pipeline.evaluator.sandbox.box import Box, BoxError
 from pipeline.evaluator.sandbox.workspace import MB, Worker, write_file
-from pipeline.evaluator.verdict import testlib
+from pipeline.evaluator.verdict import bundle, testlib
 from pipeline.evaluator.verdict.compare import Comparison
 from pipeline.evaluator.verdict.compile import Compiler, install
 from pipeline.schema import Checker
@@ -39,7 +46,7 @@ KATTIS_AC, KATTIS_WA = 42, 43
 
 
 class CheckerFailure(RuntimeError):
-    """The checker itself failed (compile error, crash, timeout, unknown exit code)."""
+    """The checker itself failed (compile or build error, crash, timeout, unknown exit code)."""
 
 
 class CheckerCrash(CheckerFailure):
@@ -58,10 +65,13 @@ def _key(checker: Checker) -> str:
 
 
 def prepare(checker: Checker, worker: Worker, compiler: Compiler) -> None:
-    """Install the checker program in the worker's check dir (once per distinct checker)."""
+    """Install the checker program (or interactor) in the worker's check dir, once per distinct
+    one; `program_command` then says how to start it in the check box."""
     key = _key(checker)
     if worker.prepared.get("checker") == key:
         return
+    worker.prepared.pop("checker", None)
+    launch = bundle.Launch("exec", "checker", ("checker",))
     if checker.language == "cpp":
         source = checker.program or ""
         include = testlib.include_dir(compiler.cfg.testlib_dir)
@@ -75,9 +85,32 @@ def prepare(checker: Checker, worker: Worker, compiler: Compiler) -> None:
         install(result.binary, worker.check / "checker")
     elif checker.language == "python":
         write_file(worker.check / "checker.py", checker.program or "")
+        launch = bundle.Launch("python", "checker.py", ("checker.py",))
+    elif checker.language == "bundle":  # a program directory (Kattis): built as the format says
+        try:
+            launch = bundle.install(bundle.build(checker.program or "", worker, compiler), worker.check)
+        except bundle.BuildError as e:
+            raise CheckerFailure(f"checker does not build: {e}") from None
+        except OSError as e:  # unpacking or installing it on this machine
+            raise CheckerFailure(f"checker could not be installed: {e}") from e
     else:
         raise CheckerFailure(f"unsupported checker language {checker.language!r}")
+    worker.prepared["checker_launch"] = json.dumps([launch.kind, launch.code, list(launch.argv0)])
     worker.prepared["checker"] = key
+
+
+def program_command(checker: Checker, box: Box, worker: Worker) -> dict[str, Any]:
+    """How to start the `prepare`d checker or interactor in `box` (the worker's check box): the
+    run request's `kind` (exec | python) and `code`, and `argv0`, the argv before the program's
+    own arguments (a shell for a `run` script without `#!`)."""
+    if worker.prepared.get("checker") != _key(checker) or "checker_launch" not in worker.prepared:
+        raise CheckerFailure("the checker is not prepared in this worker (call checkers.prepare first)")
+    kind, code, argv0 = json.loads(worker.prepared["checker_launch"])
+
+    def where(path: str) -> str:
+        return path if path.startswith("/") else box.inside(worker.check / path)
+
+    return {"kind": kind, "code": where(code), "argv0": [where(a) for a in argv0]}
 
 
 def run_checker(checker: Checker, worker: Worker, cfg: EvaluatorConfig, input_text: str, expected: str,
@@ -92,19 +125,19 @@ def run_checker(checker: Checker, worker: Worker, cfg: EvaluatorConfig, input_te
     write_file(worker.check / "answer.txt", expected)
     write_file(worker.check / "output.txt", actual)
     inp, ans, out = (box.inside(worker.check / name) for name in ("input.txt", "answer.txt", "output.txt"))
-    python = checker.language == "python"
-    prog = box.inside(worker.check / ("checker.py" if python else "checker"))
-    req = {"op": "run", "kind": "python" if python else "exec", "code": prog,
+    command = program_command(checker, box, worker)
+    argv0 = command["argv0"]
+    req = {"op": "run", "kind": command["kind"], "code": command["code"],
            "cpu_s": cfg.checker_time_limit_s, "wall_s": 2 * cfg.checker_time_limit_s + 5,
            "mem_bytes": cfg.checker_memory_mb * MB, "stack_bytes": cfg.checker_memory_mb * MB,
            "fsize_bytes": 16 * MB, "nofile": 64, "out_bytes": 1 * MB,
            # the judge runs with no limit on int digits; a checker gets the interpreter's default
            "int_max_str_digits": sys.int_info.default_max_str_digits}
     if protocol == "kattis":
-        req.update(argv=[prog, inp, ans, "{cwd}/feedback/"], stdin=out, mkdirs=["feedback"],
+        req.update(argv=[*argv0, inp, ans, "{cwd}/feedback/"], stdin=out, mkdirs=["feedback"],
                    collect=["feedback/judgemessage.txt", "feedback/teammessage.txt"])
     else:
-        req.update(argv=[prog, inp, out, ans])
+        req.update(argv=[*argv0, inp, out, ans])
     try:
         reply = box.request(req, 2 * cfg.checker_time_limit_s + 30)
     except BoxError as e:

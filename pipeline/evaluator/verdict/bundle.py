@@ -1,0 +1,466 @@
+"""Program directories (Kattis problem package format) as checker or interactor programs.
+
+A Kattis output validator may be a directory rather than one file. The schema keeps it as
+`Checker(language="bundle", program=<JSON>)`, the JSON being `{"files": {relative path: text},
+"executable": [relative paths]}` (`pack_program_dir` makes it, `unpack` writes it back).
+
+How such a program is built and run follows the format (spec 2025-09, "Programs"; problemtools'
+run/buildrun.py and run/source.py for the older packages):
+  build/run  a `build` or `run` script at the top: `build` (when there) runs with (a copy of) the
+             directory as its working directory and must leave an executable `run`, which is then
+             the program (a binary, or a shell script: one without `#!` is run by /bin/sh).
+  C++ / C    no script: every C++ source (.cc .cpp .cxx .c++ .C) is compiled together into one
+             binary (C sources (.c) alike with cc when they are the majority, as problemtools does).
+  Python     no script: the entry is `__main__.py` (the directory is then run as `python3 dir`
+             runs it), else `main.py`, else the one file with `if __name__ == "__main__"`, else the
+             first file in sorted order (problemtools' choice); the directory is on sys.path.
+
+A build runs in the worker's build box (never on the host) with the compile limits, in a writable
+copy of the directory there. What it leaves is copied (regular files, folders and links that stay
+inside; nothing else, and within a size bound) into the compiler's cache dir once per program and
+evaluator, and from there into the worker's check dir, which only its check box sees. A build that
+fails is remembered (it fails the same way next time); one that the machine failed (the sandbox, a
+busy machine running out of wall-clock time) is not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import stat
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from pipeline.evaluator.sandbox.box import BoxError
+from pipeline.evaluator.sandbox.workspace import MB, Worker
+from pipeline.evaluator.verdict import testlib
+from pipeline.evaluator.verdict.compile import Compiler
+
+NAME = re.compile(r"^[a-zA-Z0-9_][a-zA-Z0-9_.-]{0,254}$")  # the format's file names; others are ignored
+SKIPPED_DIRS = {"__pycache__"}  # an interpreter's leftovers, not part of the program
+MAX_FILES = 1000
+MAX_FILE_BYTES = 4 * MB
+MAX_TOTAL_BYTES = 16 * MB
+SCRIPTS = ("build", "run")
+CPP_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".C")
+C_SUFFIXES = (".c",)
+PYTHON_SUFFIXES = (".py", ".py3")
+C_FLAGS = ("-O2", "-pipe", "-DONLINE_JUDGE")
+MAIN_GUARD = re.compile(r"""^if\s+__name__\s*==\s*['"]__main__['"]\s*:""", re.MULTILINE)
+DIAG_KEEP = 2000
+BLOCKED_CPU_SHARE = 0.1  # as in compile.py: less CPU than this share of the wall limit = blocked
+INSTALLED = "bundle"  # the program's folder in the worker's check dir
+LAUNCHER = ".launch.py"  # a Python program's starter (a dot name: never one of the program's files)
+BUILT_KEEP = 64  # built programs kept per process (least recently used evicted)
+
+PYTHON_LAUNCHER = """\
+import os, runpy, sys
+here = os.path.dirname(os.path.abspath(__file__))
+target = os.path.join(here, {entry!r}) if {entry!r} else here
+sys.path.insert(0, here)
+sys.argv[0] = target
+runpy.run_path(target, run_name="__main__")
+"""
+
+
+class BuildError(RuntimeError):
+    """The program directory does not build (or cannot be run as given). `lasting`: the
+    program's own doing (remembered), not the machine's."""
+
+    def __init__(self, message: str, lasting: bool = True):
+        super().__init__(message)
+        self.lasting = lasting
+
+
+# --- packing ----------------------------------------------------------------------------------------
+def pack_program_dir(folder: Path) -> str:
+    """The program directory `folder` as the schema's JSON (files as text, executable bits kept).
+    Files the format says to ignore (names beginning with a dot or a dash, or with other
+    characters) are left out; a binary file, a link out of the folder or too much data is a
+    ValueError saying which."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ValueError(f"{folder}: not a directory")
+    root = folder.resolve()
+    files: dict[str, str] = {}
+    executable: list[str] = []
+    total = 0
+    for path in sorted(_walk(folder, {root})):
+        rel = path.relative_to(folder).as_posix()
+        real = path.resolve()
+        if real != root and root not in real.parents:
+            raise ValueError(f"{rel}: a link out of the program directory")
+        if not real.is_file():
+            continue
+        size = real.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise ValueError(f"{rel}: {size / MB:.1f} MB, over the {MAX_FILE_BYTES // MB} MB limit on a file")
+        total += size
+        if total > MAX_TOTAL_BYTES:
+            raise ValueError(f"the program directory holds over {MAX_TOTAL_BYTES // MB} MB")
+        if len(files) >= MAX_FILES:
+            raise ValueError(f"the program directory holds over {MAX_FILES} files")
+        files[rel] = _text(real.read_bytes(), rel)
+        if real.stat().st_mode & 0o111:
+            executable.append(rel)
+    if not files:
+        raise ValueError(f"{folder}: no files")
+    return json.dumps({"files": files, "executable": executable}, sort_keys=True, ensure_ascii=False)
+
+
+def _walk(folder: Path, seen: set[Path]) -> Iterable[Path]:
+    """The files under `folder`; a link to a folder inside is followed (the format allows links),
+    once (`seen`: the real folders walked, so a link to an ancestor ends)."""
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if not NAME.match(entry.name) or entry.name in SKIPPED_DIRS:
+            continue
+        path = Path(entry.path)
+        if entry.is_dir():
+            real = path.resolve()
+            if real not in seen:
+                seen.add(real)
+                yield from _walk(path, seen)
+        else:
+            yield path
+
+
+def _text(data: bytes, rel: str) -> str:
+    if b"\0" in data:
+        raise ValueError(f"{rel}: a binary file (a program directory is packed as source text only)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{rel}: not UTF-8 text (a binary file?): {e}") from None
+
+
+# --- unpacking ----------------------------------------------------------------------------------------
+def load(program: str) -> tuple[dict[str, str], set[str]]:
+    """(files by relative path, executable paths) of a packed program; ValueError when malformed."""
+    try:
+        data = json.loads(program)
+    except (TypeError, json.JSONDecodeError) as e:
+        raise ValueError(f"a bundle program must be JSON: {e}") from None
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, dict) or not files:
+        raise ValueError('a bundle program must be {"files": {path: text}, "executable": [path]}')
+    if len(files) > MAX_FILES:
+        raise ValueError(f"a bundle program holds over {MAX_FILES} files")
+    total = 0
+    for rel, text in files.items():
+        _check_path(rel)
+        if not isinstance(text, str):
+            raise ValueError(f"{rel}: expected text, got {type(text).__name__}")
+        total += len(text.encode("utf-8", "surrogatepass"))
+    if total > MAX_TOTAL_BYTES:
+        raise ValueError(f"a bundle program holds over {MAX_TOTAL_BYTES // MB} MB")
+    executable = data.get("executable") or []
+    if not isinstance(executable, list) or not all(isinstance(p, str) for p in executable):
+        raise ValueError("bundle executable: expected a list of paths")
+    return files, set(executable)
+
+
+def _check_path(rel: object) -> None:
+    parts = PurePosixPath(rel).parts if isinstance(rel, str) else ()
+    if not parts or rel.startswith("/") or not all(NAME.match(p) for p in parts):
+        raise ValueError(f"bundle file name {rel!r}: must be a relative path of letters, digits, '_', '.' "
+                         "and '-', no part beginning with '.' or '-'")
+
+
+def unpack(program: str, into: Path) -> None:
+    """Write a packed program's files under `into` (created), readable by any uid; `build`,
+    `run` and the files packed as executable get the executable bit."""
+    files, executable = load(program)
+    into = Path(into)
+    into.mkdir(mode=0o755, parents=True, exist_ok=True)
+    for rel, text in files.items():
+        path = into / rel
+        path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+        path.write_bytes(text.encode("utf-8", "surrogatepass"))
+        os.chmod(path, 0o755 if rel in executable or rel in SCRIPTS else 0o644)
+
+
+# --- how to build and run it --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Plan:
+    kind: str  # script | cpp | c | python
+    sources: tuple[str, ...] = ()  # compiled together (cpp, c)
+    entry: str | None = None  # python: the entry file ("" = the directory's __main__.py)
+    build: bool = False  # script: a build script to run first
+
+
+def plan(files: dict[str, str]) -> Plan:
+    """How the format builds and runs a program directory with these files."""
+    if any(name in files for name in SCRIPTS):
+        return Plan("script", build="build" in files)
+    by_kind = {kind: sorted(p for p in files if p.endswith(suffixes))
+               for kind, suffixes in (("cpp", CPP_SUFFIXES), ("c", C_SUFFIXES), ("python", PYTHON_SUFFIXES))}
+    kind = max(by_kind, key=lambda k: len(by_kind[k]))  # ties: the first (C++, then C)
+    sources = by_kind[kind]
+    if not sources:
+        raise ValueError("no build or run script and no C++, C or Python source: the format does not say "
+                         f"how to build it (files: {', '.join(sorted(files)[:10])})")
+    if kind != "python":
+        return Plan(kind, sources=tuple(sources))
+    return Plan("python", sources=tuple(sources), entry=_python_entry(files, sources))
+
+
+def _python_entry(files: dict[str, str], sources: list[str]) -> str:
+    if "__main__.py" in files:
+        return ""
+    if "main.py" in files:
+        return "main.py"
+    top = [p for p in sources if "/" not in p] or sources
+    guarded = [p for p in top if MAIN_GUARD.search(files[p])]
+    return guarded[0] if len(guarded) == 1 else top[0]
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How to start an installed program: the harness's run kind, the file it runs (`code`) and
+    the argv before the program's own arguments; paths relative to the worker's check dir, or
+    absolute (/bin/sh)."""
+
+    kind: str  # exec | python
+    code: str
+    argv0: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Built:
+    folder: Path  # in the compiler's cache dir
+    launch: Launch
+
+
+def launch_for(p: Plan, folder: Path) -> Launch:
+    """How the built program in `folder` is started once installed in a check dir."""
+    if p.kind == "python":
+        entry = f"{INSTALLED}/{p.entry}" if p.entry else INSTALLED
+        return Launch("python", f"{INSTALLED}/{LAUNCHER}", (entry,))
+    run = f"{INSTALLED}/run"
+    with open(folder / "run", "rb") as f:
+        head = f.read(4)
+    if head.startswith(b"#!") or head == b"\x7fELF":
+        return Launch("exec", run, (run,))
+    return Launch("exec", run, ("/bin/sh", run))  # a script without `#!`: POSIX shells run it with sh
+
+
+# --- building --------------------------------------------------------------------------------------------
+_built: OrderedDict[str, Built | str] = OrderedDict()  # cache key -> built program, or why it does not build
+_locks: dict[str, threading.Lock] = {}
+_guard = threading.Lock()
+
+
+def build_key(program: str, compiler: Compiler) -> str:
+    cfg = compiler.cfg
+    h = hashlib.sha256("\0".join([str(compiler.cache_dir), cfg.cpp_compiler, *cfg.cpp_flags, str(cfg.testlib_dir),
+                                  str(cfg.compile_time_limit_s), str(cfg.compile_memory_mb),
+                                  str(cfg.max_binary_mb)]).encode())
+    h.update(b"\0" + program.encode("utf-8", "surrogatepass"))
+    return h.hexdigest()[:32]
+
+
+def build(program: str, worker: Worker, compiler: Compiler) -> Built:
+    """The built program (once per program and compiler; concurrent callers wait for one build).
+    Raises BuildError."""
+    key = build_key(program, compiler)
+    with _guard:
+        lock = _locks.setdefault(key, threading.Lock())
+    with lock:
+        with _guard:
+            hit = _built.get(key)
+            if isinstance(hit, Built) and not hit.folder.is_dir():  # its evaluator's cache dir is gone
+                hit = None
+            if hit is not None:
+                _built.move_to_end(key)
+        if hit is None:
+            try:
+                hit = _build(program, key, worker, compiler)
+            except BuildError as e:
+                if not e.lasting:
+                    raise
+                hit = str(e)
+            _remember(key, hit)
+    if isinstance(hit, str):
+        raise BuildError(hit)
+    return hit
+
+
+def _remember(key: str, result: Built | str) -> None:
+    with _guard:
+        _built[key] = result
+        while len(_built) > BUILT_KEEP:
+            old, gone = _built.popitem(last=False)
+            _locks.pop(old, None)
+            if isinstance(gone, Built):
+                shutil.rmtree(gone.folder, ignore_errors=True)
+
+
+def install(built: Built, check_dir: Path) -> Launch:
+    """Put the built program in a worker's check dir (hard links; copies across devices)."""
+    dest = check_dir / INSTALLED
+    shutil.rmtree(dest, ignore_errors=True)
+    with _guard:  # not evicted meanwhile
+        shutil.copytree(built.folder, dest, symlinks=True, copy_function=_link_or_copy)
+    return built.launch
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+def _build(program: str, key: str, worker: Worker, compiler: Compiler) -> Built:
+    try:
+        files, _ = load(program)
+        p = plan(files)
+    except ValueError as e:
+        raise BuildError(str(e)) from None
+    command = _build_command(p, files, worker, compiler)
+    work = worker.build / INSTALLED
+    shutil.rmtree(work, ignore_errors=True)
+    try:
+        if command:
+            box = worker.box("build")
+            unpack(program, work)
+            _give_to(work, box.spec.drop_uid)
+            _run_build(command, work, worker, compiler, "build script" if p.kind == "script" else "compilation")
+        else:
+            unpack(program, work)
+        run = work / "run"
+        if p.kind != "python" and not (run.is_file() and not run.is_symlink() and os.stat(run).st_mode & 0o100):
+            raise BuildError("the build did not leave an executable file called `run`" if p.build
+                             else "`run` is not an executable file")
+        if p.kind == "python":
+            (work / LAUNCHER).write_text(PYTHON_LAUNCHER.format(entry=p.entry))
+        return _keep(work, key, compiler, p)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _build_command(p: Plan, files: dict[str, str], worker: Worker, compiler: Compiler) -> list[str]:
+    """What to run in the program's folder to build it ([] when nothing)."""
+    cfg = compiler.cfg
+    if p.kind == "script":
+        return ["./build"] if p.build else []
+    if p.kind == "python":
+        return []
+    if p.kind == "c":
+        cc = shutil.which("cc") or shutil.which("gcc")
+        if cc is None:
+            raise BuildError("no C compiler (cc) on PATH", lasting=False)
+        return [cc, *C_FLAGS, "-o", "run", *p.sources, "-lm"]
+    cxx = shutil.which(cfg.cpp_compiler)
+    if cxx is None:
+        raise BuildError(f"C++ compiler {cfg.cpp_compiler!r} not found on PATH", lasting=False)
+    include = testlib.include_dir(cfg.testlib_dir)
+    shipped = any(PurePosixPath(f).name == testlib.HEADER for f in files)
+    if include is None and not shipped and any(testlib.uses_testlib(files[s]) for s in p.sources):
+        raise BuildError("it includes testlib.h, which is not installed here: `make setup` installs it "
+                         "(or set evaluator.testlib_dir)", lasting=False)
+    flags = ["-I", worker.include_inside(include)] if include else []  # may restart the build box
+    return [cxx, *cfg.cpp_flags, *flags, "-o", "run", *p.sources]
+
+
+def _give_to(folder: Path, uid: int | None) -> None:
+    """Make `folder` the build box's (it runs as its own uid when we are root)."""
+    if uid is None:
+        return
+    for dirpath, _dirnames, filenames in os.walk(folder):
+        os.lchown(dirpath, uid, uid)
+        for name in filenames:
+            os.lchown(os.path.join(dirpath, name), uid, uid)
+
+
+def _run_build(command: list[str], work: Path, worker: Worker, compiler: Compiler, what: str) -> None:
+    """Run `command` in `work` in the build box, with the compile limits; BuildError if it fails."""
+    cfg = compiler.cfg
+    box = worker.box("build")
+    limit = cfg.compile_time_limit_s
+    wall = 2 * limit + 5
+    req = {"op": "run", "kind": "exec",
+           # stdout joins stderr: a chatty build is not an output over its limit
+           "argv": ["/bin/sh", "-c", 'cd "$1" && shift && exec "$@" >&2', "sh", box.inside(work), *command],
+           "cpu_s": limit, "wall_s": wall, "mem_bytes": cfg.compile_memory_mb * MB,
+           "fsize_bytes": cfg.max_binary_mb * MB + MB, "nofile": 512, "out_bytes": 64 * 1024,
+           "err_bytes": 64 * 1024, "err_mode": "head"}
+    try:
+        reply = box.request(req, wall + 30)
+    except BoxError as e:
+        raise BuildError(f"the build sandbox failed: {e}", lasting=False) from e
+    h = reply.header
+    if not h.get("ok") or h.get("harness_error"):
+        raise BuildError(f"the {what} could not run: {h.get('harness_error')}", lasting=False)
+    diag = reply.blobs[1].decode("utf-8", "replace").replace(box.inside(work) + "/", "")
+    diag = diag.strip()[:DIAG_KEEP]
+    if h["why"] == "cpu":
+        raise BuildError(f"the {what} exceeded {limit:g} s of CPU time")
+    if h["why"] == "wall":
+        figures = [float(h[k]) for k in ("cpu_s", "total_cpu_s") if isinstance(h.get(k), (int, float))]
+        blocked = bool(figures) and max(figures) < BLOCKED_CPU_SHARE * wall
+        raise BuildError(f"the {what} ran out of {wall:g} s of wall-clock time"
+                         + (" having used almost no CPU (blocked)" if blocked else " (a busy machine?)"),
+                         lasting=blocked)
+    if h["why"] != "exit" or h.get("exit") != 0:
+        how = f"exit code {h['exit']}" if h.get("exit") is not None else f"signal {h.get('signal')} ({h['why']})"
+        raise BuildError(f"the {what} failed with {how}" + (f": {diag}" if diag else ""))
+
+
+def _keep(work: Path, key: str, compiler: Compiler, p: Plan) -> Built:
+    """Copy what the build left into the cache dir (root-owned, readable by every box)."""
+    bundles = compiler.cache_dir / "bundles"
+    bundles.mkdir(mode=0o755, exist_ok=True)
+    os.chmod(bundles, 0o755)
+    target = bundles / key
+    staging = bundles / f".{key}.{threading.get_ident()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        _copy_products(work, staging, limit=max(MAX_TOTAL_BYTES, 4 * compiler.cfg.max_binary_mb * MB))
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return Built(target, launch_for(p, target))
+
+
+def _copy_products(src: Path, dst: Path, limit: int) -> None:
+    """Regular files, folders and links that stay inside `src`, never following a link (the
+    build box wrote these: as root, a link could otherwise reach any host file)."""
+    total = 0
+    root = os.path.abspath(src)
+
+    def copy(here: str, there: str) -> None:
+        nonlocal total
+        os.mkdir(there, 0o755)
+        os.chmod(there, 0o755)
+        for entry in os.scandir(here):
+            target = os.path.join(there, entry.name)
+            if entry.is_symlink():
+                link = os.readlink(entry.path)
+                resolved = os.path.normpath(os.path.join(here, link))
+                if not os.path.isabs(link) and (resolved + "/").startswith(root + "/"):
+                    os.symlink(link, target)
+            elif entry.is_dir(follow_symlinks=False):
+                copy(entry.path, target)
+            elif entry.is_file(follow_symlinks=False):
+                fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+                with os.fdopen(fd, "rb") as f:
+                    mode = os.fstat(fd).st_mode
+                    if not stat.S_ISREG(mode):
+                        continue
+                    data = f.read(limit - total + 1)
+                total += len(data)
+                if total > limit:
+                    raise BuildError(f"the build left over {limit // MB} MB of files")
+                with open(target, "wb") as out:
+                    out.write(data)
+                os.chmod(target, 0o755 if mode & 0o111 else 0o644)
+
+    copy(root, str(dst))

@@ -1,0 +1,258 @@
+"""Output validators given as a program directory (Kattis problem package format), judged by the
+real sandbox: several C++ sources, `build` + `run` scripts, several Python files; a build that
+fails is SE with its reason; packing refuses what is not source text."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import textwrap
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
+from pipeline.evaluator.verdict import bundle, checkers, testlib
+from pipeline.schema import Checker, Problem, TestCase, validate_problem
+
+CFG = EvaluatorConfig(wall_factor=4.0, wall_slack_s=20.0, checker_time_limit_s=3.0)
+needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+
+RIGHT = "print(int(input()) + 1)\n"
+WRONG = "print(41)\n"
+
+# Kattis protocol: validator input answer feedback_dir < team_output; 42 = accepted, 43 = wrong
+CPP_MAIN = """\
+#include <cstdio>
+#include <string>
+#include "compare.h"
+int main(int argc, char** argv) {
+    long answer = 0, got = 0;
+    FILE* f = fopen(argv[2], "r");
+    if (!f || fscanf(f, "%ld", &answer) != 1) return 1;
+    if (scanf("%ld", &got) != 1) got = -1;
+    if (same(answer, got)) return 42;
+    FILE* msg = fopen((std::string(argv[3]) + "judgemessage.txt").c_str(), "w");
+    if (msg) fprintf(msg, "expected %ld, got %ld\\n", answer, got);
+    return 43;
+}
+"""
+CPP_HEADER = "#pragma once\nbool same(long a, long b);\n"
+CPP_COMPARE = '#include "compare.h"\nbool same(long a, long b) { return a == b; }\n'
+CPP_SINGLE = CPP_MAIN.replace('#include "compare.h"', "static bool same(long a, long b) { return a == b; }")
+
+PY_UTIL = """\
+def read_number(text):
+    parts = text.split()
+    return int(parts[0]) if parts else None
+"""
+PY_VALIDATOR = """\
+import os
+import sys
+
+from util import read_number
+
+
+def main():
+    answer = read_number(open(sys.argv[2]).read())
+    got = read_number(sys.stdin.read())
+    if got == answer:
+        sys.exit(42)
+    with open(os.path.join(sys.argv[3], "judgemessage.txt"), "w") as f:
+        f.write(f"expected {answer}, got {got}\\n")
+    sys.exit(43)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def write_dir(folder: Path, files: dict[str, str], executable: tuple[str, ...] = ()) -> Path:
+    folder.mkdir(parents=True)
+    for rel, text in files.items():
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        os.chmod(path, 0o755 if rel in executable else 0o644)
+    return folder
+
+
+def problem(pid: str, program: str) -> Problem:
+    p = Problem(id=pid, source="test", statement="Print n + 1.", style="stdio", time_limit_s=2.0,
+                tests=[TestCase("41\n", "42\n"), TestCase("1\n", "2\n")],
+                checker=Checker(kind="program", language="bundle", protocol="kattis", program=program))
+    assert validate_problem(p) == []
+    return p
+
+
+def sub(p: Problem, code: str, sid: str) -> Submission:
+    return Submission(p.id, sid, "python", textwrap.dedent(code))
+
+
+@pytest.fixture(scope="module")
+def ev():
+    with Evaluator(workers=1, config=CFG) as e:
+        yield e
+
+
+def judge_right_and_wrong(ev, p: Problem) -> None:
+    right, wrong = ev.evaluate_batch([p], [sub(p, RIGHT, "right"), sub(p, WRONG, "wrong")])
+    assert right.status == "AC" and right.passed == 2, right
+    assert wrong.status == "WA", wrong
+    assert wrong.tests[0].diff == "expected 42, got 41", wrong.tests[0].diff
+
+
+# --- judged ------------------------------------------------------------------------------------------------
+@needs_gxx
+def test_several_cpp_sources_and_a_header_are_compiled_together(ev, tmp_path):
+    folder = write_dir(tmp_path / "validator", {"validator.cpp": CPP_MAIN, "compare.cpp": CPP_COMPARE,
+                                                "compare.h": CPP_HEADER})
+    judge_right_and_wrong(ev, problem("bundle-cpp", bundle.pack_program_dir(folder)))
+
+
+BUILD = "#!/bin/sh\nset -e\ng++ -O2 -o validator validator.cpp\n"
+RUN = '#!/bin/sh\nexec "$(dirname "$0")/validator" "$@"\n'
+# a build that writes a `run` of its own, without `#!` (a POSIX shell runs such a script with sh)
+BUILD_WRITES_RUN = BUILD + "printf '%s\\n' 'exec \"$(dirname \"$0\")/validator\" \"$@\"' > run\nchmod +x run\n"
+
+
+@needs_gxx
+@pytest.mark.parametrize(("files", "executable"), [
+    ({"build": BUILD, "run": RUN, "validator.cpp": CPP_SINGLE}, ("build", "run")),
+    ({"build": BUILD_WRITES_RUN, "validator.cpp": CPP_SINGLE}, ("build",)),
+], ids=["build-and-run", "build-writes-run"])
+def test_a_build_script_builds_the_validator_and_run_runs_it(ev, tmp_path, files, executable):
+    folder = write_dir(tmp_path / "validator", files, executable)
+    judge_right_and_wrong(ev, problem(f"bundle-script-{len(files)}", bundle.pack_program_dir(folder)))
+
+
+TESTLIB_MAIN = """\
+#include "testlib.h"
+#include "sums.h"
+int main(int argc, char* argv[]) {
+    registerTestlibCmd(argc, argv);
+    int n = inf.readInt();
+    long long a = ouf.readLong(), b = ouf.readLong();
+    if (!adds_up(a, b, n)) quitf(_wa, "%lld + %lld != %d", a, b, n);
+    quitf(_ok, "a valid pair");
+}
+"""
+
+
+@needs_gxx
+@pytest.mark.skipif(testlib.include_dir(None) is None,
+                    reason="testlib.h is not installed: `make setup` installs it (it needs PyPI)")
+def test_a_testlib_checker_of_several_sources_finds_the_installed_header(ev, tmp_path):
+    folder = write_dir(tmp_path / "checker", {
+        "checker.cpp": TESTLIB_MAIN, "sums.h": "bool adds_up(long long a, long long b, int n);\n",
+        "sums.cpp": '#include "sums.h"\nbool adds_up(long long a, long long b, int n) { return a + b == n; }\n'})
+    p = Problem(id="bundle-testlib", source="test", statement="Two numbers adding up to n.", style="stdio",
+                tests=[TestCase("5\n", "2 3\n")],
+                checker=Checker(kind="program", language="bundle", protocol="testlib",
+                                program=bundle.pack_program_dir(folder)))
+    other, wrong = ev.evaluate_batch([p], [sub(p, "print(1, 4)", "other"), sub(p, "print(1, 1)", "wrong")])
+    assert other.status == "AC", other
+    assert wrong.status == "WA" and "1 + 1 != 5" in wrong.tests[0].diff, wrong
+
+
+@pytest.mark.parametrize("files", [
+    {"util.py": PY_UTIL, "validator.py": PY_VALIDATOR},
+    {"__init__.py": "", "__main__.py": PY_VALIDATOR, "util.py": PY_UTIL},  # the 2025-09 form
+], ids=["main-guard", "package"])
+def test_several_python_files_run_from_the_entry_with_the_folder_on_the_path(ev, tmp_path, files):
+    folder = write_dir(tmp_path / "validator", files)
+    judge_right_and_wrong(ev, problem(f"bundle-python-{len(files)}", bundle.pack_program_dir(folder)))
+
+
+def test_the_command_of_a_checker_not_prepared_is_refused(tmp_path):
+    ck = Checker(kind="program", language="bundle", program='{"files": {"main.py": ""}}')
+    worker = SimpleNamespace(prepared={"checker": "another one"}, check=tmp_path)
+    with pytest.raises(checkers.CheckerFailure, match="not prepared"):
+        checkers.program_command(ck, None, worker)
+
+
+def test_a_build_that_fails_is_se_with_its_reason(ev, tmp_path):
+    build = "#!/bin/sh\necho 'cannot find the frobnicator' >&2\nexit 3\n"
+    folder = write_dir(tmp_path / "validator", {"build": build, "run": RUN}, ("build", "run"))
+    p = problem("bundle-broken", bundle.pack_program_dir(folder))
+    v = ev.evaluate_batch([p], [sub(p, RIGHT, "right")])[0]
+    assert v.status == "SE", v
+    diff = v.tests[0].diff
+    assert "checker does not build" in diff and "exit code 3" in diff and "cannot find the frobnicator" in diff, diff
+
+
+def test_a_build_that_leaves_no_run_is_se(ev, tmp_path):
+    folder = write_dir(tmp_path / "validator", {"build": "#!/bin/sh\ntrue\n"}, ("build",))
+    p = problem("bundle-no-run", bundle.pack_program_dir(folder))
+    v = ev.evaluate_batch([p], [sub(p, RIGHT, "right")])[0]
+    assert v.status == "SE" and "did not leave an executable file called `run`" in v.tests[0].diff, v
+
+
+# --- packing and planning ----------------------------------------------------------------------------------
+def test_packing_refuses_a_binary_file(tmp_path):
+    folder = write_dir(tmp_path / "validator", {"run": RUN}, ("run",))
+    (folder / "validator").write_bytes(b"\x7fELF\x02\x01\x01\x00\x00\x00")
+    with pytest.raises(ValueError, match="validator: a binary file"):
+        bundle.pack_program_dir(folder)
+
+
+def test_packing_refuses_a_file_over_the_limit_and_a_link_out(tmp_path):
+    folder = write_dir(tmp_path / "big", {"main.py": "x = 1\n"})
+    (folder / "data.txt").write_text("a" * (bundle.MAX_FILE_BYTES + 1))
+    with pytest.raises(ValueError, match="data.txt: .* over the 4 MB limit on a file"):
+        bundle.pack_program_dir(folder)
+    outside = write_dir(tmp_path / "outside", {"secret.txt": "s\n"})
+    folder = write_dir(tmp_path / "linked", {"main.py": "x = 1\n"})
+    (folder / "secret.txt").symlink_to(outside / "secret.txt")
+    with pytest.raises(ValueError, match="secret.txt: a link out of the program directory"):
+        bundle.pack_program_dir(folder)
+
+
+def test_packing_keeps_executable_bits_and_skips_what_the_format_ignores(tmp_path):
+    folder = write_dir(tmp_path / "validator", {"build": BUILD, "run": RUN, "validator.cpp": CPP_SINGLE,
+                                                ".gitignore": "validator\n", "lib/x.h": "int x;\n"},
+                       ("build", "run"))
+    (folder / "__pycache__").mkdir()
+    (folder / "__pycache__" / "m.pyc").write_bytes(b"\0\1")
+    packed = json.loads(bundle.pack_program_dir(folder))
+    assert sorted(packed["files"]) == ["build", "lib/x.h", "run", "validator.cpp"]
+    assert sorted(packed["executable"]) == ["build", "run"]
+    out = tmp_path / "unpacked"
+    bundle.unpack(json.dumps(packed), out)
+    assert (out / "lib" / "x.h").read_text() == "int x;\n"
+    assert os.stat(out / "build").st_mode & 0o111 and not os.stat(out / "validator.cpp").st_mode & 0o111
+
+
+def test_unpacking_refuses_paths_out_of_the_folder(tmp_path):
+    for rel in ("../evil", "/etc/passwd", "a/../../b", ".hidden"):
+        with pytest.raises(ValueError, match="bundle file name"):
+            bundle.unpack(json.dumps({"files": {rel: "x"}}), tmp_path / "out")
+    with pytest.raises(ValueError, match="must be JSON"):
+        bundle.unpack("not json", tmp_path / "out")
+
+
+@pytest.mark.parametrize(("files", "want"), [
+    ({"build": "", "x.cpp": ""}, bundle.Plan("script", build=True)),
+    ({"run": ""}, bundle.Plan("script")),
+    ({"b.cpp": "", "a.cc": "", "a.h": ""}, bundle.Plan("cpp", sources=("a.cc", "b.cpp"))),
+    ({"a.c": "", "b.c": "", "x.cpp": ""}, bundle.Plan("c", sources=("a.c", "b.c"))),
+    ({"__init__.py": "", "__main__.py": "", "m.py": ""}, None),
+    ({"main.py": "", "z.py": ""}, None),
+    ({"a.py": "", "v.py": "if __name__ == '__main__':\n    pass\n"}, None),
+    ({"b.py": "", "a.py": ""}, None),
+])
+def test_the_plan_follows_the_format(files, want):
+    got = bundle.plan(files)
+    if want is not None:
+        assert got == want
+    else:
+        entries = {"__main__.py": "", "main.py": "main.py", "v.py": "v.py", "a.py": "a.py"}
+        assert got.kind == "python" and got.entry == next(entries[f] for f in entries if f in files), got
+
+
+def test_a_directory_with_no_known_source_has_no_plan():
+    with pytest.raises(ValueError, match="no build or run script and no C\\+\\+, C or Python source"):
+        bundle.plan({"README": "hello\n", "validator.java": ""})
