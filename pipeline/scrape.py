@@ -135,11 +135,39 @@ class SourceStats:
     error: str | None = None
     http: dict[str, int] | None = None
     origin: dict[str, Any] | None = None  # what was read: local files and sizes, or a dataset's revision
+    # {problem type: {"kept": n, "rejected": m}}, the type as `problem_type` says (kept + rejected = read)
+    by_type: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def count_type(self, problem_type: str, outcome: str) -> None:
+        counts = self.by_type.setdefault(problem_type, {"kept": 0, "rejected": 0})
+        counts[outcome] += 1
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d["rejected_by_reason"] = dict(sorted(self.rejected_by_reason.items()))
+        d["by_type"] = dict(sorted(self.by_type.items()))
         return d
+
+
+# The checker kinds that make a problem more than pass-fail with a fixed comparison, as
+# meta["problem_type"] words it (pipeline/sources/kattis.py).
+JUDGED_BY = {"interactor": "interactive", "program": "custom-judge"}
+
+
+def problem_type(item: Problem | Reject) -> str:
+    """A record's type for the stats: meta["problem_type"] (a list, joined with "+": "scoring",
+    "pass-fail+interactive", ...) where the source says it, else what the checker tells
+    ("pass-fail", "pass-fail+custom-judge", ...); a reject's record may say it, else "unknown"."""
+    if isinstance(item, Problem):
+        declared = item.meta.get("problem_type")
+        if not declared:
+            judged = JUDGED_BY.get(item.checker.kind if item.checker else "")
+            return "pass-fail" + (f"+{judged}" if judged else "")
+    else:
+        declared = item.record.get("problem_type") if isinstance(item.record, dict) else None
+        if not declared:
+            return "unknown"
+    return "+".join(map(str, declared)) if isinstance(declared, list) else str(declared)
 
 
 class Collector:
@@ -152,12 +180,15 @@ class Collector:
 
     def take(self, item: Problem | Reject, source: str, stats: SourceStats, since: dt.date | None = None) -> None:
         stats.read += 1
+        kind = problem_type(item)
         if isinstance(item, Problem):
             item = self._accept(item, source, since)
             if isinstance(item, Problem):
                 stats.kept += 1
+                stats.count_type(kind, "kept")
                 return
         stats.rejected += 1
+        stats.count_type(kind, "rejected")
         stats.rejected_by_reason[item.code] += 1
         self.rejects.add(item.id, f"[{source}] {item.reason}", jsonable(item.record))
 

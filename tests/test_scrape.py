@@ -51,7 +51,8 @@ def test_run_scrape_accounts_for_every_record(tmp_path):
     seed = stats["sources"]["seed"]
     assert seed.pop("origin") == {"path": str(FIX / "seed.jsonl"), "files": 1, "bytes": (FIX / "seed.jsonl").stat().st_size}
     assert seed == {"kind": "jsonl", "read": 7, "kept": 3, "rejected": 4, "error": None,
-                    "rejected_by_reason": {"bad_json": 2, "invalid_problem": 2}, "skipped": {}, "http": None}
+                    "rejected_by_reason": {"bad_json": 2, "invalid_problem": 2}, "skipped": {}, "http": None,
+                    "by_type": {"pass-fail": {"kept": 3, "rejected": 0}, "unknown": {"kept": 0, "rejected": 4}}}
     extra_stats = stats["sources"]["extra"]
     assert extra_stats["read"] == 3 and extra_stats["rejected_by_reason"] == {"duplicate_id": 3}
     dup_reasons = [r["reason"] for r in rejects if "duplicate_id" in r["reason"]]
@@ -76,6 +77,27 @@ def test_invalid_problem_from_a_source_is_rejected_by_the_stage(tmp_path):
     _, rejects, _ = read_outputs(tmp_path / "raw")
     assert stats["sources"]["k"]["rejected_by_reason"] == {"invalid_problem": 1}
     assert "time_limit_s" in rejects[0]["reason"] and rejects[0]["id"] == "k/slow"
+
+
+def test_stats_count_problems_kept_and_rejected_by_type(tmp_path):
+    """Every source's records by problem type (kept + rejected = read): the Kattis adapter says the
+    type (meta / the reject's record), other sources' types come from their checker."""
+    shutil.copytree(FIX / "kattis", tmp_path / "pkgs")
+    shutil.copytree(FIX / "kattis_kinds" / "subtasks", tmp_path / "pkgs" / "subtasks")
+    shutil.copytree(FIX / "kattis_kinds" / "guessing", tmp_path / "pkgs" / "guessing")
+    cfg = ScrapeConfig(sources=[{"name": "k", "kind": "kattis", "path": str(tmp_path / "pkgs")},
+                                {"name": "he", "kind": "humaneval", "path": str(FIX / "humaneval_mini.jsonl")}])
+    stats = run_scrape(cfg, tmp_path / "raw")
+    kattis = stats["sources"]["k"]
+    assert kattis["by_type"] == {
+        "pass-fail": {"kept": 2, "rejected": 1},  # hello, floaty; notests
+        "pass-fail+custom-judge": {"kept": 1, "rejected": 0},  # anyorder
+        "pass-fail+interactive": {"kept": 1, "rejected": 1},  # guessing; guess (no interactor)
+        "scoring": {"kept": 1, "rejected": 0},  # subtasks
+        "unknown": {"kept": 0, "rejected": 1}}  # broken: problem.yaml does not parse
+    assert sum(n for counts in kattis["by_type"].values() for n in counts.values()) == kattis["read"]
+    he = stats["sources"]["he"]
+    assert he["by_type"]["pass-fail"]["kept"] == he["kept"] > 0  # its rejects name no type: "unknown"
 
 
 def test_source_errors_fail_or_are_recorded(tmp_path):

@@ -203,3 +203,154 @@ def test_testlib_h_is_left_to_the_evaluator_when_the_package_has_no_copy(tmp_pat
     p = only_problem(pkg)
     assert p.checker.kind == "program" and '#include "testlib.h"' in p.checker.program
     assert '#include "testlib.h"' in p.meta["input_validators"][0]["code"]
+
+
+# --- scoring, interactive, program-directory validators, Code Jam judges (issue 26) ---------------
+KINDS = FIX / "kattis_kinds"
+
+
+def test_a_scoring_package_is_kept_as_a_full_solve_problem_with_its_groups():
+    p = only_problem(KINDS / "subtasks")
+    assert [(t.kind, t.group) for t in p.tests] == [
+        ("public", "sample"), ("private", "secret/group1"), ("private", "secret/group1"), ("private", "secret/group2")]
+    assert p.meta["scoring"] is True and p.meta["problem_type"] == ["scoring"]
+    groups = {g["group"]: g for g in p.meta["test_groups"]}
+    assert list(groups) == ["sample", "secret", "secret/group1", "secret/group2"]
+    assert (groups["secret/group1"]["accept_score"], groups["secret/group1"]["range"]) == (30, "0 30")
+    assert groups["secret"]["grader_flags"] == "first_error" and groups["secret"]["tests"] == 0
+    assert groups["secret/group2"]["settings_from"] == ["data/secret/group2/testdata.yaml"]
+    assert (p.checker.kind, p.checker.rel_tol) == ("float", 1e-6)
+
+
+def test_group_settings_inherit_whole_from_testdata_yaml_and_key_by_key_from_test_group_yaml(tmp_path):
+    """Legacy testdata.yaml: the closest file is used whole; 2025-09 test_group.yaml: merged down."""
+    legacy, modern = tmp_path / "legacy", tmp_path / "modern"
+    for pkg, name in ((legacy, "testdata.yaml"), (modern, "test_group.yaml")):
+        package(pkg, "type: scoring\n")
+        write(pkg / "data" / "secret" / name, "max_score: 100\nscore_aggregation: sum\n")
+        write(pkg / "data" / "secret" / "group1" / name, "max_score: 40\n")
+    old = {g["group"]: g for g in only_problem(legacy).meta["test_groups"]}["secret/group1"]
+    new = {g["group"]: g for g in only_problem(modern).meta["test_groups"]}["secret/group1"]
+    assert "score_aggregation" not in old and old["max_score"] == 40
+    assert (new["max_score"], new["score_aggregation"]) == (40, "sum")
+    assert new["settings_from"] == ["data/secret/test_group.yaml", "data/secret/group1/test_group.yaml"]
+
+
+def test_an_interactive_package_gets_its_interactor_and_keeps_every_test():
+    p = only_problem(KINDS / "guessing")
+    assert (p.checker.kind, p.checker.protocol, p.checker.language) == ("interactor", "kattis", "python")
+    assert "MAX_GUESSES" in p.checker.program
+    assert [t.group for t in p.tests] == ["sample"] + ["secret"] * 4
+    assert p.meta["interactive"] is True and p.meta["problem_type"] == ["pass-fail", "interactive"]
+    (transcript,) = p.meta["sample_interactions"]
+    assert transcript["group"] == "sample" and transcript["text"].startswith("<10\n>5\n")
+    assert {(w.label, w.language) for w in p.wrong_solutions} == {
+        (label, lang) for label in ("wrong_answer", "time_limit_exceeded", "run_time_error") for lang in ("python", "cpp")}
+
+
+def test_2023_07_interactive_type_with_an_output_validator_folder(tmp_path):
+    pkg = tmp_path / "guess"
+    package(pkg, "problem_format_version: 2023-07-draft\ntype: [pass-fail, interactive]\n")
+    write(pkg / "output_validator" / "interact.cpp", "int main() { return 42; }\n")
+    p = only_problem(pkg)
+    assert (p.checker.kind, p.checker.language) == ("interactor", "cpp")
+
+
+def test_an_interactive_package_without_an_interactor_is_rejected(tmp_path):
+    package(tmp_path / "guess", "validation: custom interactive\n")
+    _, rejects = run(tmp_path / "guess")
+    (reject,) = rejects.values()
+    assert reject.code == "bad_validator" and "interactor" in reject.detail
+    assert reject.record["problem_type"] == ["pass-fail", "interactive"]
+
+
+def test_multi_pass_and_submit_answer_problems_are_rejected_by_type(tmp_path):
+    package(tmp_path / "mp", "problem_format_version: 2023-07-draft\ntype: multi-pass\n")
+    _, rejects = run(tmp_path / "mp")
+    assert [r.code for r in rejects.values()] == ["unsupported_type"]
+
+
+def test_a_validator_program_directory_is_packed_as_a_bundle():
+    bundle = pytest.importorskip("pipeline.evaluator.verdict.bundle")
+    p = only_problem(KINDS / "bundled")
+    assert (p.checker.kind, p.checker.language, p.checker.protocol) == ("program", "bundle", "kattis")
+    assert p.checker.program == bundle.pack_program_dir(KINDS / "bundled" / "output_validators" / "checker")
+
+
+def test_problem_yaml_with_a_colon_in_a_plain_title_is_read(tmp_path):
+    """The Code Jam archive writes `name: Game Sort: Part 1`, which is not YAML."""
+    package(tmp_path / "p", "# converted\nname: Game Sort: Part 1\ntype: scoring\n")
+    assert only_problem(tmp_path / "p").title == "Game Sort: Part 1"
+
+
+def test_output_validator_flags_is_read_as_well_as_validator_flags(tmp_path):
+    package(tmp_path / "p", "output_validator_flags: float_tolerance 1e-4\n")
+    p = only_problem(tmp_path / "p")
+    assert (p.checker.kind, p.checker.rel_tol, p.checker.abs_tol) == ("float", 1e-4, 1e-4)
+
+
+# A Code Jam package as the archive converts it: Google's judge in output_validators/validator/.
+CODEJAM_YAML = """# This is a best-effort conversion to problemtools format.
+author: Google
+source: Code Jam to I/O for Women 2019 - Code Jam to I/O for Women
+{type}name: Some Problem
+
+# Note that the custom{interactive} judge does not follow problemtools specifications.
+validation: custom{interactive}
+"""
+# Google's protocol: `judge.py input attempt expected`, exit 0 accepted (interactive: `judge.py <test set>`).
+GOOGLE_JUDGE = "import sys\nsys.exit(0 if open(sys.argv[2]).read().split() == open(sys.argv[3]).read().split() else 1)\n"
+CODEJAM_STATEMENT = """<h3>Problem</h3><p>Guess it.</p><h3>Limits</h3>
+<h4>Test Set 1 (Visible Verdict)</h4><p>N = 10.</p><h4>Test Set 2 (Hidden Verdict)</h4><p>N = 10^9.</p>"""
+
+
+def codejam_package(folder: Path, interactive: bool) -> Path:
+    write(folder / "problem.yaml", CODEJAM_YAML.format(type="" if interactive else "type: scoring\n",
+                                                       interactive=" interactive" if interactive else ""))
+    write(folder / "problem_statement" / "problem.html", CODEJAM_STATEMENT)
+    write(folder / "output_validators" / "validator" / "judge.py", GOOGLE_JUDGE)
+    if not interactive:
+        write(folder / "data" / "secret" / "subtask1" / "1.in", "1\n3\n")
+        write(folder / "data" / "secret" / "subtask1" / "1.ans", "Case #1: 3\n")
+    return folder
+
+
+def test_a_codejam_custom_judge_is_adapted_to_a_kattis_program(tmp_path):
+    p = only_problem(codejam_package(tmp_path / "cj", interactive=False))
+    assert (p.checker.kind, p.checker.protocol, p.checker.language) == ("program", "kattis", "python")
+    assert "sys.argv[2]" in p.checker.program  # the judge, run by the adapter's wrapper
+    assert p.meta["problem_type"] == ["scoring", "custom-judge"] and p.meta["codejam_judge"] is True
+
+
+def test_an_interactive_codejam_problem_gets_one_test_per_test_set(tmp_path):
+    p = only_problem(codejam_package(tmp_path / "cj", interactive=True))
+    assert (p.checker.kind, p.checker.protocol) == ("interactor", "kattis")
+    assert [(t.input, t.output, t.kind, t.group) for t in p.tests] == [
+        ("0\n", "", "private", "secret/test_set_1"), ("1\n", "", "private", "secret/test_set_2")]
+    assert p.meta["interactive"] is True
+
+
+def test_a_codejam_judge_the_adapter_refuses_is_rejected_with_the_reason(tmp_path):
+    pkg = codejam_package(tmp_path / "cj", interactive=False)
+    (pkg / "output_validators" / "validator" / "judge.py").unlink()
+    write(pkg / "output_validators" / "validator" / "judge.cc",
+          '#include "recruiting/arena/problem_dev/cocolib/cc/base.h"\nint main() {}\n')
+    _, rejects = run(pkg)
+    (reject,) = rejects.values()
+    assert reject.code == "unsupported_judge" and "cocolib" in reject.detail
+
+
+def test_codejam_archive_standard_problems_are_kept_with_every_test_set(bench_data):
+    """The 128 problems of Google's archive judged by the default validator (float tolerance)."""
+    from pipeline.sources.kattis import find_packages, package_ids
+
+    root = bench_data / "codejam-archive"
+    if not root.is_dir():
+        pytest.skip("codejam-archive is not in bench-data")
+    problems, _ = run(root)
+    packages = {f"kattis/{native}": pkg for pkg, native in package_ids(root, find_packages(root)).items()}
+    standard = {pid: p for pid, p in problems.items() if p.meta["problem_type"] == ["scoring"]}
+    assert len(standard) >= 122  # >= 95% of the 128; all 128 when this was written
+    for pid, p in standard.items():
+        assert len(p.tests) == len(list(packages[pid].glob("data/**/*.in"))), pid
+        assert p.checker.kind == "float" and all(t.group for t in p.tests) and p.meta["test_groups"]

@@ -167,15 +167,17 @@ def test_kattis_packages():
     assert anyorder.checker.kind == "program" and anyorder.checker.protocol == "kattis"
     assert anyorder.checker.language == "cpp" and "inline void accept()" in anyorder.checker.program
     assert '#include "validate.h"' not in anyorder.checker.program and "10^{5}" in anyorder.statement
-    assert {r.id: r.code for r in rejects} == {"kattis/guess": "interactive", "kattis/broken": "bad_package",
+    assert {r.id: r.code for r in rejects} == {"kattis/guess": "bad_validator", "kattis/broken": "bad_package",
                                                "kattis/notests": "no_tests"}
 
 
-def test_kattis_validator_with_two_sources_is_rejected(tmp_path):
+def test_kattis_validator_with_two_sources_is_a_bundle(tmp_path):
+    """A validator folder of several sources is a program directory (built and run as the format
+    says), no longer a reject."""
     import shutil
 
     pkg = tmp_path / "anyorder"
     shutil.copytree(FIX / "kattis" / "anyorder", pkg)
     (pkg / "output_validators" / "checker" / "extra.py").write_text("print(1)\n")
     problems, rejects = run("kattis", path=str(pkg))
-    assert not problems and rejects[0].code == "bad_validator"
+    assert not rejects and problems[0].checker.language == "bundle"

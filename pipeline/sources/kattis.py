@@ -1,4 +1,4 @@
-"""Kattis / ICPC problem packages (the problemarchive format) as stdio problems.
+"""Kattis / ICPC problem packages (the problem package format) as stdio problems.
 
 A package is a folder with `problem.yaml`, a statement (`problem_statement/problem[.en].{md,tex,html}`
 or `statement/`), `data/sample|secret/**/*.in` + `.ans`, `submissions/accepted/*` (known-wrong ones under `submissions/wrong_answer|time_limit_exceeded|
@@ -12,11 +12,22 @@ Where a package is silent the problem package format's defaults apply: memory 10
 submissions), so without `.timelimit` / `limits.time_limit` the problem records it as not stated
 and validate derives it the same way, with the factors the package states (legacy
 `limits.time_multiplier` / `time_safety_margin`, 2023-07 `limits.time_multipliers`; meta
-`time_multipliers`, see `time_multipliers`).
+`time_multipliers`, see `time_multipliers`). A statement that states its limits ("Time limit: 20
+seconds.", as Code Jam pages do) fills what the package leaves out (`pipeline.sources.stated_limits`;
+meta `stated_limits`, the largest per-test-set time limit applies).
+
+Every kind of package is read as a full-solve problem (solved when every test passes): scoring ones
+with each test's group and the groups' settings (meta `test_groups`, `scoring`), interactive ones with
+their output validator as a Kattis interactor (meta `interactive`), custom validators as one source
+or, for a program directory, a bundle (`pipeline.evaluator.verdict.bundle`); meta `problem_type` says
+which (see `Kind`). Google's coding competitions archive keeps Google's judges: they are adapted by
+`pipeline.sources.codejam_judge` (see `CODEJAM_SOURCE`). What still cannot be judged is a Reject with
+its reason (unsupported_judge, unsupported_type, bad_validator, no_tests, ...).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -26,17 +37,27 @@ from typing import Any
 import yaml
 
 from pipeline.schema import WRONG_LABELS, Checker, Problem, ReferenceSolution, TestCase, WrongSolution
-from pipeline.sources.base import RECORD_ERRORS, Item, Reject, SourceContext, SourceError, unstated_limits
+from pipeline.sources.base import (
+    RECORD_ERRORS,
+    Item,
+    Reject,
+    SourceContext,
+    SourceError,
+    jsonable,
+    unstated_limits,
+)
 from pipeline.sources.normalize import clean_text, html_to_markdown, stable_id
+from pipeline.sources.stated_limits import stated_limits
 
 LANGUAGE_BY_SUFFIX = {".py": "python", ".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".c++": "cpp"}
 STATEMENT_NAMES = ("problem.en.md", "problem.md", "problem.en.tex", "problem.tex", "problem.en.html", "problem.html")
 
 
 class PackageError(ValueError):
-    def __init__(self, code: str, detail: str):
+    def __init__(self, code: str, detail: str, problem_type: list[str] | None = None):
         super().__init__(detail)
         self.code = code
+        self.problem_type = problem_type  # meta["problem_type"] as far as it is known (scrape counts it)
 
 
 @dataclass
@@ -65,7 +86,7 @@ def read(opts: Options, ctx: SourceContext) -> Iterator[Item]:
         try:
             yield convert(pkg, ctx.name, opts, native)
         except PackageError as e:
-            yield Reject(e.code, str(e), record, pid)
+            yield Reject(e.code, str(e), {**record, "problem_type": e.problem_type} if e.problem_type else record, pid)
         except (OSError, UnicodeDecodeError) as e:
             yield Reject("unreadable", f"{pkg.name}: {e}", record, pid)
         except RECORD_ERRORS as e:  # odd problem.yaml shapes and the like
@@ -104,25 +125,46 @@ def package_ids(root: Path, packages: list[Path]) -> dict[Path, str]:
 
 def convert(pkg: Path, source: str, opts: Options, native: str | None = None) -> Problem:
     config = _problem_yaml(pkg)
-    validation = str(config.get("validation") or "default").split()
-    types = str(config.get("type") or "pass-fail").split()
-    if "interactive" in validation or "interactive" in types:
-        raise PackageError("interactive", "interactive problem (needs an interactor, not a stdio judge)")
-    if "score" in validation or "scoring" in types:
-        raise PackageError("scoring", "scoring problem (no pass/fail verdict)")
+    kind = problem_kind(pkg, config)
+    try:
+        return _convert(pkg, source, opts, native or pkg.name, config, kind)
+    except PackageError as e:
+        e.problem_type = e.problem_type or kind.types
+        raise
+
+
+def _convert(pkg: Path, source: str, opts: Options, native: str, config: dict[str, Any], kind: Kind) -> Problem:
     title, statement = _statement(pkg, config)
-    tests, skipped = _tests(pkg)
+    checker = _checker(pkg, config, kind)
+    tests, skipped, interactions = _tests(pkg)
+    if not tests and kind.codejam and kind.interactive:
+        tests = _codejam_test_sets(statement)
     if not tests:
         raise PackageError("no_tests", "no data/**/*.in with a matching .ans")
     limits = config.get("limits") or {}
     if not isinstance(limits, dict):
         raise PackageError("bad_package", f"limits: expected a mapping, got {type(limits).__name__}")
-    time_limit, time_source = _time_limit(pkg, limits, opts.default_time_limit_s)
-    checker = _checker(pkg, validation, config.get("validator_flags"))
-    memory = limits.get("memory")
-    memory_stated = isinstance(memory, (int, float)) and not isinstance(memory, bool) and memory > 0
+    stated = _stated_limits(statement)
+    time_limit, time_source = _time_limit(pkg, limits, opts.default_time_limit_s, stated)
+    memory, memory_source = _memory_limit(limits, stated)
     meta: dict[str, Any] = {"skipped_tests": skipped, "time_limit_from": time_source,
-                            **unstated_limits(time_source == "default", not memory_stated)}
+                            "problem_type": kind.types,
+                            **unstated_limits(time_source == "default", memory is None)}
+    if memory_source != "limits.memory" and memory is not None:
+        meta["memory_limit_from"] = memory_source
+    if stated:
+        meta["stated_limits"] = stated
+    if kind.scoring:
+        meta["scoring"] = True
+    if kind.interactive:
+        meta["interactive"] = True
+    if kind.codejam:
+        meta["codejam_judge"] = True
+    groups = test_groups(pkg, tests)
+    if groups:
+        meta["test_groups"] = groups
+    if interactions:
+        meta["sample_interactions"] = interactions
     for key in ("author", "source", "rights_owner", "uuid"):
         if config.get(key) is not None:
             meta[key] = str(config[key])
@@ -130,10 +172,10 @@ def convert(pkg: Path, source: str, opts: Options, native: str | None = None) ->
         if limits.get(key) is not None:
             meta[key] = limits[key]
     meta.update(time_multipliers(config, limits))
-    if config.get("validator_flags"):
-        meta["validator_flags"] = str(config["validator_flags"])
+    flags = _validator_flags(pkg, config)
+    if flags:
+        meta["validator_flags"] = flags
     meta.update(input_validators(pkg))
-    native = native or pkg.name
     return Problem(
         id=stable_id(source, native),
         source=source,
@@ -146,7 +188,7 @@ def convert(pkg: Path, source: str, opts: Options, native: str | None = None) ->
         tests=tests,
         checker=checker,
         time_limit_s=time_limit,
-        memory_limit_mb=int(memory) if memory_stated else opts.default_memory_mb,
+        memory_limit_mb=memory if memory is not None else opts.default_memory_mb,
         reference_solutions=[ReferenceSolution(lang, code) for lang, code in
                              _submissions(pkg / "submissions" / "accepted", opts.max_solutions)],
         wrong_solutions=[WrongSolution(lang, code, label) for label in WRONG_FOLDERS for lang, code in
@@ -156,17 +198,89 @@ def convert(pkg: Path, source: str, opts: Options, native: str | None = None) ->
     )
 
 
+# --- what kind of problem ------------------------------------------------------------------------
+# meta["problem_type"] is a list: how it is graded ("pass-fail" or "scoring"), then how an output is
+# judged where that is not the default validator ("interactive" or "custom-judge"). Every kept
+# problem is judged pass/fail here: solved when every test of every group passes.
+# Legacy: `type: pass-fail|scoring`, `validation: default|custom [score] [interactive]`. 2023-07 on:
+# `type` is one or more of pass-fail, scoring, interactive, multi-pass, submit-answer, and a custom
+# validator is there when the package has one (output_validator/, the 2023-07 drafts' output_validators/).
+UNSUPPORTED_TYPES = ("multi-pass", "submit-answer")
+# Google's coding competitions archive (Code Jam, Kick Start, the Farewell rounds) converted to this
+# layout keeps Google's own judges, which do not follow problemtools' protocol: a package is read as
+# one when its custom validator is `output_validators/validator/` and either problem.yaml says so in
+# a comment ("does not follow problemtools") or its `source` names one of those competitions.
+CODEJAM_SOURCE = re.compile(r"code ?jam|kick ?start|coding competitions", re.IGNORECASE)
+CODEJAM_NOTE = "does not follow problemtools"
+
+
+@dataclass
+class Kind:
+    scoring: bool = False
+    interactive: bool = False
+    custom: bool = False  # an output validator program judges (interactive ones always do)
+    codejam: bool = False  # the validator is a Google judge (pipeline.sources.codejam_judge adapts it)
+
+    @property
+    def types(self) -> list[str]:
+        judged = ["interactive"] if self.interactive else ["custom-judge"] if self.custom else []
+        return ["scoring" if self.scoring else "pass-fail", *judged]
+
+
+def problem_kind(pkg: Path, config: dict[str, Any]) -> Kind:
+    version = str(config.get("problem_format_version") or "legacy")
+    types = _words(config.get("type")) or ["pass-fail"]
+    validation = _words(config.get("validation")) or ["default"]
+    kind = Kind(scoring="scoring" in types or "score" in validation,
+                interactive="interactive" in types or "interactive" in validation)
+    if version.startswith("legacy"):
+        kind.custom = kind.interactive or validation[0] == "custom"
+    else:
+        kind.custom = kind.interactive or bool(_validator_entries(pkg))
+    kind.codejam = kind.custom and (pkg / "output_validators" / "validator").is_dir() and (
+        CODEJAM_NOTE in (pkg / "problem.yaml").read_text(encoding="utf-8")
+        or bool(CODEJAM_SOURCE.search(str(config.get("source") or ""))))
+    odd = [t for t in types if t in UNSUPPORTED_TYPES]
+    if odd:
+        raise PackageError("unsupported_type", f"type {odd[0]} (not judged here)", kind.types)
+    return kind
+
+
+def _words(value: Any) -> list[str]:
+    """A space-separated string or a list of words (2023-07 allows `type` as either)."""
+    if isinstance(value, list):
+        return [str(w) for w in value]
+    return str(value or "").split()
+
+
 def _problem_yaml(pkg: Path) -> dict[str, Any]:
     path = pkg / "problem.yaml"
     if not path.exists():
         raise PackageError("bad_package", f"{pkg.name}: no problem.yaml")
+    text = path.read_text(encoding="utf-8")
     try:
-        config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        config = yaml.safe_load(text) or {}
     except yaml.YAMLError as e:
-        raise PackageError("bad_package", f"problem.yaml does not parse: {e}") from e
+        config = _repaired_yaml(text, e)
     if not isinstance(config, dict):
         raise PackageError("bad_package", f"problem.yaml: expected a mapping, got {type(config).__name__}")
     return config
+
+
+# `name: Game Sort: Part 1`: a colon and a space inside a plain scalar is not YAML, yet converted
+# archives (the Code Jam one) write titles so; such top-level values are read as quoted text.
+_UNQUOTED_COLON = re.compile(r"^([A-Za-z_][\w-]*):[ \t]+([^'\"\[{#|>&*!%@`\s][^#\n]*:\s[^#\n]*?)[ \t]*$", re.MULTILINE)
+
+
+def _repaired_yaml(text: str, error: yaml.YAMLError) -> Any:
+    """problem.yaml with its top-level `key: text: more` lines quoted, or the parse error."""
+    repaired = _UNQUOTED_COLON.sub(lambda m: f"{m.group(1)}: {json.dumps(m.group(2))}", text)
+    try:
+        if repaired != text:
+            return yaml.safe_load(repaired) or {}
+    except yaml.YAMLError:
+        pass
+    raise PackageError("bad_package", f"problem.yaml does not parse: {error}") from error
 
 
 def _statement(pkg: Path, config: dict[str, Any]) -> tuple[str, str]:
@@ -208,22 +322,102 @@ def tex_to_markdown(tex: str) -> tuple[str | None, str]:
     return title, clean_text(body)
 
 
-def _tests(pkg: Path) -> tuple[list[TestCase], int]:
-    tests, skipped = [], 0
-    for group, kind in (("sample", "public"), ("secret", "private")):
-        folder = pkg / "data" / group
+# The folders under data/ whose tests a submission is judged on (2025-09 adds invalid_input/ and the
+# like, which check the validators, not submissions), with their kind.
+JUDGED_FOLDERS = (("sample", "public"), ("secret", "private"))
+
+
+def _tests(pkg: Path) -> tuple[list[TestCase], int, list[dict[str, str]]]:
+    """Every test under data/sample then data/secret in the format's order (lexicographic by path,
+    groups included), each with its group: the folder under data/ ("sample", "secret/subtask1").
+    A `.in` without `.ans` is skipped (counted); `.interaction` files (sample transcripts of an
+    interactive problem) are kept as they are, for the statement's reader, beside their test."""
+    tests, skipped, interactions = [], 0, []
+    for top, kind in JUDGED_FOLDERS:
+        folder = pkg / "data" / top
         if not folder.is_dir():
             continue
         for inp in sorted(folder.rglob("*.in")):
+            group = str(inp.parent.relative_to(pkg / "data"))
             ans = inp.with_suffix(".ans")
-            if not ans.is_file() or inp.with_suffix(".interaction").exists():
+            if not ans.is_file():
                 skipped += 1
                 continue
-            tests.append(TestCase(inp.read_text(encoding="utf-8"), ans.read_text(encoding="utf-8"), kind))
-    return tests, skipped
+            tests.append(TestCase(inp.read_text(encoding="utf-8"), ans.read_text(encoding="utf-8"), kind, group))
+        for transcript in sorted(folder.rglob("*.interaction")):
+            interactions.append({"group": str(transcript.parent.relative_to(pkg / "data")), "name": transcript.stem,
+                                 "text": transcript.read_text(encoding="utf-8")})
+    return tests, skipped, interactions
 
 
-def _time_limit(pkg: Path, limits: dict[str, Any], default: float) -> tuple[float, str]:
+# --- test groups -----------------------------------------------------------------------------------
+# A group's settings (accept_score, range, on_reject, grader_flags, ... or 2025-09's max_score,
+# score_aggregation, ...): legacy / 2023-07 `testdata.yaml` is used whole by its folder and by every
+# folder below without one (the closest file wins); 2025-09 `test_group.yaml` files are merged key by
+# key from data/ down (a closer key wins).
+def test_groups(pkg: Path, tests: list[TestCase]) -> list[dict[str, Any]]:
+    """meta["test_groups"]: every group folder holding tests (directly or below), in order, with its
+    settings as resolved, where they come from, and how many tests sit directly in it."""
+    counts: dict[str, int] = {}
+    for t in tests:
+        if t.group:
+            counts[t.group] = counts.get(t.group, 0) + 1
+    names: list[str] = []
+    for group in counts:  # tests are in order, so their groups are; ancestors go first
+        parts = group.split("/")
+        for i in range(1, len(parts) + 1):
+            name = "/".join(parts[:i])
+            if name not in names:
+                names.append(name)
+    return [{"group": name, **_group_settings(pkg, name), "tests": counts.get(name, 0)} for name in names]
+
+
+def _group_settings(pkg: Path, group: str) -> dict[str, Any]:
+    data = pkg / "data"
+    chain = [data, *(data / "/".join(group.split("/")[:i]) for i in range(1, group.count("/") + 2))]
+    merged: dict[str, Any] = {}
+    sources: list[str] = []
+    try:
+        for folder in chain:
+            if (folder / "test_group.yaml").is_file():
+                merged.update(_settings_file(folder / "test_group.yaml"))
+                sources.append(str((folder / "test_group.yaml").relative_to(pkg)))
+        if not sources:
+            closest = next((f / "testdata.yaml" for f in reversed(chain) if (f / "testdata.yaml").is_file()), None)
+            if closest is None:
+                return {}
+            merged, sources = _settings_file(closest), [str(closest.relative_to(pkg))]
+    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as e:  # settings are meta: the tests stand
+        return {"settings_error": f"{type(e).__name__}: {e}"}
+    return {**jsonable(merged), "settings_from": sources}
+
+
+def _settings_file(path: Path) -> dict[str, Any]:
+    config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if not isinstance(config, dict):
+        raise ValueError(f"{path.name}: expected a mapping, got {type(config).__name__}")
+    return {str(k): v for k, v in config.items()}
+
+
+def _codejam_test_sets(statement: str) -> list[TestCase]:
+    """An interactive Code Jam problem has no data/: its judge makes each test set's cases from the
+    test set's index, so the tests are one per test set the statement names ("Test Set 1", ...),
+    input "<index>\\n" (0-based), no answer, group "secret/test_set_<n>" (codejam_judge)."""
+    from pipeline.sources import codejam_judge
+
+    try:
+        return codejam_judge.interactive_tests(statement)
+    except codejam_judge.Unsupported as e:
+        raise PackageError("no_tests", f"interactive Code Jam problem: {e}") from e
+
+
+def _stated_limits(statement: str) -> dict[str, Any]:
+    """The limits the statement states ("Time limit: 20 seconds.", "Memory limit: 1 GB."), as Code Jam
+    statements do: {"time_limit_s": seconds or {test set: seconds}, "memory_limit_mb": ...}."""
+    return stated_limits(statement)
+
+
+def _time_limit(pkg: Path, limits: dict[str, Any], default: float, stated: dict[str, Any]) -> tuple[float, str]:
     marker = pkg / ".timelimit"
     if marker.is_file():
         try:
@@ -231,9 +425,27 @@ def _time_limit(pkg: Path, limits: dict[str, Any], default: float) -> tuple[floa
         except (ValueError, IndexError) as e:
             raise PackageError("bad_package", f".timelimit is not a number: {e}") from e
     value = limits.get("time_limit")
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+    if _positive(value):
         return float(value), "limits.time_limit"
-    return default, "default"
+    value = _largest(stated.get("time_limit_s"))  # a limit per test set: the largest covers them all
+    return (float(value), "statement") if value is not None else (default, "default")
+
+
+def _memory_limit(limits: dict[str, Any], stated: dict[str, Any]) -> tuple[int | None, str]:
+    if _positive(limits.get("memory")):
+        return int(limits["memory"]), "limits.memory"
+    value = _largest(stated.get("memory_limit_mb"))
+    return (int(value), "statement") if value is not None else (None, "default")
+
+
+def _largest(value: Any) -> float | None:
+    """A stated limit, or the largest of one stated per test set; None unless all are positive."""
+    values = list(value.values()) if isinstance(value, dict) else [value]
+    return max(values) if values and all(_positive(v) for v in values) else None
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < float("inf")
 
 
 # problemtools/metadata.py: the factors of the time-limit rule (validate.derive_time_limit), by the
@@ -291,11 +503,36 @@ def _flags(text: Any) -> dict[str, str | None]:
     return flags
 
 
-def _checker(pkg: Path, validation: list[str], validator_flags: Any) -> Checker:
-    if validation and validation[0] == "custom":
-        program, language = _custom_validator(pkg)
-        return Checker(kind="program", program=program, language=language, protocol="kattis")
-    flags = _flags(validator_flags)
+def _validator_flags(pkg: Path, config: dict[str, Any]) -> str:
+    """The default validator's flags: problem.yaml's legacy `validator_flags`, the 2023-07 name
+    `output_validator_flags` (the Code Jam archive puts it there), else those the secret data's
+    settings give (`output_validator_flags`, 2023-07 on `output_validator_args`)."""
+    for key in ("validator_flags", "output_validator_flags"):
+        if config.get(key):
+            return _flag_text(config[key])
+    for rel in SECRET_CONFIGS:
+        if (pkg / rel).is_file():
+            try:
+                settings = _settings_file(pkg / rel)
+            except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError):
+                return ""
+            value = settings.get("output_validator_flags") or settings.get("output_validator_args")
+            return _flag_text(value) if value else ""
+    return ""
+
+
+def _flag_text(value: Any) -> str:
+    return " ".join(str(v) for v in value) if isinstance(value, list) else str(value)
+
+
+def _checker(pkg: Path, config: dict[str, Any], kind: Kind) -> Checker:
+    if kind.codejam:
+        return _codejam_checker(pkg, kind)
+    if kind.custom:
+        language, program = _output_validator(pkg, kind)
+        return Checker(kind="interactor" if kind.interactive else "program", program=program, language=language,
+                       protocol="kattis")
+    flags = _flags(_validator_flags(pkg, config))
     case_sensitive = "case_sensitive" in flags  # Kattis' default validator ignores case unless told
     try:
         both = float(flags["float_tolerance"]) if "float_tolerance" in flags else None
@@ -311,28 +548,79 @@ def _checker(pkg: Path, validation: list[str], validator_flags: Any) -> Checker:
     return Checker(kind="tokens", case_sensitive=case_sensitive)
 
 
-def _custom_validator(pkg: Path) -> tuple[str, str]:
-    """The one source file of the package's output validator; local headers are inlined."""
-    folders = [d for d in sorted((pkg / "output_validators").glob("*")) if d.is_dir()]
-    if not folders and (pkg / "output_validator").is_dir():
-        folders = [pkg / "output_validator"]
-    if len(folders) != 1:
-        raise PackageError("bad_validator", f"custom validation needs exactly one output validator, found {len(folders)}")
-    files = [f for f in sorted(folders[0].iterdir()) if f.is_file()]
-    sources = [f for f in files if f.suffix in LANGUAGE_BY_SUFFIX]
-    if len(sources) != 1:
-        raise PackageError("bad_validator", f"output validator {folders[0].name}: expected one .py or .cpp file, "
-                           f"found {[f.name for f in sources]}")
-    src = sources[0]
+def _codejam_checker(pkg: Path, kind: Kind) -> Checker:
+    """A Google judge, adapted to the Kattis protocol by pipeline.sources.codejam_judge."""
+    folder = pkg / "output_validators" / "validator"
+    files = [f for f in sorted(folder.iterdir()) if f.is_file() and not f.name.startswith(".")]
+    if len(files) != 1:
+        raise PackageError("unsupported_judge", f"Code Jam judge: expected one file in output_validators/validator, "
+                           f"found {[f.name for f in files]}")
+    from pipeline.sources import codejam_judge  # fissix, loaded only for these packages
+
+    try:
+        language, program = codejam_judge.adapt(files[0], kind.interactive)
+    except codejam_judge.Unsupported as e:
+        raise PackageError("unsupported_judge", f"Code Jam judge {files[0].name}: {e}") from e
+    return Checker(kind="interactor" if kind.interactive else "program", program=program, language=language,
+                   protocol="kattis")
+
+
+def _validator_entries(pkg: Path) -> list[Path]:
+    """The output validator programs: 2023-07 on, `output_validator/` is one program (a directory);
+    before, each file or folder in `output_validators/` is one (notes and hidden files aside)."""
+    if (pkg / "output_validator").is_dir():
+        return [pkg / "output_validator"]
+    folder = pkg / "output_validators"
+    if not folder.is_dir():
+        return []
+    return [p for p in sorted(folder.iterdir()) if not p.name.startswith(".") and not _is_note(p)]
+
+
+def _is_note(path: Path) -> bool:
+    return path.is_file() and (path.suffix in (".txt", ".md") or path.name.upper().startswith("README"))
+
+
+def _output_validator(pkg: Path, kind: Kind) -> tuple[str, str]:
+    """(language, program) of the package's one output validator: one source file (a file, or a
+    folder of one source and its headers, inlined), else the whole folder as a bundle."""
+    role = "interactive problem: its interactor (output validator)" if kind.interactive else "custom validation"
+    entries = _validator_entries(pkg)
+    if len(entries) != 1:
+        raise PackageError("bad_validator", f"{role} needs exactly one output validator, found {len(entries)}")
+    entry = entries[0]
+    if entry.is_file():
+        language = LANGUAGE_BY_SUFFIX.get(entry.suffix)
+        if language is None:
+            raise PackageError("bad_validator", f"output validator {entry.name}: only Python and C++ are run here")
+        return language, entry.read_text(encoding="utf-8")
+    files = [f for f in sorted(entry.iterdir()) if not f.name.startswith(".")]
+    sources = [f for f in files if f.suffix in LANGUAGE_BY_SUFFIX and f.is_file()]
+    extras = [f for f in files if f not in sources and not _is_note(f)
+              and not (f.is_file() and f.suffix in HEADER_SUFFIXES)]
+    if len(sources) == 1 and not extras:
+        return _single_source(sources[0], files)
+    return "bundle", _bundle(entry, sources, extras)
+
+
+def _single_source(src: Path, files: list[Path]) -> tuple[str, str]:
     language = LANGUAGE_BY_SUFFIX[src.suffix]
     code = src.read_text(encoding="utf-8")
     if language == "cpp":
-        headers = {f.name: f for f in files if f.suffix in (".h", ".hpp", ".hh")}
-        code = _inline_headers(code, headers)
-    others = [f.name for f in files if f != src and f.suffix not in (".h", ".hpp", ".hh", ".txt", ".md")]
-    if others:
-        raise PackageError("bad_validator", f"output validator {folders[0].name} has extra files {others}")
-    return code, language
+        code = _inline_headers(code, {f.name: f for f in files if f.is_file() and f.suffix in HEADER_SUFFIXES})
+    return language, code
+
+
+def _bundle(folder: Path, sources: list[Path], extras: list[Path]) -> str:
+    """A program directory (build/run scripts, several sources) packed by
+    pipeline.evaluator.verdict.bundle (the evaluator builds and runs it as the format says)."""
+    what = (f"output validator {folder.name}: a program directory ({len(sources)} sources "
+            f"{[f.name for f in sources]}, other files {[f.name for f in extras]})")
+    from pipeline.evaluator.verdict.bundle import pack_program_dir  # the evaluator's side, loaded when needed
+
+    try:
+        return pack_program_dir(folder)
+    except (ValueError, OSError) as e:
+        raise PackageError("bad_validator", f"{what} cannot be packed: {e}") from e
 
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"\s*$', re.MULTILINE)
