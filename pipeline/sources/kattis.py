@@ -46,7 +46,8 @@ from pipeline.sources.base import (
     jsonable,
     unstated_limits,
 )
-from pipeline.sources.normalize import clean_text, html_to_markdown, stable_id
+from pipeline.sources.latex import tex_statement
+from pipeline.sources.normalize import clean_text, html_statement, stable_id
 from pipeline.sources.stated_limits import stated_limits
 
 LANGUAGE_BY_SUFFIX = {".py": "python", ".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".c++": "cpp"}
@@ -134,7 +135,7 @@ def convert(pkg: Path, source: str, opts: Options, native: str | None = None) ->
 
 
 def _convert(pkg: Path, source: str, opts: Options, native: str, config: dict[str, Any], kind: Kind) -> Problem:
-    title, statement = _statement(pkg, config)
+    title, statement, pictures = _statement(pkg, config)
     checker = _checker(pkg, config, kind)
     tests, skipped, interactions = _tests(pkg)
     if not tests and kind.codejam and kind.interactive:
@@ -154,6 +155,8 @@ def _convert(pkg: Path, source: str, opts: Options, native: str, config: dict[st
         meta["memory_limit_from"] = memory_source
     if stated:
         meta["stated_limits"] = stated
+    if pictures:  # shown as [image: alt] / [figure N: caption] in the text; the files are not carried
+        meta["statement_images"] = pictures
     if kind.scoring:
         meta["scoring"] = True
     if kind.interactive:
@@ -283,7 +286,9 @@ def _repaired_yaml(text: str, error: yaml.YAMLError) -> Any:
     raise PackageError("bad_package", f"problem.yaml does not parse: {error}") from error
 
 
-def _statement(pkg: Path, config: dict[str, Any]) -> tuple[str, str]:
+def _statement(pkg: Path, config: dict[str, Any]) -> tuple[str, str, list[dict[str, str]]]:
+    """(title, Markdown statement, the pictures it referenced). HTML and problemtools LaTeX become
+    Markdown with `$...$` math (normalize.html_statement, latex.tex_statement)."""
     name = config.get("name")
     if isinstance(name, dict):
         name = name.get("en") or next(iter(name.values()), None)
@@ -292,34 +297,18 @@ def _statement(pkg: Path, config: dict[str, Any]) -> tuple[str, str]:
             path = pkg / folder / fname
             if path.is_file():
                 text = path.read_text(encoding="utf-8")
+                pictures: list[dict[str, str]] = []
                 if path.suffix == ".html":
-                    body = html_to_markdown(text)
+                    body, pictures = html_statement(text)
                 elif path.suffix == ".tex":
-                    tex_title, body = tex_to_markdown(text)
+                    tex_title, body, pictures = tex_statement(text)
                     name = name or tex_title
                 else:
                     body = clean_text(text)
                 if not body.strip():
                     raise PackageError("no_statement", f"{folder}/{fname} is empty")
-                return str(name or pkg.name), body
+                return str(name or pkg.name), body, list(pictures)
     raise PackageError("no_statement", f"no statement file ({', '.join(STATEMENT_NAMES)})")
-
-
-_TEX_TITLE = re.compile(r"\\problemname\{([^}]*)\}")
-_TEX_SECTION = re.compile(r"\\(sub)?section\*?\{([^}]*)\}")
-_TEX_DROP = re.compile(r"\\(illustration|begin\{figure\}|end\{figure\}|includegraphics)(\[[^\]]*\])?(\{[^}]*\})*")
-
-
-def tex_to_markdown(tex: str) -> tuple[str | None, str]:
-    """problemtools LaTeX statements -> markdown: title, section headings, paragraphs. Math stays
-    in `$...$` (which markdown renderers and models read as TeX)."""
-    m = _TEX_TITLE.search(tex)
-    title = m.group(1).strip() if m else None
-    body = _TEX_TITLE.sub("", tex)
-    body = _TEX_SECTION.sub(lambda s: ("\n### " if s.group(1) else "\n## ") + s.group(2).strip() + "\n", body)
-    body = _TEX_DROP.sub("", body)
-    body = re.sub(r"(?m)^\s*%.*$", "", body)  # whole-line comments
-    return title, clean_text(body)
 
 
 # The folders under data/ whose tests a submission is judged on (2025-09 adds invalid_input/ and the
