@@ -123,6 +123,8 @@ def child_setup(fds, cwd, limits, python_child, syscall_filter=None, group_fds=(
     if not python_child:
         for sig in (signal.SIGPIPE, signal.SIGXFSZ):
             signal.signal(sig, signal.SIG_DFL)
+    if limits.get("sigpipe") == "ignore":  # an interactor, as problemtools runs it: a write after the
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # submission ended fails (EPIPE) instead of killing it
     mem = limits.get("mem_bytes")
     if mem is not None and python_child:
         mem += vm_size_bytes()  # the warm interpreter's own mappings are not the program's

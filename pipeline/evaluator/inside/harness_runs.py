@@ -25,7 +25,7 @@ def child_request(req, cwd, **changes):
 
 
 CHILD_KEYS = ("kind", "argv", "code", "entry", "prelude", "mem_bytes", "cpu_s", "rlimit_cpu_s", "stack_bytes",
-              "fsize_bytes", "nofile", "int_max_str_digits")
+              "fsize_bytes", "nofile", "int_max_str_digits", "sigpipe")
 
 
 class Runs:
@@ -49,27 +49,40 @@ class Runs:
     def op_run(self, req):
         """One program run, forked by the fork server: a Python stdio program or checker in the
         warm interpreter, or a binary exec'd. Its stdin is a descriptor the parent sent
-        (`stdin_fd`: its own copy of the test's input, nothing else of the problem), else
-        /dev/null or a file named in the request (a checker's)."""
+        (`stdin_fd`: its own copy of the test's input, nothing else of the problem; or, in an
+        interactive test, a pipe from the other side), else /dev/null or a file named in the
+        request (a checker's). `stdout_fd`: its stdout is a descriptor the parent sent too (a
+        pipe to the other side of an interactive test), which the judge does not read: the
+        stdout sink then sees nothing; stderr is captured as always."""
         self.close_session()
-        stdin_fd = self.receive_fds(1)[0] if req.get("stdin_fd") else None
-        cwd = self.scratch_dir()
-        for d in req.get("mkdirs", []):
-            os.makedirs(os.path.join(cwd, d), exist_ok=True)
-        argv = [a.replace("{cwd}", cwd) for a in req.get("argv", [])]
-        if stdin_fd is None:
-            stdin_fd = os.open(req.get("stdin") or os.devnull, os.O_RDONLY)
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
-        st_r, st_w = os.pipe()
-        python_child = req["kind"] == "python"
-        meter = CpuMeter()
-        t0 = time.monotonic()
+        stdin_fd, stdout_fd = self.passed_fds(req)
+        readers, writers = [], []
         try:
-            self.server.spawn(child_request(req, cwd, argv=argv), [stdin_fd, out_w, err_w, st_w])
-        finally:
-            for fd in (stdin_fd, out_w, err_w, st_w):
+            cwd = self.scratch_dir()
+            for d in req.get("mkdirs", []):
+                os.makedirs(os.path.join(cwd, d), exist_ok=True)
+            argv = [a.replace("{cwd}", cwd) for a in req.get("argv", [])]
+            if stdin_fd is None:
+                stdin_fd = os.open(req.get("stdin") or os.devnull, os.O_RDONLY)
+            for _ in range(3):  # stdout, stderr, status
+                r, w = os.pipe()
+                readers.append(r)
+                writers.append(w)
+            out_w, err_w, st_w = writers
+            python_child = req["kind"] == "python"
+            meter = CpuMeter()
+            t0 = time.monotonic()
+            program_stdout = out_w if stdout_fd is None else stdout_fd
+            self.server.spawn(child_request(req, cwd, argv=argv), [stdin_fd, program_stdout, err_w, st_w])
+        except BaseException:
+            for fd in readers:
                 os.close(fd)
+            raise
+        finally:  # the program holds its own copies now: a passed pipe ends when the program does
+            for fd in (stdin_fd, stdout_fd, *writers):
+                if fd is not None:
+                    os.close(fd)
+        out_r, err_r, st_r = readers
         sinks = (Sink(out_r, int(req.get("out_bytes", 1 << 24)), "head"),
                  Sink(err_r, int(req.get("err_bytes", STDERR_KEEP)), req.get("err_mode", "tail")),
                  Sink(st_r, 8192, "head"))
@@ -78,6 +91,13 @@ class Runs:
         finally:  # the output is dropped, whatever happened
             for sink in sinks:
                 sink.close()
+
+    def passed_fds(self, req):
+        """(stdin, stdout) descriptors the parent sent with a `run` request, in that order,
+        None for each it did not announce (`stdin_fd`, `stdout_fd`)."""
+        wanted = [bool(req.get("stdin_fd")), bool(req.get("stdout_fd"))]
+        fds = iter(self.receive_fds(sum(wanted)) if any(wanted) else [])
+        return tuple(next(fds) if w else None for w in wanted)
 
     def finish_run(self, req, meter, t0, cwd, python_child, out, err, st):
         """Watch the forked run to its end, clean up, reply."""

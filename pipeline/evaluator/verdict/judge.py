@@ -10,7 +10,9 @@ space, so they can finish over the limit).
 
 Checker programs (`checkers.py`): one that fails on the contestant's output but accepts the
 expected answer makes that output WA (OLE over the output limit); SE only when it fails on, or
-rejects, the expected answer too (`judged`).
+rejects, the expected answer too (`judged`). Interactive problems (`checker.kind ==
+"interactor"`): each test runs the submission against the interactor program, each in its own
+box, and the interactor gives the verdict (`interactive.py`).
 """
 
 from __future__ import annotations
@@ -27,10 +29,10 @@ from typing import Any
 from pipeline.evaluator.config import EvaluatorConfig, Submission
 from pipeline.evaluator.sandbox.box import BoxError, BoxKilled
 from pipeline.evaluator.sandbox.workspace import MB, Worker, private_copy, write_file
-from pipeline.evaluator.verdict import checkers
+from pipeline.evaluator.verdict import checkers, interactive
 from pipeline.evaluator.verdict.compare import Comparison, compare_functional, compare_stdio
 from pipeline.evaluator.verdict.compile import Compiler, install
-from pipeline.schema import STYLES, Problem, TestResult, Verdict
+from pipeline.schema import PROGRAM_KINDS, STYLES, Problem, TestResult, Verdict
 
 LANGUAGES = ("python", "cpp")
 MODES = ("first-failure", "all")
@@ -71,8 +73,11 @@ def bad_input_reason(problem: Problem | None, sub: Submission) -> tuple[str, str
         return "CE", f"unsupported language {sub.language!r} (supported: {', '.join(LANGUAGES)})"
     if not sub.code.strip():
         return "CE", "empty code"
-    if problem.meta.get("interactive") or "interactive" in (problem.tags or []) or problem.style == "interactive":
-        return "SE", "interactive problems are not supported by the evaluator"
+    ck = problem.checker
+    interactor = ck is not None and ck.kind == "interactor"
+    marked = problem.meta.get("interactive") or "interactive" in (problem.tags or []) or problem.style == "interactive"
+    if marked and not interactor:
+        return "SE", "interactive problem without an interactor"
     if problem.style not in STYLES:
         return "SE", f"unsupported problem style {problem.style!r}"
     if not problem.tests:
@@ -82,9 +87,10 @@ def bad_input_reason(problem: Problem | None, sub: Submission) -> tuple[str, str
             return "SE", "functional problem without an entry_point"
         if sub.language != "python":
             return "SE", "functional problems are judged for Python submissions only"
-    ck = problem.checker
-    if ck is not None and ck.kind == "program" and not (ck.program or "").strip():
-        return "SE", "checker kind 'program' without a program"
+    if ck is not None and ck.kind in PROGRAM_KINDS and not (ck.program or "").strip():
+        return "SE", f"checker kind {ck.kind!r} without a program"
+    if interactor and problem.style != "stdio":
+        return "SE", "an interactor judges stdio programs only"
     return None
 
 
@@ -97,7 +103,7 @@ def output_limit(problem: Problem, cfg: EvaluatorConfig) -> int:
     stated = problem.meta.get("output_limit_mb") if isinstance(problem.meta, dict) else None
     if isinstance(stated, (int, float)) and not isinstance(stated, bool) and stated > 0:
         limit = float(stated)
-    elif problem.checker is not None and problem.checker.kind == "program":
+    elif problem.checker is not None and problem.checker.kind in PROGRAM_KINDS:
         limit = min(cfg.checker_output_mb, cfg.output_limit_mb)
     else:
         limit = cfg.output_limit_mb
@@ -165,6 +171,8 @@ def _tle(cpu: float, limit: float, why: str | None) -> str:
 def compare(job: Job, index: int, actual: str, *, converted: bool = False) -> Comparison:
     problem, test = job.problem, job.problem.tests[index]
     expected, checker = test.output, problem.checker
+    if checker is not None and checker.kind == "interactor":  # it judges during the run, never an output
+        raise checkers.CheckerFailure("an interactor cannot judge an output after the run")
     if checker is not None and checker.kind == "program":
         checkers.prepare(checker, job.worker, job.compiler)
         return checkers.run_checker(checker, job.worker, job.cfg, test.input, expected, actual)
@@ -260,37 +268,49 @@ def run_stdio_test(job: Job, base: dict[str, Any], index: int, input_path) -> Te
         return h["compile_error"]
     stdout = reply.blobs[0].decode("utf-8", "replace")
     stderr = reply.blobs[1].decode("utf-8", "replace")
-    # total_cpu_s: every process of the run, including children it never waited for (with a run
-    # group, from its counter: children the kernel reaped by itself included; see cgroups.py)
-    cpu, lim = max(h["cpu_s"], _num(h.get("total_cpu_s"))), job.limits
-    tr = TestResult("SE", time_s=round(cpu, 4), memory_mb=round(h["maxrss_kb"] / 1024, 2))
-    sig = h["signal"]
-    if h.get("harness_error"):
-        tr.diff = f"judge failed to start the program: {h['harness_error']}"[:500]
-    elif _num(h.get("cg_oom_kills")) > 0:  # the run's processes together, whatever each one held
-        # (first: a program whose helper was killed for memory often waits for it until the wall)
-        tr.status, tr.diff = "MLE", f"the run's processes together exceeded {lim.mem_bytes >> 20} MB"
-    elif h["why"] in ("cpu", "wall") or cpu > lim.cpu_s or sig == signal.SIGXCPU:
-        tr.status, tr.diff = "TLE", _tle(cpu, lim.cpu_s, h["why"])
-    elif peak := _peak_over(h["maxrss_kb"], h.get("base_rss_kb"), lim.mem_bytes, req["kind"] == "exec"):
-        tr.status, tr.diff = "MLE", peak  # it may have finished, even printed the right answer
-    elif h["ole"]:
-        tr.status, tr.diff = "OLE", f"output exceeded {lim.out_bytes} bytes"
-    elif h.get("exec_enomem"):
-        tr.status, tr.diff = "MLE", "the program's static memory exceeds the limit"
-    elif sig is not None or h["exit"] != 0:
-        if _memory_exceeded(stderr, h["maxrss_kb"], lim.mem_bytes):
-            tr.status, tr.diff = "MLE", _tail(stderr) or f"peak memory {tr.memory_mb} MB"
-        elif sig == signal.SIGXFSZ:
-            tr.status, tr.diff = "RE", "file size limit exceeded"
-        else:
-            what = f"killed by {_signal_name(sig)}" if sig is not None else f"exit code {h['exit']}"
-            tr.status, tr.diff = "RE", (f"{what}: {_tail(stderr)}" if stderr.strip() else what)[:500]
-    else:
+    tr = run_result(h)
+    failure = run_failure(job, h, stderr, native=req["kind"] == "exec")
+    if failure is None:
         return judged(job, index, stdout, tr)
+    tr.status, tr.diff = failure
     if job.keep_outputs:
         tr.output = stdout[: job.cfg.keep_output_bytes]
     return tr
+
+
+def run_result(h: dict[str, Any]) -> TestResult:
+    """A TestResult (SE until judged) with the run's CPU time and peak memory. total_cpu_s:
+    every process of the run, including children it never waited for (with a run group, from
+    its counter: children the kernel reaped by itself included; see cgroups.py)."""
+    cpu = max(h["cpu_s"], _num(h.get("total_cpu_s")))
+    return TestResult("SE", time_s=round(cpu, 4), memory_mb=round(h["maxrss_kb"] / 1024, 2))
+
+
+def run_failure(job: Job, h: dict[str, Any], stderr: str, native: bool) -> tuple[str, str] | None:
+    """(status, diff) of a stdio run that did not end cleanly (SE when the judge could not
+    start it, MLE, TLE, OLE, RE), or None when it exited 0 within its limits."""
+    cpu, lim, sig = max(h["cpu_s"], _num(h.get("total_cpu_s"))), job.limits, h["signal"]
+    if h.get("harness_error"):
+        return "SE", f"judge failed to start the program: {h['harness_error']}"[:500]
+    if _num(h.get("cg_oom_kills")) > 0:  # the run's processes together, whatever each one held
+        # (first: a program whose helper was killed for memory often waits for it until the wall)
+        return "MLE", f"the run's processes together exceeded {lim.mem_bytes >> 20} MB"
+    if h["why"] in ("cpu", "wall") or cpu > lim.cpu_s or sig == signal.SIGXCPU:
+        return "TLE", _tle(cpu, lim.cpu_s, h["why"])
+    if peak := _peak_over(h["maxrss_kb"], h.get("base_rss_kb"), lim.mem_bytes, native):
+        return "MLE", peak  # it may have finished, even printed the right answer
+    if h["ole"]:
+        return "OLE", f"output exceeded {lim.out_bytes} bytes"
+    if h.get("exec_enomem"):
+        return "MLE", "the program's static memory exceeds the limit"
+    if sig is None and h["exit"] == 0:
+        return None
+    if _memory_exceeded(stderr, h["maxrss_kb"], lim.mem_bytes):
+        return "MLE", _tail(stderr) or f"peak memory {round(h['maxrss_kb'] / 1024, 2)} MB"
+    if sig == signal.SIGXFSZ:
+        return "RE", "file size limit exceeded"
+    what = f"killed by {_signal_name(sig)}" if sig is not None else f"exit code {h['exit']}"
+    return "RE", (f"{what}: {_tail(stderr)}" if stderr.strip() else what)[:500]
 
 
 def judge_stdio(job: Job, folder) -> tuple[list[TestResult], Verdict | None, dict[str, Any]]:
@@ -299,9 +319,11 @@ def judge_stdio(job: Job, folder) -> tuple[list[TestResult], Verdict | None, dic
         if early is not None:
             return [], early, {}
         results: list[TestResult] = []
+        ck = job.problem.checker
+        run_test = interactive.run_interactive_test if ck is not None and ck.kind == "interactor" else run_stdio_test
         for i in range(len(job.problem.tests)):
             _checkpoint(job)
-            tr = run_stdio_test(job, base, i, folder / f"{i}.in")
+            tr = run_test(job, base, i, folder / f"{i}.in")
             if isinstance(tr, str):
                 sub = job.sub
                 return [], Verdict(sub.problem_id, sub.submission_id, "CE", total=len(job.problem.tests),

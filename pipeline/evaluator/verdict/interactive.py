@@ -1,0 +1,204 @@
+"""Interactive problems (`checker.kind == "interactor"`): the submission talks with the
+interactor program over two pipes, and the interactor gives the verdict.
+
+Each side runs in its own sandbox box: the submission in the worker's run box, the interactor
+in its check box (installed there by `checkers.prepare`). The test's input and answer files are
+written to the worker's check dir, which only the check box sees: the submission cannot read
+them, nor the interactor's memory. The parent makes the two pipes (submission stdout ->
+interactor stdin, interactor stdout -> submission stdin) and passes each box its two ends with
+its `run` request (`stdin_fd` + `stdout_fd`, see inside/PROTOCOL.md); each judge closes its
+copies once its program is forked. The parent keeps a box's ends until that box replies (a box
+that retires is restarted and sent the same descriptors again), then closes them: when one side
+ends, the other reads end-of-file or gets EPIPE / SIGPIPE. Nobody buffers the traffic: a
+submission that floods its output fills the pipe and blocks there until the interactor reads
+or ends (its write then fails: the interactor's verdict, normally WA), or until its wall limit
+(TLE). The interactor's stdout is the pipe too; its stderr and Kattis feedback dir are kept.
+
+Protocols (`checker.protocol`, as checkers.py):
+  kattis   `interactor input answer feedback_dir/`; exit 42 accepted, 43 wrong answer; message
+           in feedback_dir/judgemessage.txt (or its stderr).
+  testlib  `interactor input tout answer`; exit 0 ok, 1 wrong answer, 2 presentation error (WA);
+           anything else (3 = fail) is the interactor failing.
+
+Limits: the submission keeps its usual ones (CPU, wall, memory). Its wall is not raised for the
+interactor's work: a sane interactor answers in microseconds, and the most common interactive
+failure, a missing flush, deadlocks both sides until that wall: every such test would wait
+longer. The interactor gets CPU max(checker_time_limit_s, the submission's CPU limit), memory
+checker_memory_mb, and a wall past the submission's (wall + its CPU limit + 5 s): a deadlock is
+the submission's TLE first, and the interactor has time to write its verdict once the
+submission is gone.
+
+Verdict. The side that ended first is the one whose box replied first: the other one can only
+notice that end after the parent has seen the reply and closed the pipes, so this order is
+causal (what ended first was not the other side's doing). Close to how DOMjudge and
+problemtools judge interactive runs:
+  - the submission's judge could not start it: SE;
+  - the interactor ended first: its failure (it could not be built or run, its box failed, it
+    was killed by its own limits, or it exited with an unknown code) is SE "the interactor
+    failed: ...", whatever the submission did then; its WA is WA, even if the submission then
+    died (EOF, EPIPE or SIGPIPE after the interactor left); its AC leaves the submission's own
+    result: TLE (CPU or wall), MLE, RE (crashed or exited non-zero), else AC;
+  - the submission ended first: its failure (TLE, MLE, RE) is the verdict; it exited 0: the
+    interactor's verdict (AC, WA; an interactor killed by a broken pipe, writing to a submission
+    that had left, is WA too), and SE when the interactor failed otherwise.
+A submission that closes its stdout but stays alive is not an end: both sides then wait, and its
+wall limit makes it TLE.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.evaluator.sandbox.box import Box, BoxError, BoxKilled, Reply
+from pipeline.evaluator.sandbox.workspace import MB, write_file
+from pipeline.evaluator.verdict import checkers
+from pipeline.evaluator.verdict import judge as judging
+from pipeline.schema import TestResult
+
+PROTOCOLS = ("kattis", "testlib")
+INTERACTOR_WALL_EXTRA_S = 5.0  # beyond the submission's wall and the interactor's CPU limit
+
+
+@dataclass
+class Side:
+    """One side of an interactive test: its reply or what failed, and when it ended."""
+
+    reply: Reply | None = None
+    error: BoxError | None = None
+    ended: float = math.inf
+
+
+def exchange(box: Box, req: dict[str, Any], timeout: float, fds: tuple[int, int], side: Side) -> None:
+    """Run one side's request; close its pipe ends when the box has replied (or failed), which
+    ends the other side's traffic (EOF / EPIPE)."""
+    try:
+        side.reply = box.request(req, timeout, fds=fds)
+    except BoxError as e:
+        side.error = e
+    finally:
+        side.ended = time.monotonic()
+        for fd in fds:
+            os.close(fd)
+
+
+def interactor_request(job: judging.Job, box: Box, protocol: str) -> dict[str, Any]:
+    checker, cfg, lim, check = job.problem.checker, job.cfg, job.limits, job.worker.check
+    command = checkers.program_command(checker, box, job.worker)  # python, binary or a built bundle
+    inp, ans = box.inside(check / "input.txt"), box.inside(check / "answer.txt")
+    cpu = max(cfg.checker_time_limit_s, lim.cpu_s)
+    req = {"op": "run", "kind": command["kind"], "code": command["code"], "stdin_fd": True, "stdout_fd": True,
+           "cpu_s": cpu, "wall_s": lim.wall_s + cpu + INTERACTOR_WALL_EXTRA_S,
+           "mem_bytes": cfg.checker_memory_mb * MB, "stack_bytes": cfg.checker_memory_mb * MB,
+           "fsize_bytes": 16 * MB, "nofile": 64, "out_bytes": 4096,
+           "int_max_str_digits": sys.int_info.default_max_str_digits,  # as checkers.run_checker
+           "sigpipe": "ignore"}  # problemtools ignores SIGPIPE for the validator: a late write is no crash
+    if protocol == "kattis":
+        req.update(argv=[*command["argv0"], inp, ans, "{cwd}/feedback/"], mkdirs=["feedback"],
+                   collect=["feedback/judgemessage.txt", "feedback/teammessage.txt"])
+    else:
+        req.update(argv=[*command["argv0"], inp, "{cwd}/tout.txt", ans])
+    return req
+
+
+def interactor_verdict(side: Side, protocol: str) -> tuple[bool | None, str]:
+    """(True: accepted, False: wrong answer, None: the interactor failed; message). A broken
+    pipe (SIGPIPE, or Python's BrokenPipeError) is WA: only a submission that had ended, and its
+    box replied, leaves no reader of the interactor's output."""
+    if side.error is not None or side.reply is None:
+        return None, f"its sandbox failed: {side.error or 'no reply'}"
+    h = side.reply.header
+    if not h.get("ok") or h.get("harness_error") or h.get("compile_error"):
+        return None, f"it could not run: {h.get('harness_error') or h.get('compile_error')}"
+    stderr = side.reply.blobs[1].decode("utf-8", "replace").strip() if len(side.reply.blobs) > 1 else ""
+    if h["why"] != "exit":
+        return None, f"it exceeded its limits ({h['why']})"
+    code = h["exit"]
+    feedback = next((b.decode("utf-8", "replace").strip() for b in side.reply.blobs[2:] if b.strip()), "")
+    message = (feedback or stderr)[:300]
+    if protocol == "kattis" and code in (checkers.KATTIS_AC, checkers.KATTIS_WA):
+        return code == checkers.KATTIS_AC, message or "rejected by the interactor"
+    if protocol == "testlib" and code in (0, 1, 2):
+        what = "wrong answer" if code == 1 else "presentation error"
+        return code == 0, f"{what}: {message}" if message else what
+    if h["signal"] == signal.SIGPIPE or (code not in (0, None) and "BrokenPipeError" in stderr):
+        return False, "the submission stopped reading before the interaction ended (broken pipe)"
+    how = f"exit code {code}" if code is not None else f"killed by signal {h['signal']}"
+    return None, f"{how}: {stderr[-300:]}"  # the end: a traceback's last line says what failed
+
+
+def combine(job: judging.Job, sub: Side, inter: Side, protocol: str, native: bool) -> TestResult:
+    """The test's verdict from both sides (the rules in the module docstring)."""
+    h = sub.reply.header
+    stderr = sub.reply.blobs[1].decode("utf-8", "replace") if len(sub.reply.blobs) > 1 else ""
+    tr = judging.run_result(h)
+    failure = judging.run_failure(job, h, stderr, native)
+    accepted, message = interactor_verdict(inter, protocol)
+    interactor_first = inter.ended < sub.ended
+    if failure is not None and (failure[0] == "SE" or not interactor_first or accepted):
+        tr.status, tr.diff = failure
+    elif accepted is None:
+        tr.status, tr.diff = "SE", f"the interactor failed: {message}"[:500]
+    elif not accepted:
+        tr.status, tr.diff = "WA", message
+    else:
+        tr.status, tr.strategy, tr.diff = "AC", "interactor", None
+    return tr
+
+
+def play(job: judging.Job, run_box: Box, sreq: dict[str, Any], check_box: Box,
+         ireq: dict[str, Any]) -> tuple[Side, Side]:
+    """Run the submission and the interactor at once, joined by two pipes; (submission, interactor)."""
+    to_inter_r, to_inter_w = os.pipe()  # submission stdout -> interactor stdin
+    to_sub_r, to_sub_w = os.pipe()  # interactor stdout -> submission stdin
+    sub_side, inter = Side(), Side()
+    thread = threading.Thread(target=exchange, name="interactor", daemon=True,
+                              args=(check_box, ireq, ireq["wall_s"] + judging.REPLY_GRACE_S, (to_inter_r, to_sub_w), inter))
+    try:
+        thread.start()
+    except BaseException:
+        for fd in (to_inter_r, to_inter_w, to_sub_r, to_sub_w):
+            os.close(fd)
+        raise
+    try:
+        exchange(run_box, sreq, job.limits.wall_s + judging.REPLY_GRACE_S, (to_sub_r, to_inter_w), sub_side)
+    finally:
+        thread.join()  # its request has a timeout: this ends
+    return sub_side, inter
+
+
+def run_interactive_test(job: judging.Job, base: dict[str, Any], index: int, input_path) -> TestResult | str:
+    """One test of an interactive problem; a TestResult, or the compile error text (Python
+    syntax errors), like judge.run_stdio_test. `input_path` is not used: the submission never
+    gets the input, the interactor reads it (from its own copy in the check dir)."""
+    checker, test, worker = job.problem.checker, job.problem.tests[index], job.worker
+    protocol = checker.protocol or "kattis"
+    if protocol not in PROTOCOLS:
+        return TestResult("SE", diff=f"the interactor failed: unknown protocol {protocol!r}")
+    try:
+        checkers.prepare(checker, worker, job.compiler)
+    except checkers.CheckerFailure as e:
+        return TestResult("SE", diff=f"the interactor failed: {e}"[:500])
+    write_file(worker.check / "input.txt", test.input)
+    write_file(worker.check / "answer.txt", test.output)
+    run_box, check_box = worker.box("run"), worker.box("check")
+    ireq = interactor_request(job, check_box, protocol)
+    sreq = {k: v for k, v in base.items() if not k.startswith("_")}
+    sreq.update(stdin_fd=True, stdout_fd=True)
+    sub_side, inter = play(job, run_box, sreq, check_box, ireq)
+    if sub_side.error is not None:  # the run box failed (or the batch was cancelled): as run_stdio_test
+        raise sub_side.error
+    if isinstance(inter.error, BoxKilled):  # killed on purpose: the batch deadline
+        raise inter.error
+    h = sub_side.reply.header
+    if not h.get("ok"):
+        raise BoxError(f"judge process error: {h.get('harness_error')}")
+    if h.get("compile_error") is not None:
+        return h["compile_error"]
+    return combine(job, sub_side, inter, protocol, native=sreq["kind"] == "exec")

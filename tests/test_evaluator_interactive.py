@@ -1,0 +1,366 @@
+"""Interactive problems (issue 26 item 5), judged by the real sandbox: the submission (run box) and
+the interactor (check box) talk over two pipes, and the interactor gives the verdict.
+
+The game: the interactor reads a secret number, the range and how many guesses it allows from its
+input file, tells the submission the range, and answers each guess "lower", "higher" or "correct".
+Nothing here is timed: a run that must block is stopped by its wall limit, whatever the load.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import textwrap
+
+import pytest
+
+from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
+from pipeline.evaluator.sandbox import launch
+from pipeline.evaluator.verdict import judge
+from pipeline.schema import Checker, Problem, TestCase
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+
+# Wall room for a loaded machine (CPU is what is judged); the submissions that block wait out the
+# wall of BLOCKING (its time limit is small), so they do not slow the suite down much.
+CFG = EvaluatorConfig(wall_factor=3.0, wall_slack_s=4.0, checker_time_limit_s=5.0)
+RANGE, GUESSES = 10**9, 32  # binary search needs 30 guesses at most
+
+KATTIS_PY = """
+import sys
+secret, n, limit = map(int, open(sys.argv[1]).read().split())
+assert int(open(sys.argv[2]).read()) == secret, "the answer file does not match the input"
+
+def finish(code, message):
+    with open(sys.argv[3] + "judgemessage.txt", "w") as f:
+        f.write(message)
+    sys.exit(code)
+
+print(n, flush=True)
+for guess_no in range(1, limit + 1):
+    line = sys.stdin.readline(64)  # reads what it needs: a flood of output stays in the pipe
+    if not line:
+        finish(43, "the submission stopped guessing")
+    try:
+        guess = int(line)
+    except ValueError:
+        finish(43, f"not a number: {line[:20]!r}")
+    if guess == secret:
+        print("correct", flush=True)
+        finish(42, f"found in {guess_no} guesses")
+    print("lower" if secret < guess else "higher", flush=True)
+finish(43, f"out of guesses ({limit})")
+"""
+
+KATTIS_CPP = r"""
+#include <cstdio>
+#include <string>
+static int finish(const char* feedback, int code, const char* message) {
+    std::string path = std::string(feedback) + "judgemessage.txt";
+    if (FILE* f = fopen(path.c_str(), "w")) { fputs(message, f); fclose(f); }
+    return code;
+}
+int main(int argc, char** argv) {
+    long long secret, n, limit, answer;
+    FILE* in = fopen(argv[1], "r");
+    FILE* ans = fopen(argv[2], "r");
+    if (!in || !ans || fscanf(in, "%lld %lld %lld", &secret, &n, &limit) != 3 || fscanf(ans, "%lld", &answer) != 1
+        || answer != secret) return 3;
+    printf("%lld\n", n);
+    fflush(stdout);
+    for (long long i = 0; i < limit; i++) {
+        long long guess;
+        if (scanf("%lld", &guess) != 1) return finish(argv[3], 43, "no guess");
+        if (guess == secret) { puts("correct"); fflush(stdout); return finish(argv[3], 42, "found"); }
+        puts(secret < guess ? "lower" : "higher");
+        fflush(stdout);
+    }
+    return finish(argv[3], 43, "out of guesses");
+}
+"""
+
+# What a testlib interactor does, in Python: argv [prog, input, tout, answer], exit 0 / 1 (WA) /
+# 2 (PE) / 3 (fail), the message on stderr.
+TESTLIB_PY = """
+import sys
+secret, n, limit = map(int, open(sys.argv[1]).read().split())
+tout = open(sys.argv[2], "w")
+
+def finish(code, message):
+    tout.write(message + "\\n")
+    print(message, file=sys.stderr)
+    sys.exit(code)
+
+print(n, flush=True)
+for guess_no in range(1, limit + 1):
+    tokens = sys.stdin.readline(64).split()
+    if not tokens or not tokens[0].isdigit():
+        finish(2, "expected a number")
+    if int(tokens[0]) == int(open(sys.argv[3]).read()):
+        print("correct", flush=True)
+        finish(0, f"ok found in {guess_no}")
+    print("lower" if secret < int(tokens[0]) else "higher", flush=True)
+finish(1, "out of guesses")
+"""
+
+CRASHING_PY = """
+import sys
+secret, n, limit = map(int, open(sys.argv[1]).read().split())
+print(n, flush=True)
+raise RuntimeError("the interactor is broken")
+"""
+
+BINARY_SEARCH_PY = """
+n = int(input())
+lo, hi = 1, n
+while True:
+    mid = (lo + hi) // 2
+    print(mid, flush=True)
+    reply = input()
+    if reply == "correct":
+        break
+    if reply == "lower":
+        hi = mid - 1
+    else:
+        lo = mid + 1
+"""
+
+BINARY_SEARCH_CPP = r"""
+#include <cstdio>
+#include <cstring>
+int main() {
+    long long n;
+    if (scanf("%lld", &n) != 1) return 1;
+    long long lo = 1, hi = n;
+    char reply[16];
+    while (true) {
+        long long mid = (lo + hi) / 2;
+        printf("%lld\n", mid);
+        fflush(stdout);
+        if (scanf("%15s", reply) != 1) return 1;
+        if (!strcmp(reply, "correct")) return 0;
+        if (!strcmp(reply, "lower")) hi = mid - 1; else lo = mid + 1;
+    }
+}
+"""
+
+LINEAR_PY = """
+n = int(input())
+for guess in range(1, n + 1):
+    print(guess, flush=True)
+    if input() == "correct":
+        break
+"""
+
+SILENT_PY = """
+n = int(input())
+input()  # waits for an answer to a guess it never made
+"""
+
+SILENT_CPP = r"""
+#include <cstdio>
+int main() {
+    long long n, m;
+    scanf("%lld", &n);
+    scanf("%lld", &m);  // waits for an answer to a guess it never made
+}
+"""
+
+CRASHES_PY = """
+n = int(input())
+raise ValueError("the submission is broken")
+"""
+
+CRASHES_CPP = r"""
+#include <cstdio>
+int main() {
+    long long n;
+    scanf("%lld", &n);
+    volatile int* p = nullptr;
+    return *p;
+}
+"""
+
+FLOOD_LINES_PY = """
+import sys
+chunk = "1\\n" * (1 << 16)
+while True:
+    sys.stdout.write(chunk)
+"""
+
+FLOOD_JUNK_PY = """
+import sys
+chunk = "x" * (1 << 20)
+while True:
+    sys.stdout.write(chunk)
+"""
+
+FLOOD_CPP = r"""
+#include <cstdio>
+int main() {
+    static char chunk[1 << 16];
+    for (int i = 0; i < (int)sizeof chunk; i++) chunk[i] = i % 2 ? '\n' : '7';
+    for (;;) fwrite(chunk, 1, sizeof chunk, stdout);
+}
+"""
+
+EXITS_AT_ONCE_PY = "pass\n"
+
+PRESENTATION_PY = """
+print(input(), flush=True)  # the upper end: a guess
+input()
+print("my guess")
+"""
+
+CLOSES_STDOUT_PY = """
+import os
+n = int(input())
+os.close(1)
+"""
+
+
+def cheater(check_dir: str) -> str:
+    """A submission that looks for the answer where the interactor's files could be: the check
+    folder's place inside a box and on the host, the run folder, its parents' /proc entries, and
+    every file it can list under the mount root. It guesses a secret it found, else gives up."""
+    return f"""
+import os
+import re
+
+places = [{check_dir!r}, {launch.inside_path("check")!r}, "/proc/1/root{launch.inside_path("check")}",
+          "/proc/%d/root{launch.inside_path("check")}" % os.getppid(), "/proc/%d/cwd" % os.getppid(),
+          ".", "..", "/tmp", "{launch.mount_root()}"]
+numbers = set()
+for place in places:
+    for root, _dirs, files in os.walk(place):
+        for name in files:
+            try:
+                with open(os.path.join(root, name), "rb") as f:
+                    numbers.update(int(x) for x in re.findall(rb"[0-9]{{6,}}", f.read(1 << 16)))
+            except OSError:
+                pass
+    for name in ("answer.txt", "input.txt"):
+        try:
+            with open(os.path.join(place, name), "rb") as f:
+                numbers.update(int(x) for x in re.findall(rb"[0-9]{{6,}}", f.read()))
+        except OSError:
+            pass
+n = int(input())
+for guess in sorted(numbers - {{n}}):
+    print(guess, flush=True)
+    if input() == "correct":
+        break
+"""
+
+
+def game(pid: str, program: str, language: str = "python", protocol: str = "kattis",
+         time_limit_s: float = 2.0, tests: int = 2) -> Problem:
+    """A guessing game with `tests` secrets (random: nothing but the interactor's files holds them)."""
+    cases = []
+    for _ in range(tests):
+        secret = secrets.randbelow(RANGE - 2 * 10**6) + 10**6
+        cases.append(TestCase(f"{secret} {RANGE} {GUESSES}\n", f"{secret}\n"))
+    return Problem(id=pid, source="test", statement="", style="stdio", time_limit_s=time_limit_s,
+                   tests=cases, meta={"interactive": True},
+                   checker=Checker(kind="interactor", language=language, protocol=protocol, program=program))
+
+
+def sub(problem: Problem, code: str, lang: str = "python", sid: str = "s") -> Submission:
+    return Submission(problem.id, sid, lang, textwrap.dedent(code))
+
+
+@pytest.fixture(scope="module")
+def ev():
+    with Evaluator(workers=1, config=CFG) as e:
+        yield e
+
+
+def statuses(verdicts) -> dict[str, str]:
+    return {v.submission_id: v.status for v in verdicts}
+
+
+def test_python_submissions_against_a_python_interactor(ev):
+    p = game("guess-py", KATTIS_PY)
+    blocking = game("guess-py-blocking", KATTIS_PY, time_limit_s=0.5, tests=1)
+    vs = ev.evaluate_batch([p, blocking], [
+        sub(p, BINARY_SEARCH_PY, sid="ac"), sub(p, LINEAR_PY, sid="wa-strategy"),
+        sub(p, CRASHES_PY, sid="re"), sub(p, EXITS_AT_ONCE_PY, sid="exits"),
+        sub(p, CLOSES_STDOUT_PY, sid="closes-stdout"),
+        sub(blocking, SILENT_PY, sid="tle-silent"), sub(p, "def (:\n", sid="ce")])
+    got = {v.submission_id: v for v in vs}
+    assert statuses(vs) == {"ac": "AC", "wa-strategy": "WA", "re": "RE", "exits": "WA", "closes-stdout": "WA",
+                            "tle-silent": "TLE", "ce": "CE"}, vs
+    assert got["ac"].passed == 2 and got["ac"].tests[0].strategy == "interactor", got["ac"]
+    assert "out of guesses" in got["wa-strategy"].reason, got["wa-strategy"]
+    assert "the submission is broken" in got["re"].reason, got["re"]
+    assert "wall-clock" in got["tle-silent"].reason, got["tle-silent"]
+    assert got["ac"].meta["comparison"] == "checker:interactor"
+
+
+def test_a_flood_of_output_is_wa_or_tle_never_se(ev):
+    p = game("guess-flood", KATTIS_PY, time_limit_s=0.5, tests=1)
+    vs = ev.evaluate_batch([p], [sub(p, FLOOD_LINES_PY, sid="lines"), sub(p, FLOOD_JUNK_PY, sid="junk")])
+    for v in vs:
+        assert v.status in ("WA", "TLE"), v
+    assert statuses(vs) == {"lines": "WA", "junk": "WA"}, vs  # the interactor stopped at its limit / the junk
+
+
+@needs_gxx
+def test_cpp_submissions_and_a_cpp_interactor(ev):
+    py = game("guess-cpp-sub", KATTIS_PY)
+    cpp = game("guess-cpp-interactor", KATTIS_CPP, language="cpp")
+    blocking = game("guess-cpp-blocking", KATTIS_CPP, language="cpp", time_limit_s=0.5, tests=1)
+    vs = ev.evaluate_batch([py, cpp, blocking], [
+        sub(py, BINARY_SEARCH_CPP, "cpp", "ac-vs-py"), sub(cpp, BINARY_SEARCH_CPP, "cpp", "ac-vs-cpp"),
+        sub(cpp, BINARY_SEARCH_PY, sid="py-ac-vs-cpp"), sub(cpp, LINEAR_PY, sid="py-wa-vs-cpp"),
+        sub(cpp, CRASHES_CPP, "cpp", "re"), sub(cpp, FLOOD_CPP, "cpp", "flood"),
+        sub(cpp, EXITS_AT_ONCE_PY, sid="exits"), sub(blocking, SILENT_CPP, "cpp", "tle-silent")])
+    assert statuses(vs) == {"ac-vs-py": "AC", "ac-vs-cpp": "AC", "py-ac-vs-cpp": "AC", "py-wa-vs-cpp": "WA",
+                            "re": "RE", "flood": "WA", "exits": "WA", "tle-silent": "TLE"}, vs
+
+
+def test_a_testlib_interactor(ev):
+    p = game("guess-testlib", TESTLIB_PY, protocol="testlib")
+    ac, wa, pe = ev.evaluate_batch([p], [sub(p, BINARY_SEARCH_PY, sid="ac"), sub(p, LINEAR_PY, sid="wa"),
+                                         sub(p, PRESENTATION_PY, sid="pe")])
+    assert ac.status == "AC", ac
+    assert wa.status == "WA" and "out of guesses" in wa.reason, wa
+    assert pe.status == "WA" and "presentation error" in pe.reason, pe
+
+
+def test_an_interactor_that_crashes_is_se_not_wa(ev):
+    p = game("guess-broken", CRASHING_PY, tests=1)
+    right, blocking = ev.evaluate_batch([p], [sub(p, BINARY_SEARCH_PY, sid="right"), sub(p, SILENT_PY, sid="silent")])
+    for v in (right, blocking):
+        assert v.status == "SE", v
+        assert "the interactor failed" in v.reason and "the interactor is broken" in v.reason, v
+
+
+@needs_gxx
+def test_an_interactor_that_does_not_compile_is_se(ev):
+    p = game("guess-no-compile", "int main( {", language="cpp", tests=1)
+    v, = ev.evaluate_batch([p], [sub(p, BINARY_SEARCH_PY)])
+    assert v.status == "SE" and "the interactor failed: checker does not compile" in v.reason, v
+
+
+def test_the_submission_cannot_read_the_interactors_files(ev):
+    """The secrets lie only in the worker's check folder, which only the check box sees: a
+    submission that searches everywhere it could be finds nothing and cannot guess in time."""
+    p = game("guess-cheat", KATTIS_PY, tests=3)
+    check_dir = str(ev.root / "worker-0" / "check")
+    v, = ev.evaluate_batch([p], [sub(p, cheater(check_dir), sid="cheat")])
+    assert v.status == "WA", v
+
+
+def test_interactive_problems_without_an_interactor_are_refused():
+    plain = Problem(id="i", source="test", statement="", style="stdio", tests=[TestCase("1\n", "1\n")],
+                    meta={"interactive": True})
+    s = Submission("i", "s", "python", "print(1)\n")
+    assert judge.bad_input_reason(plain, s) == ("SE", "interactive problem without an interactor")
+    functional = game("f", KATTIS_PY)
+    functional.style, functional.entry_point = "functional", "f"
+    assert judge.bad_input_reason(functional, s) == ("SE", "an interactor judges stdio programs only")
+    empty = game("e", "  ")
+    assert judge.bad_input_reason(empty, s) == ("SE", "checker kind 'interactor' without a program")
+    assert judge.bad_input_reason(game("g", KATTIS_PY), s) is None
