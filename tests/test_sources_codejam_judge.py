@@ -1,0 +1,473 @@
+"""Code Jam judges through the Kattis protocol (pipeline/sources/codejam_judge.py).
+
+Unit tests of the Python 2 -> 3 conversion on snippets, then the archive's 7 judges (skipped
+without ../shared/bench-data): each is adapted or refused with its specific reason; each adapted
+custom judge, run as a plain subprocess, accepts the archive's answers (42) and rejects corrupted
+ones (43); the interactive one plays a correct and two wrong solutions over pipes. Where Python 2.7
+is installed the original judges run beside the adapted ones and must agree (verdict, message, and
+for the seeded interactive judge every word it sends).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipeline.sources.codejam_judge import (
+    RUNTIME,
+    Unsupported,
+    adapt,
+    follows_google_protocol,
+    interactive_tests,
+    is_python2,
+    judge_kind,
+    to_python3,
+)
+
+ARCHIVE_PARTS = ("codejam-archive",)
+CUSTOM = {  # problem folder -> judge file
+    "password_security": "dirty_as_abc.py",
+    "word_search": "word_search.py",
+    "grid_escape": "grid_escape.py",
+    "imbalance_obviation": "custom_judge.py",
+}
+WAR = "war_of_the_words"
+UNSUPPORTED = {"game_sort_part_1": "custom_judge.cc", "ring-preserving_networks": "judge.cc"}
+
+
+def run_py2(source: str, argv: list[str] | None = None, stdin: str = "") -> tuple[int, dict]:
+    """Converts `source`, runs it in-process under the runtime: (exit status, its globals)."""
+    namespace: dict = {}
+    exec(RUNTIME, namespace)
+    converted = to_python3(source)
+    captured: dict = {}
+    code = converted + "\nimport sys as _s\n_s.modules['__captured__'] = globals()\n"
+    old_stdin = sys.stdin
+    sys.stdin = __import__("io").StringIO(stdin)
+    try:
+        status = namespace["run_judge"](code, argv or ["judge.py"])
+    finally:
+        sys.stdin = old_stdin
+        captured = sys.modules.pop("__captured__", {})
+    return status, captured
+
+
+# --- conversion ---------------------------------------------------------------------------------
+
+def test_integer_division_floors_on_ints_only():
+    status, g = run_py2("a = 7 / 2\nb = -7 / 2\nc = 7.0 / 2\nd = 1 + 9 / 2 * 2\ne = 10\ne /= 4\nf = 7 // 2\n")
+    assert status == 0
+    assert (g["a"], g["b"], g["c"], g["d"], g["e"], g["f"]) == (3, -4, 3.5, 9, 2, 3)
+
+
+def test_future_division_keeps_true_division():
+    src = "from __future__ import division\na = 7 / 2\n"
+    assert "_py2_div" not in to_python3(src)
+    assert run_py2(src)[1]["a"] == 3.5
+
+
+def test_print_to_stderr_and_exit_status(capsys):
+    status, _ = run_py2("import sys\nprint >> sys.stderr, 'bad', 3\nprint 'out'\nsys.exit(1)\n")
+    captured = capsys.readouterr()
+    assert status == 1 and captured.err == "bad 3\n" and captured.out == "out\n"
+
+
+def test_xrange_range_filter_map_dict_methods_give_python2_values():
+    src = ("r = range(3)\nx = [i for i in xrange(3)]\nf = filter(None, ['a', '', 'b'])\n"
+           "empty = filter(None, ['', ''])\nm = map(int, ['1', '2'])\nd = {'k': 1}\n"
+           "items = sorted(d.iteritems())\nkeys = d.keys()\nhas = d.has_key('k')\n"
+           "z = zip([1], [2])\n")
+    _, g = run_py2(src)
+    assert g["r"] == [0, 1, 2] and g["x"] == [0, 1, 2]
+    assert g["f"] == ["a", "b"] and g["empty"] == [] and not g["empty"]  # a list: falsy when empty
+    assert g["m"] == [1, 2] and g["items"] == [("k", 1)] and g["keys"] == ["k"] and g["has"] is True
+    assert g["z"] == [(1, 2)]
+
+
+def test_file_reads_bytes_as_latin1_without_newline_translation(tmp_path):
+    path = tmp_path / "f.txt"
+    path.write_bytes(b"a\r\nb\xff\n")
+    _, g = run_py2(f"with file({str(path)!r}) as f:\n  text = f.read()\n")
+    assert g["text"] == "a\r\nb\xff\n"
+
+
+def test_raw_input_and_python2_round_and_except_syntax():
+    src = ("try:\n  raise ValueError('x')\nexcept ValueError, e:\n  msg = str(e)\n"
+           "line = raw_input()\nr1 = round(2.5)\nr2 = round(-0.5)\nr3 = round(0.125, 2)\nr4 = round(2.675, 2)\nn = 10L\n")
+    _, g = run_py2(src, stdin="hello\n")
+    assert g["msg"] == "x" and g["line"] == "hello"
+    assert (g["r1"], g["r2"], g["r3"], g["r4"], g["n"]) == (3.0, -1.0, 0.13, 2.67, 10)
+
+
+def test_seeded_random_replays_python2_sequences():
+    # Values printed by Python 2.7.18 for the same calls.
+    src = ("import random\nrandom.seed(314159)\nl = range(10)\nrandom.shuffle(l)\n"
+           "a = [random.randrange(0, 1000) for _ in xrange(3)]\nb = random.randint(1, 6)\n"
+           "c = random.choice('abcdef')\n")
+    _, g = run_py2(src)
+    assert (g["l"], g["a"], g["b"], g["c"]) == PY2_RANDOM_VALUES
+
+
+PY2_RANDOM_VALUES = ([5, 4, 3, 6, 7, 9, 8, 0, 2, 1], [509, 154, 975], 2, "d")
+
+
+def test_is_python2():
+    assert is_python2("print 'x'\n")
+    assert is_python2("for i in xrange(3):\n  pass\n")
+    assert not is_python2("print('x', file=__import__('sys').stderr)\nobj.file(1)\n")
+
+
+def test_judge_kind_and_protocol_note():
+    assert judge_kind({"validation": "custom interactive"}) == "interactive"
+    assert judge_kind({"validation": "custom score"}) == "custom"
+    assert judge_kind({"validation": "default"}) is None and judge_kind({}) is None
+    assert follows_google_protocol("# Note that the custom judge does not follow problemtools specifications.\n")
+    assert not follows_google_protocol("validation: custom\n")
+
+
+def test_interactive_tests_one_per_test_set():
+    tests = interactive_tests("<h3>Test set 1 (Visible)</h3> ... <h3>Test Set 2 (Hidden Verdict)</h3>")
+    assert [(t.input, t.output, t.group) for t in tests] == [
+        ("0\n", "", "secret/test_set_1"), ("1\n", "", "secret/test_set_2")]
+    with pytest.raises(Unsupported):
+        interactive_tests("no test sets here")
+
+
+def test_adapted_custom_judge_protocol(tmp_path):
+    judge = tmp_path / "judge.py"
+    judge.write_text("import sys\nif __name__ == '__main__':\n"
+                     "  if file(sys.argv[2]).read() != file(sys.argv[3]).read():\n"
+                     "    print >> sys.stderr, 'differs from', sys.argv[3].split('/')[-1]\n    sys.exit(1)\n")
+    language, program = adapt(judge, interactive=False)
+    assert language == "python"
+    prog = tmp_path / "prog.py"
+    prog.write_text(program)
+    (tmp_path / "in").write_text("")
+    (tmp_path / "ans").write_text("42\n")
+    assert kattis_custom(prog, tmp_path / "in", tmp_path / "ans", "42\n", tmp_path / "fb")[0] == 42
+    code, message = kattis_custom(prog, tmp_path / "in", tmp_path / "ans", "41\n", tmp_path / "fb2")
+    assert (code, message) == (43, "differs from ans\n")
+
+
+def test_judge_crash_is_a_judge_failure(tmp_path):
+    judge = tmp_path / "judge.py"
+    judge.write_text("if __name__ == '__main__':\n  print 1 / 0\n")
+    prog = tmp_path / "prog.py"
+    prog.write_text(adapt(judge, interactive=False)[1])
+    (tmp_path / "f").write_text("")
+    fb = tmp_path / "fb"
+    fb.mkdir()
+    r = subprocess.run([sys.executable, str(prog), str(tmp_path / "f"), str(tmp_path / "f"), f"{fb}/"],
+                       input="", capture_output=True, text=True)
+    assert r.returncode == 1 and "ZeroDivisionError" in r.stderr
+
+
+def test_cpp_and_unparsable_judges_are_unsupported(tmp_path):
+    cc = tmp_path / "judge.cc"
+    cc.write_text('#include "recruiting/arena/problem_dev/cocolib/cc/reader.h"\nint main() {}\n')
+    with pytest.raises(Unsupported, match="cocolib headers .*reader.h.*does not ship"):
+        adapt(cc, interactive=False)
+    bad = tmp_path / "judge.py"
+    bad.write_text("def f(:\n")
+    with pytest.raises(Unsupported, match="Python 2"):
+        adapt(bad, interactive=False)
+
+
+# --- the archive's judges -----------------------------------------------------------------------
+
+def kattis_custom(prog: Path, inp: Path, ans: Path, attempt: str, feedback: Path) -> tuple[int, str]:
+    feedback.mkdir(exist_ok=True)
+    r = subprocess.run([sys.executable, str(prog), str(inp), str(ans), f"{feedback}/"],
+                       input=attempt.encode("latin-1"), capture_output=True)
+    message = feedback / "judgemessage.txt"
+    assert r.returncode in (42, 43), r.stderr.decode(errors="replace")
+    return r.returncode, message.read_text() if message.exists() else ""
+
+
+@pytest.fixture(scope="module")
+def archive(bench_data) -> Path:
+    root = bench_data.joinpath(*ARCHIVE_PARTS)
+    if not root.is_dir():
+        pytest.skip("codejam-archive is not in bench-data")
+    return root
+
+
+def package(archive: Path, name: str) -> Path:
+    found = [p for p in archive.glob(f"**/{name}") if (p / "problem.yaml").is_file()]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def kind_of(pkg: Path) -> str | None:
+    """judge_kind from the `validation:` line (some archive problem.yaml are not YAML:
+    `name: Game Sort: Part 1`; kattis.py repairs those)."""
+    line = re.search(r"^validation:(.*)$", (pkg / "problem.yaml").read_text(), re.MULTILINE)
+    return judge_kind({"validation": line.group(1).strip()} if line else {})
+
+
+def judge_file(pkg: Path) -> Path:
+    (judge,) = [f for f in (pkg / "output_validators").glob("*/*") if f.is_file()]
+    return judge
+
+
+def adapted(archive: Path, name: str, tmp_path: Path) -> Path:
+    pkg = package(archive, name)
+    yaml_text = (pkg / "problem.yaml").read_text()
+    assert follows_google_protocol(yaml_text)
+    language, program = adapt(judge_file(pkg), interactive=kind_of(pkg) == "interactive")
+    assert language == "python"
+    prog = tmp_path / f"{name}.py"
+    prog.write_text(program)
+    return prog
+
+
+def cases(answer: str) -> list[str]:
+    """The answer file split before each "Case #n:"."""
+    return re.split(r"(?=^Case #\d+:)", answer, flags=re.MULTILINE)[1:]
+
+
+def change_one_token(answer: str) -> str:
+    """The first answer token after "Case #1:" (on its line or the next) becomes "X"."""
+    return re.sub(r"\A(Case #1:\s+)\S+", r"\1X", answer)
+
+
+def _first(blocks: list[str], pred) -> int:
+    return next(i for i, b in enumerate(blocks) if pred(b))
+
+
+def semantic_corruption(name: str, inp: str, answer: str) -> str:
+    """One case's answer replaced by a well-formed but wrong one."""
+    blocks = cases(answer)
+    tokens = inp.split()
+    if name == "grid_escape":  # a grid exists: claiming IMPOSSIBLE is wrong
+        i = _first(blocks, lambda b: b.split()[2] == "POSSIBLE")
+        blocks[i] = f"Case #{i + 1}: IMPOSSIBLE\n"
+    elif name == "password_security":  # an alphabet exists: claiming IMPOSSIBLE is wrong
+        i = _first(blocks, lambda b: b.split()[2] != "IMPOSSIBLE")
+        blocks[i] = f"Case #{i + 1}: IMPOSSIBLE\n"
+    elif name == "imbalance_obviation":  # n >= 2 balls all on the left break the scale
+        i = _first(blocks, lambda b: len(b.split()[2]) >= 2)
+        blocks[i] = f"Case #{i + 1}: {'L' * len(blocks[i].split()[2])}\n"
+    elif name == "word_search":  # a 1x1 grid holds no "I/O", the case asks for N >= 1
+        ns = [int(n) for n in tokens[2::2]]
+        i = _first(range(len(ns)), lambda k: ns[k] >= 1)
+        blocks[i] = f"Case #{i + 1}:\nI\n"
+    return "".join(blocks)
+
+
+def data_pairs(pkg: Path) -> list[tuple[Path, Path]]:
+    return [(i, i.with_suffix(".ans")) for i in sorted(pkg.glob("data/**/*.in"))]
+
+
+@pytest.mark.parametrize("name", sorted(CUSTOM))
+def test_archive_custom_judge_accepts_answers_and_rejects_corruptions(archive, tmp_path, name):
+    prog = adapted(archive, name, tmp_path)
+    pairs = data_pairs(package(archive, name))
+    assert pairs
+    for n, (inp, ans) in enumerate(pairs):
+        answer = ans.read_text()
+        assert kattis_custom(prog, inp, ans, answer, tmp_path / f"ok{n}") == (42, ""), inp
+        for label, bad in (("token", change_one_token(answer)),
+                           ("semantic", semantic_corruption(name, inp.read_text(), answer))):
+            assert bad != answer
+            code, message = kattis_custom(prog, inp, ans, bad, tmp_path / f"{label}{n}")
+            assert code == 43 and message.startswith("Case #"), (inp, label, message)
+        if len(cases(answer)) > 1:  # one case dropped
+            code, message = kattis_custom(prog, inp, ans, "".join(cases(answer)[:-1]), tmp_path / f"d{n}")
+            assert (code, message) == (43, "Invalid attempt file: Too few cases.\n")
+
+
+@pytest.mark.parametrize("name", sorted(UNSUPPORTED))
+def test_archive_cocolib_judges_are_unsupported(archive, name):
+    judge = judge_file(package(archive, name))
+    assert judge.name == UNSUPPORTED[name]
+    with pytest.raises(Unsupported, match=r"includes Google's internal cocolib headers \(recruiting/arena/"):
+        adapt(judge, interactive=name == "ring-preserving_networks")
+
+
+def test_archive_usable_judges(archive):
+    """5 of the 7 Code Jam judges are usable (the 4 Python custom ones and war_of_the_words)."""
+    usable = []
+    for judge in sorted(archive.glob("**/output_validators/*/*")):
+        pkg = judge.parents[2]
+        try:
+            adapt(judge, interactive=kind_of(pkg) == "interactive")
+            usable.append(pkg.name)
+        except Unsupported:
+            pass
+    assert sorted(usable) == sorted([*CUSTOM, WAR])
+
+
+# --- war_of_the_words, interactive --------------------------------------------------------------
+
+# Finds the top word H and the bottom word L (the only ones the robot answers always the same way:
+# H after the second-best word, L after H), then scores almost every round: L beats H, H beats
+# everything but L, any third word beats L. Logs every robot word to stderr.
+WAR_SOLUTION = r'''
+import sys
+
+def play_case():
+    left = [100]
+    known = {}
+
+    def play(word):
+        print(word, flush=True)
+        if left[0] == 0:
+            return None
+        left[0] -= 1
+        reply = input().strip()
+        print(reply, file=sys.stderr)
+        if reply == "-1":
+            sys.exit(0)
+        return reply
+
+    def test(word):
+        """(always the same reply?, last reply); None when the rounds ran out."""
+        if word in known:
+            return known[word]
+        replies = []
+        for _ in range(4):
+            reply = play(word)
+            if reply is None:
+                return None
+            replies.append(reply)
+            if reply != replies[0]:
+                return False, reply
+        known[word] = (True, replies[0])
+        return known[word]
+
+    w = play("AAAAA")
+    while True:
+        t = test(w)
+        if t is None:
+            return
+        if not t[0]:
+            w = t[1]
+            continue
+        t2 = test(t[1])
+        if t2 is None:
+            return
+        if t2[0]:
+            w = t[1]
+            continue
+        high, low, reply = w, t[1], t2[1]
+        break
+    other = next(x for x in ("AAAAA", "AAAAB", "AAAAC") if x not in (high, low))
+    while reply is not None:
+        reply = play(other if reply == low else low if reply == high else high)
+
+t, _ = map(int, input().split())
+for _ in range(t):
+    play_case()
+'''
+
+WAR_ALWAYS_SAME = r'''
+t, _ = map(int, input().split())
+for _ in range(t):
+    print("AAAAA", flush=True)
+    for _ in range(100):
+        if input() == "-1":
+            raise SystemExit
+        print("AAAAA", flush=True)
+'''
+
+WAR_BAD_WORD = 'input()\nprint("HELLO", flush=True)\nprint(input())\n'
+
+
+def play(judge_cmd: list[str], solution: str, tmp_path: Path) -> tuple[int, str]:
+    """Runs the judge and a solution connected by pipes: (judge exit, robot words the solution saw)."""
+    log = tmp_path / "seen.txt"
+    judge = subprocess.Popen(judge_cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL)
+    with log.open("w") as seen:
+        sol = subprocess.Popen([sys.executable, "-c", solution], stdin=judge.stdout, stdout=judge.stdin,
+                               stderr=seen)
+        judge.stdin.close()
+        judge.stdout.close()
+        sol.wait()
+        code = judge.wait()
+    return code, log.read_text()
+
+
+def kattis_war(prog: Path, index: int, tmp_path: Path) -> list[str]:
+    inp = tmp_path / f"{index}.in"
+    inp.write_text(f"{index}\n")
+    ans = tmp_path / "empty.ans"
+    ans.write_text("")
+    feedback = tmp_path / f"fb{index}"
+    feedback.mkdir(exist_ok=True)
+    return [sys.executable, str(prog), str(inp), str(ans), f"{feedback}/"]
+
+
+def test_war_of_the_words_correct_and_wrong_solutions(archive, tmp_path):
+    prog = adapted(archive, WAR, tmp_path)
+    cmd = kattis_war(prog, 0, tmp_path)
+    code, seen = play(cmd, WAR_SOLUTION, tmp_path)
+    assert code == 42, (tmp_path / "fb0" / "judgemessage.txt").read_text()
+    assert len(seen.split()) == 50 * 100
+    code, _ = play(cmd, WAR_ALWAYS_SAME, tmp_path)
+    assert code == 43
+    assert "failed with too few points" in (tmp_path / "fb0" / "judgemessage.txt").read_text()
+    code, _ = play(cmd, WAR_BAD_WORD, tmp_path)
+    assert code == 43
+    assert "Input has invalid character in word." in (tmp_path / "fb0" / "judgemessage.txt").read_text()
+
+
+def test_war_of_the_words_test_set_index_is_checked(archive, tmp_path):
+    prog = adapted(archive, WAR, tmp_path)
+    (tmp_path / "bad.in").write_text("zero\n")
+    r = subprocess.run([sys.executable, str(prog), str(tmp_path / "bad.in"), str(tmp_path / "bad.in"),
+                        f"{tmp_path}/"], input="", capture_output=True, text=True)
+    assert r.returncode == 1 and "test set index" in r.stderr
+
+
+# --- against the original judges under Python 2.7, where installed -----------------------------
+
+def python2() -> str:
+    candidates = [os.environ.get("PYTHON2", ""), shutil.which("python2.7") or "",
+                  *sorted(str(p) for p in Path.home().glob(".pyenv/versions/2.7*/bin/python2.7"))]
+    for c in candidates:
+        if c and subprocess.run([c, "-c", "print 1"], capture_output=True).returncode == 0:
+            return c
+    pytest.skip("no working Python 2.7")
+
+
+def test_python2_random_values_match():
+    py2 = python2()
+    script = ("import random\nrandom.seed(314159)\nl = range(10)\nrandom.shuffle(l)\n"
+              "print repr((l, [random.randrange(0, 1000) for _ in xrange(3)], random.randint(1, 6), "
+              "random.choice('abcdef')))\n")
+    out = subprocess.run([py2, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert eval(out) == PY2_RANDOM_VALUES
+
+
+@pytest.mark.parametrize("name", sorted(CUSTOM))
+def test_custom_judges_agree_with_python2_originals(archive, tmp_path, name):
+    py2 = python2()
+    prog = adapted(archive, name, tmp_path)
+    judge = judge_file(package(archive, name))
+    for n, (inp, ans) in enumerate(data_pairs(package(archive, name))):
+        answer = ans.read_text()
+        for k, attempt in enumerate((answer, change_one_token(answer),
+                                     semantic_corruption(name, inp.read_text(), answer))):
+            path = tmp_path / f"attempt{n}_{k}"
+            path.write_text(attempt)
+            original = subprocess.run([py2, str(judge), str(inp), str(path), str(ans)],
+                                      capture_output=True, text=True)
+            code, message = kattis_custom(prog, inp, ans, attempt, tmp_path / f"fb{n}_{k}")
+            assert (code, message) == ({0: 42, 1: 43}[original.returncode], original.stderr)
+
+
+def test_war_of_the_words_replays_the_python2_judge(archive, tmp_path):
+    py2 = python2()
+    prog = adapted(archive, WAR, tmp_path)
+    judge = judge_file(package(archive, WAR))
+    original = play([py2, str(judge), "0"], WAR_SOLUTION, tmp_path)
+    assert original[0] == 0
+    assert play(kattis_war(prog, 0, tmp_path), WAR_SOLUTION, tmp_path) == (42, original[1])
