@@ -56,6 +56,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 import sqlite3
 import threading
 import time
@@ -902,8 +903,8 @@ def judge_problem(c: Case, cfg: ValidateConfig) -> tuple[Problem, str | None, di
     out = replace(p, tests=[p.tests[i] for i in choice.kept], time_limit_s=c.final_limit_s,
                   extra={**p.extra, "validation": validation})
     reason = early_reject(c, cfg)
-    if reason is None and len(choice.kept) < cfg.min_tests:
-        reason = (f"only {len(choice.kept)} valid tests after validation and caps (min_tests={cfg.min_tests}; "
+    if reason is None and count_cases(p, choice.kept) < cfg.min_tests:
+        reason = (f"only {describe_count(p, choice.kept)} after validation and caps (min_tests={cfg.min_tests}; "
                   f"broken={counts['broken']}, ambiguous={counts['ambiguous']}, unverified_slow={counts['unverified_slow']}, "
                   f"oversize={len(c.oversize)}, nondeterministic={counts['nondeterministic']})")
     if reason is None and cfg.min_wrong_caught > 0 and ran and len(caught_kept) < cfg.min_wrong_caught * len(ran):
@@ -1003,7 +1004,27 @@ def run_programs(cases: list[Case], cfg: ValidateConfig, evaluator: EvaluatorCon
 
 def hopeless(c: Case, cfg: ValidateConfig) -> str | None:
     """Rejected whatever the wrong solutions show: they are not run."""
-    return early_reject(c, cfg) or ("too few tests" if len(c.candidates) < cfg.min_tests else None)
+    return early_reject(c, cfg) or ("too few tests" if count_cases(c.p, c.candidates) < cfg.min_tests else None)
+
+
+def count_cases(p: Problem, kept) -> int:
+    """What min_tests counts: tests, or the cases in them where a test is a multi-case file (Code
+    Jam: `meta.multi_case_tests`): the "Case #i:" lines of its answer, or, for a test without an
+    answer (an interactive judge makes its cases), `meta.cases_per_judge_run`; so that 2 official
+    test sets of 100 cases each are not "2 tests"."""
+    if not p.meta.get("multi_case_tests"):
+        return len(kept)
+    unanswered = p.meta.get("cases_per_judge_run")
+    unanswered = unanswered if isinstance(unanswered, int) and unanswered > 0 else 1
+    return sum(len(CASE_LINE.findall(p.tests[i].output)) or unanswered for i in kept)
+
+
+CASE_LINE = re.compile(r"^Case #\d+:", re.MULTILINE)
+
+
+def describe_count(p: Problem, kept) -> str:
+    n, cases = len(kept), count_cases(p, kept)
+    return f"{n} valid tests" if cases == n else f"{n} valid tests ({cases} cases)"
 
 
 # rejected_by_reason keys: (words of the reason, its category without the problem's particulars)

@@ -207,3 +207,19 @@ def test_generated_tests_of_a_grouped_problem_are_in_group_generated():
     assert [(t.kind, t.group) for t in out[0].tests[-1:]] == [("generated", "generated")]
     assert [t.group for t in out[0].tests[:-1]] == [t.group for t in grouped_tests()]  # the source's, kept
     assert out[1].tests[-1].group is None  # ungrouped problems stay ungrouped
+
+
+def test_min_tests_counts_the_cases_of_multi_case_files():
+    """A Code Jam test set is one file of many cases: min_tests counts its "Case #i:" lines, and a
+    test an interactive judge makes its cases for counts `cases_per_judge_run`."""
+    from pipeline.schema import Problem, TestCase
+    from pipeline.validate import count_cases, describe_count
+
+    answer = "".join(f"Case #{i}: {i}\n" for i in range(1, 4))
+    p = Problem("cj", "t", "s", "stdio", tests=[TestCase("3\n1\n2\n3\n", answer), TestCase("1\n9\n", "Case #1: 9\n")],
+                meta={"multi_case_tests": True})
+    assert count_cases(p, [0, 1]) == 4 and describe_count(p, [0, 1]) == "2 valid tests (4 cases)"
+    assert count_cases(Problem("x", "t", "s", "stdio", tests=p.tests), [0, 1]) == 2  # not marked: files
+    judge_run = Problem("i", "t", "s", "stdio", tests=[TestCase("0\n", ""), TestCase("1\n", "")],
+                        meta={"multi_case_tests": True, "cases_per_judge_run": 50})
+    assert count_cases(judge_run, [0, 1]) == 100

@@ -166,6 +166,7 @@ def _convert(pkg: Path, source: str, opts: Options, native: str, config: dict[st
     groups = test_groups(pkg, tests)
     if groups:
         meta["test_groups"] = groups
+    meta.update(multi_case(tests, statement, kind))
     if interactions:
         meta["sample_interactions"] = interactions
     for key in ("author", "source", "rights_owner", "uuid"):
@@ -386,6 +387,25 @@ def _settings_file(path: Path) -> dict[str, Any]:
     if not isinstance(config, dict):
         raise ValueError(f"{path.name}: expected a mapping, got {type(config).__name__}")
     return {str(k): v for k, v in config.items()}
+
+
+_CASES_BOUND = re.compile(r"(?:≤|<=|\\le)\s*\**\$?T\$?\**\s*(?:≤|<=|\\le)\s*(\d+)|\**\$?T\$?\**\s*=\s*(\d+)")
+
+
+def multi_case(tests: list[TestCase], statement: str, kind: Kind) -> dict[str, Any]:
+    """Code Jam tests are multi-case files ("Case #1: ..." per case in every answer): meta
+    `multi_case_tests`, so that validate counts cases ("Case #i:" lines), not files; for an
+    interactive Code Jam problem, whose judge makes each test set's cases, `cases_per_judge_run`
+    is the statement's bound on T. Nothing for other problems."""
+    answered = [t for t in tests if t.output.strip()]
+    if answered and all(t.output.lstrip().startswith("Case #1:") for t in answered):
+        return {"multi_case_tests": True}
+    if kind.codejam and kind.interactive:
+        m = _CASES_BOUND.search(statement)
+        bound = int(m.group(1) or m.group(2)) if m else None
+        return {"multi_case_tests": True, "cases_per_judge_run": bound or 1,
+                "cases_per_judge_run_from": "the statement's bound on T" if bound else "not stated: 1"}
+    return {}
 
 
 def _codejam_test_sets(statement: str) -> list[TestCase]:
