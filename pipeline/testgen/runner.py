@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pipeline.schema import Problem, TestCase
+from pipeline.schema import PROGRAM_KINDS, Problem, TestCase
 
 PLACEHOLDER = {"functional": "null", "stdio": ""}
 RAN = ("AC", "WA")
@@ -121,7 +121,7 @@ def agree(p: Problem, a: str, b: str) -> bool:
     """Two outputs the problem's comparison accepts as the same answer (its checker, unless a program)."""
     from pipeline.evaluator import compare_functional, compare_stdio
 
-    checker = p.checker if p.checker is not None and p.checker.kind != "program" else None
+    checker = p.checker if p.checker is not None and p.checker.kind not in PROGRAM_KINDS else None
     try:
         if p.style == "functional":
             return compare_functional(a, b, checker).ok

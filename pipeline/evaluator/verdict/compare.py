@@ -40,7 +40,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.schema import Checker, is_json
+from pipeline.schema import PROGRAM_KINDS, Checker, is_json
 
 DEFAULT_REL_TOL = 1e-6
 DEFAULT_ABS_TOL = 1e-6
@@ -305,8 +305,8 @@ def _compare_values(expected: Any, actual: Any, checker: Checker | None, convert
         return Comparison(False, None, f"unsupported return type {str(actual.get('__type__'))[:40]}: "
                                        f"{str(actual['__repr__'])[:80]}")
     if checker is not None:
-        if checker.kind == "program":
-            raise ValueError("compare_functional cannot apply a program checker")
+        if checker.kind in PROGRAM_KINDS:
+            raise ValueError(f"compare_functional cannot apply a {checker.kind} (a program judges those)")
         tol = (checker.rel_tol, checker.abs_tol) if checker.kind == "float" else None
         if checker.unordered and isinstance(expected, list) and isinstance(actual, list):
             ok = _unordered_equal(expected, actual, tol=tol, case_sensitive=checker.case_sensitive)
