@@ -260,7 +260,8 @@ def run_sources(cfg: ScrapeConfig, rejects: RejectsWriter, *, since: str | None 
                 stats.http = dict(client.stats)
                 client.close()
         stats.skipped = dict(ctx.skipped)
-        stats.origin = {**local_origin(entry.options), **ctx.origin} or None
+        http_origin = {"http": client.origin()} if client is not None else {}
+        stats.origin = {**local_origin(entry.options), **ctx.origin, **http_origin} or None
         if stats.kept + stats.rejected != stats.read:  # a bug, never bad input
             raise RuntimeError(f"scrape accounting is off for source {entry.name!r}: {stats.to_dict()}")
     total = StageStats(unit="problems", read=sum(s.read for s in per_source.values()),

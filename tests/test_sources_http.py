@@ -118,3 +118,26 @@ def test_retry_after_parsing():
     assert retry_after_seconds(None, 0.0) is None and retry_after_seconds("soon", 0.0) is None
     date = email.utils.formatdate(1_000_030.0, usegmt=True)
     assert retry_after_seconds(date, 1_000_000.0) == pytest.approx(30.0)
+
+
+def test_origin_records_what_was_read_so_a_rerun_is_explicit(httpserver, tmp_path):
+    """ETag where the server sends one, else a digest of the body; a rerun from the cache reads the
+    same (same digest); a changed page changes it (issue 27 item 1)."""
+    httpserver.expect_request("/a").respond_with_data("A", headers={"ETag": '"v1"'})
+    httpserver.expect_request("/b").respond_with_data("B")
+    first = client(tmp_path, [])
+    first.get_text(httpserver.url_for("/a"))
+    first.get_text(httpserver.url_for("/b"))
+    origin = first.origin()
+    assert origin["responses"] == 2 and origin["identified_by_server"] == 1
+    again = client(tmp_path, [])  # the same cache: nothing fetched, the same input
+    again.get_text(httpserver.url_for("/a"))
+    again.get_text(httpserver.url_for("/b"))
+    assert again.stats["requests"] == 0 and again.origin() == origin
+    httpserver.clear()
+    httpserver.expect_request("/a").respond_with_data("A", headers={"ETag": '"v1"'})
+    httpserver.expect_request("/b").respond_with_data("B, edited")
+    fresh = client(tmp_path / "other", [])
+    fresh.get_text(httpserver.url_for("/a"))
+    fresh.get_text(httpserver.url_for("/b"))
+    assert fresh.origin()["content_digest"] != origin["content_digest"]

@@ -54,6 +54,7 @@ class HttpClient:
         self._sleep, self._clock = sleep, clock
         self._last: dict[str, float] = {}
         self.stats = {"requests": 0, "cache_hits": 0, "retries": 0}
+        self._read: dict[str, str] = {}  # url -> what identifies the answer read (see `origin`)
         self._client = httpx.Client(headers={"User-Agent": self.config.user_agent}, timeout=self.config.timeout_s,
                                     follow_redirects=True, transport=transport)
         self._cache = Path(self.config.cache_dir) if self.config.cache_dir else None
@@ -80,12 +81,23 @@ class HttpClient:
         cached = self._cache_get(key, ttl_s)
         if cached is not None:
             self.stats["cache_hits"] += 1
-            return cached
-        text = self._fetch(method, url, payload)
-        self._cache_put(key, method, url, text)
+            self._read[f"{method} {url}"] = cached[1] or _body_digest(cached[0])
+            return cached[0]
+        text, etag = self._fetch(method, url, payload)
+        self._cache_put(key, method, url, text, etag)
+        self._read[f"{method} {url}"] = etag or _body_digest(text)
         return text
 
-    def _fetch(self, method: str, url: str, payload: str | None) -> str:
+    def origin(self) -> dict[str, Any]:
+        """What this client read, so that a rerun's input is explicit: the answers read (fetched or
+        from the cache), how many the server identified (ETag, else Last-Modified), and one digest
+        over every (request, ETag or body digest) pair: equal digests, equal input."""
+        marks = sorted(self._read.items())
+        digest = hashlib.sha256("\n".join(f"{k}\t{v}" for k, v in marks).encode()).hexdigest()
+        return {"responses": len(marks), "identified_by_server": sum(not v.startswith("sha256:") for _, v in marks),
+                "content_digest": digest}
+
+    def _fetch(self, method: str, url: str, payload: str | None) -> tuple[str, str | None]:
         host = urlsplit(url).netloc
         headers = {"Content-Type": "application/json"} if payload is not None else {}
         for attempt in range(self.config.max_retries + 1):
@@ -103,7 +115,8 @@ class HttpClient:
                 continue
             if not 200 <= resp.status_code < 300:
                 raise HttpError(url, resp.status_code, f"HTTP {resp.status_code}")
-            return resp.text
+            etag = resp.headers.get("ETag") or resp.headers.get("Last-Modified")
+            return resp.text, (f"etag:{etag}" if resp.headers.get("ETag") else f"modified:{etag}") if etag else None
         raise HttpError(url, None, "retries exhausted")  # not reached: the loop returns or raises
 
     def _wait_turn(self, host: str) -> None:
@@ -129,7 +142,7 @@ class HttpClient:
     def _cache_file(self, key: str) -> Path | None:
         return self._cache / key[:2] / f"{key}.json" if self._cache else None
 
-    def _cache_get(self, key: str, ttl_s: float | None) -> str | None:
+    def _cache_get(self, key: str, ttl_s: float | None) -> tuple[str, str | None] | None:
         path = self._cache_file(key)
         if path is None or self.config.refresh or not path.is_file():
             return None
@@ -139,13 +152,18 @@ class HttpClient:
             return None  # a damaged entry is simply refetched
         if ttl_s is not None and time.time() - float(entry.get("fetched_at", 0)) > ttl_s:
             return None
-        return entry.get("body")
+        body = entry.get("body")
+        return (body, entry.get("etag")) if isinstance(body, str) else None
 
-    def _cache_put(self, key: str, method: str, url: str, text: str) -> None:
+    def _cache_put(self, key: str, method: str, url: str, text: str, etag: str | None = None) -> None:
         path = self._cache_file(key)
         if path is not None:
-            entry = {"method": method, "url": url, "fetched_at": time.time(), "body": text}
+            entry = {"method": method, "url": url, "fetched_at": time.time(), "body": text, "etag": etag}
             write_text_atomic(path, json.dumps(entry, ensure_ascii=False))
+
+
+def _body_digest(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def retry_after_seconds(value: str | None, now: float) -> float | None:
