@@ -217,6 +217,9 @@ class Problem:
     def to_dict(self) -> dict[str, Any]:
         """Plain dict in our jsonl format (meta as an object, extra columns flattened)."""
         d = dataclasses.asdict(self)
+        for t in d["tests"]:
+            if t["group"] is None:  # most sources do not group their tests: their records stay as they were
+                del t["group"]
         extra = d.pop("extra")
         d.update(extra)
         return d

@@ -75,7 +75,7 @@ from pipeline.evaluator.verdict_key import verdict_key
 from pipeline.executor import ExecutionFields
 from pipeline.io import content_hash
 from pipeline.schema import Problem, TestCase, WrongSolution
-from pipeline.sources.judging import needs_checker_program
+from pipeline.sources.judging import has_interactor, is_interactive, needs_checker_program
 from pipeline.stage import StageStats
 
 STAGE = "validate"
@@ -142,17 +142,6 @@ class ValidateConfig(ExecutionFields):
         if self.max_time_limit_s is not None and self.max_time_limit_s < self.min_time_limit_s:
             raise ValueError(f"max_time_limit_s must be null or >= min_time_limit_s ({self.min_time_limit_s:g}), "
                              f"got {self.max_time_limit_s!r}")
-
-
-def is_interactive(p: Problem) -> bool:
-    """Marked interactive by its source (meta or tag), or judged by an interactor."""
-    return (bool(p.meta.get("interactive")) or "interactive" in (p.tags or [])
-            or (p.checker is not None and p.checker.kind == "interactor"))
-
-
-def has_interactor(p: Problem) -> bool:
-    """An interactor program judges it: the evaluator runs the submission against it."""
-    return p.checker is not None and p.checker.kind == "interactor" and bool((p.checker.program or "").strip())
 
 
 def problem_hash(p: Problem, evaluator: str) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.schema import Problem
+from pipeline.sources.judging import is_interactive
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are an expert competitive programmer. You write correct, efficient code that passes "
@@ -56,12 +57,6 @@ def _stdio_instructions(problem: Problem, name: str, fence: str) -> str:
         f"{_limits(problem)}\n"
         f"Put the whole program in a single ```{fence} code block at the end of your answer."
     )
-
-
-def is_interactive(problem: Problem) -> bool:
-    """Marked interactive by its source (meta or tag), or judged by an interactor (as validate has it)."""
-    return (bool(problem.meta.get("interactive")) or "interactive" in (problem.tags or [])
-            or (problem.checker is not None and problem.checker.kind == "interactor"))
 
 
 _FLUSH = {"python": "print(..., flush=True) or sys.stdout.flush()",

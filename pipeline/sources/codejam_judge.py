@@ -144,6 +144,12 @@ class _Py2Tool(RefactoringTool):
         self._keep_int_division = keep_int_division
         super().__init__(fixer_names)
 
+    def log_message(self, msg, *args):  # fissix logs every file it refactors: not scrape's business
+        pass
+
+    def log_debug(self, msg, *args):
+        pass
+
     def get_fixers(self):
         pre, post = super().get_fixers()
         if self._keep_int_division:

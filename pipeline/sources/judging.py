@@ -104,6 +104,18 @@ def accepts_any_answer(statement: str) -> bool:
     return any(_ANY_ANSWER.search(sentence) for sentence in sentences(statement))
 
 
+def is_interactive(problem) -> bool:
+    """Marked interactive by its source (meta or tag), or judged by an interactor."""
+    return (bool(problem.meta.get("interactive")) or "interactive" in (problem.tags or [])
+            or (problem.checker is not None and problem.checker.kind == "interactor"))
+
+
+def has_interactor(problem) -> bool:
+    """An interactor program judges it: the evaluator runs the submission against it."""
+    ck = problem.checker
+    return ck is not None and ck.kind == "interactor" and bool((ck.program or "").strip())
+
+
 def has_checker_program(problem) -> bool:
     """A checker program or an interactor judges the answers (either accepts any right one)."""
     return problem.checker is not None and problem.checker.kind in PROGRAM_KINDS

@@ -43,6 +43,7 @@ from pipeline.evaluator.verdict_key import verdict_key
 from pipeline.executor import ExecutionFields
 from pipeline.io import content_hash
 from pipeline.schema import Problem, TestCase
+from pipeline.sources.judging import is_interactive
 from pipeline.stage import StageStats
 from pipeline.testgen import search as hunt
 from pipeline.testgen.functional import Candidate, case_seed, example_values, generate_inputs
@@ -60,7 +61,6 @@ from pipeline.testgen.stdio import (
     tier_plan,
 )
 from pipeline.testgen.types import Unsupported, signature_of
-from pipeline.validate import is_interactive
 
 STAGE = "testgen"
 VERSION = "4"  # bump when generation changes: cached results of older versions are not reused
