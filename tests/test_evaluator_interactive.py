@@ -104,6 +104,28 @@ for guess_no in range(1, limit + 1):
 finish(1, "out of guesses")
 """
 
+# A real testlib interactor (registerInteraction: inf = the test's input, ouf = the submission's
+# output, tout = the result file; quitf(_ok / _wa / _pe, ...)); testlib.h is installed by `make setup`.
+TESTLIB_CPP = r"""
+#include "testlib.h"
+int main(int argc, char* argv[]) {
+    registerInteraction(argc, argv);
+    long long secret = inf.readLong(), n = inf.readLong();
+    int limit = inf.readInt();
+    std::cout << n << std::endl;
+    for (int guess_no = 1; guess_no <= limit; guess_no++) {
+        long long guess = ouf.readLong(1, n, "guess");
+        if (guess == secret) {
+            std::cout << "correct" << std::endl;
+            tout << guess_no << std::endl;
+            quitf(_ok, "found in %d guesses", guess_no);
+        }
+        std::cout << (secret < guess ? "lower" : "higher") << std::endl;
+    }
+    quitf(_wa, "out of guesses");
+}
+"""
+
 CRASHING_PY = """
 import sys
 secret, n, limit = map(int, open(sys.argv[1]).read().split())
@@ -327,6 +349,20 @@ def test_a_testlib_interactor(ev):
     assert ac.status == "AC", ac
     assert wa.status == "WA" and "out of guesses" in wa.reason, wa
     assert pe.status == "WA" and "presentation error" in pe.reason, pe
+
+
+@needs_gxx
+def test_a_real_testlib_interactor(ev):
+    from pipeline.evaluator.verdict import testlib
+
+    if testlib.include_dir(CFG.testlib_dir) is None:
+        pytest.skip("testlib.h is not installed (make setup installs it)")
+    p = game("guess-testlib-cpp", TESTLIB_CPP, language="cpp", protocol="testlib")
+    ac, cpp, wa, pe = ev.evaluate_batch([p], [sub(p, BINARY_SEARCH_PY, sid="ac"), sub(p, BINARY_SEARCH_CPP, "cpp", "cpp"),
+                                              sub(p, LINEAR_PY, sid="wa"), sub(p, PRESENTATION_PY, sid="pe")])
+    assert ac.status == "AC" and cpp.status == "AC", (ac, cpp)
+    assert wa.status == "WA" and "out of guesses" in wa.reason, wa
+    assert pe.status == "WA", pe  # testlib: a token that is no number is a presentation error (WA here)
 
 
 def test_an_interactor_that_crashes_is_se_not_wa(ev):
