@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import textwrap
 from pathlib import Path
 from types import SimpleNamespace
@@ -256,3 +257,126 @@ def test_the_plan_follows_the_format(files, want):
 def test_a_directory_with_no_known_source_has_no_plan():
     with pytest.raises(ValueError, match="no build or run script and no C\\+\\+, C or Python source"):
         bundle.plan({"README": "hello\n", "validator.java": ""})
+
+
+# --- what a build leaves is never followed on the host -------------------------------------------------------
+ACCEPT = "#!/bin/sh\nexit 42\n"
+
+
+def snapshot(folder: Path) -> dict[str, tuple]:
+    """Each entry of `folder` (itself as "."): owner, mode, size, modification time."""
+    entries = {".": os.lstat(folder)}
+    entries.update((path.name, os.lstat(path)) for path in folder.iterdir())
+    return {name: (st.st_uid, st.st_gid, st.st_mode, st.st_size, st.st_mtime_ns) for name, st in entries.items()}
+
+
+def test_a_build_that_swaps_its_folder_for_a_link_to_a_host_folder_reaches_nothing_there(ev, tmp_path):
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "existing").write_text("the host's\n")
+    before = snapshot(host)
+    # the review's scenario: the build replaces its own folder (and the old fixed name) by a link
+    # to a host folder and fails; the next build in that worker must not write or chown there
+    swap = (f'#!/bin/sh\nhere="$(pwd)"\ncd .. && rm -rf "$here" && ln -s {host} "$here"\n'
+            f"ln -sfn {host} bundle\nexit 3\n")
+    evil = problem("bundle-swaps-its-folder", json.dumps({"files": {"build": swap, "run": ACCEPT}}))
+    assert ev.evaluate_batch([evil], [sub(evil, RIGHT, "right")])[0].status == "SE"
+    files = {"build": "#!/bin/sh\ntrue\n", "run": ACCEPT, "planted.txt": "from the next build\n"}
+    after = problem("bundle-after-the-swap", json.dumps({"files": files}))
+    v = ev.evaluate_batch([after], [sub(after, RIGHT, "right")])[0]
+    assert snapshot(host) == before
+    assert v.status == "AC", v
+
+
+# the build plants a FIFO, a link to /etc/passwd and a relative link that only looks as if it
+# stayed inside (d/up is `..`, so d/up/../.. is two folders above); `run` says what came through
+PLANTS = """\
+#!/bin/sh
+mkfifo pipe && ln -s /etc/passwd passwd && mkdir d && ln -s .. d/up && ln -s d/up/../.. sneaky
+ln -s run also_run
+"""
+REPORTS = """\
+#!/bin/sh
+cd "$(dirname "$0")"
+for f in pipe passwd sneaky; do
+    if [ -e "$f" ] || [ -L "$f" ]; then echo "$f came through" > "$3judgemessage.txt"; exit 43; fi
+done
+[ -L also_run ] || { echo "the link inside is gone" > "$3judgemessage.txt"; exit 43; }
+exit 42
+"""
+
+
+def test_a_fifo_and_links_out_left_by_a_build_are_not_installed(ev):
+    p = problem("bundle-plants", json.dumps({"files": {"build": PLANTS, "run": REPORTS}}))
+    v = ev.evaluate_batch([p], [sub(p, RIGHT, "right")])[0]
+    assert v.status == "AC", v
+
+
+def test_copying_products_never_opens_a_fifo_nor_copies_a_foreign_file(tmp_path):
+    src = tmp_path / "src"
+    (src / "lib").mkdir(parents=True)
+    (src / "run").write_text("#!/bin/sh\n")
+    os.chmod(src / "run", 0o755)
+    (src / "lib" / "data.txt").write_text("data\n")
+    os.mkfifo(src / "pipe")  # opened for reading, it would block
+    (src / "passwd").symlink_to("/etc/passwd")
+    (src / "lib" / "up").symlink_to("..")
+    (src / "sneaky").symlink_to("lib/up/../..")
+    (src / "inside").symlink_to("lib/data.txt")
+    owner = None
+    if os.geteuid() == 0:  # as the box's uid does: a hard link to the host's file is not the build's
+        owner = 12345
+        for path in (src / "run", src / "lib" / "data.txt"):
+            os.chown(path, owner, owner)
+        (src / "foreign").write_text("root's\n")
+    dst = tmp_path / "dst"
+    dst.mkdir()
+    fds = [os.open(folder, os.O_RDONLY | os.O_DIRECTORY) for folder in (src, dst)]
+    try:
+        bundle._copy_products(*fds, limit=bundle.MB, owner=owner)
+    finally:
+        for fd in fds:
+            os.close(fd)
+    got = sorted(str(path.relative_to(dst)) for path in dst.rglob("*"))
+    assert got == ["inside", "lib", "lib/data.txt", "lib/up", "run"], got
+    assert os.stat(dst / "run").st_mode & 0o777 == 0o755 and (dst / "inside").read_text() == "data\n"
+
+
+def test_the_build_dir_is_emptied_without_following_what_was_planted(tmp_path):
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "existing").write_text("the host's\n")
+    before = snapshot(host)
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / "bundle").symlink_to(host)
+    os.mkfifo(build / "pipe")
+    try:
+        nest(build, 2000)  # deeper than the recursion limit
+        with bundle._fresh_folder(build) as (name, work):
+            assert sorted(os.listdir(build)) == [name] and os.listdir(work) == []
+            bundle._write_files({"run": ACCEPT, "lib/x.txt": "x\n"}, set(), work)
+            (build / name / "extra").symlink_to(host)
+        assert os.listdir(build) == [] and snapshot(host) == before
+    finally:
+        subprocess.run(["rm", "-rf", str(build)], check=True)  # pytest's own clean-up recurses
+
+
+def nest(folder: Path, depth: int) -> None:
+    """Folders `a/a/.../a`, `depth` deep, under `folder`."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(depth):
+            os.mkdir("a", dir_fd=fd)
+            inner = os.open("a", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    finally:
+        os.close(fd)
+
+
+def test_a_program_whose_file_is_also_a_folder_or_too_deep_is_refused():
+    with pytest.raises(ValueError, match="'a': both a file and a folder"):
+        bundle.load(json.dumps({"files": {"a": "x", "a/b": "y"}}))
+    with pytest.raises(ValueError, match="nested over 32 folders deep"):
+        bundle.load(json.dumps({"files": {"/".join(["d"] * 40): "x"}}))

@@ -16,24 +16,29 @@ run/buildrun.py and run/source.py for the older packages):
              first file in sorted order (problemtools' choice); the directory is on sys.path.
 
 A build runs in the worker's build box (never on the host) with the compile limits, in a writable
-copy of the directory there. What it leaves is copied (regular files, folders and links that stay
-inside; nothing else, and within a size bound) into the compiler's cache dir once per program and
-evaluator, and from there into the worker's check dir, which only its check box sees. A build that
-fails is remembered (it fails the same way next time); one that the machine failed (the sandbox, a
-busy machine running out of wall-clock time) is not.
+copy of the directory there: a new folder with a random name in the worker's build dir, given to
+the box's uid. All there is the box's to change (into a link to a host folder, a FIFO, ...), so the
+host reaches it only through descriptors of folders it opened itself, never following a link, and
+empties the build dir before and after. What a build leaves is copied (folders, regular files the
+box owns and links that stay inside; nothing else, and within bounds) into the compiler's cache
+dir once per program and evaluator, and from there into the worker's check dir, which only its
+check box sees. A build that fails is remembered (it fails the same way next time); one that the
+machine failed (the sandbox, a busy machine running out of wall-clock time) is not.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
+import secrets
 import shutil
 import stat
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -58,6 +63,12 @@ BLOCKED_CPU_SHARE = 0.1  # as in compile.py: less CPU than this share of the wal
 INSTALLED = "bundle"  # the program's folder in the worker's check dir
 LAUNCHER = ".launch.py"  # a Python program's starter (a dot name: never one of the program's files)
 BUILT_KEEP = 64  # built programs kept per process (least recently used evicted)
+MAX_DEPTH = 32  # folders nested in a program or in what its build leaves
+MAX_PRODUCTS = 10_000  # files, folders and links a build may leave
+MAX_REMOVED = 1_000_000  # entries a clean-up removes at most (a box still adding more)
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # a FIFO opens without blocking
+NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 PYTHON_LAUNCHER = """\
 import os, runpy, sys
@@ -159,6 +170,7 @@ def load(program: str) -> tuple[dict[str, str], set[str]]:
         total += len(text.encode("utf-8", "surrogatepass"))
     if total > MAX_TOTAL_BYTES:
         raise ValueError(f"a bundle program holds over {MAX_TOTAL_BYTES // MB} MB")
+    _check_folders(files)
     executable = data.get("executable") or []
     if not isinstance(executable, list) or not all(isinstance(p, str) for p in executable):
         raise ValueError("bundle executable: expected a list of paths")
@@ -170,6 +182,16 @@ def _check_path(rel: object) -> None:
     if not parts or rel.startswith("/") or not all(NAME.match(p) for p in parts):
         raise ValueError(f"bundle file name {rel!r}: must be a relative path of letters, digits, '_', '.' "
                          "and '-', no part beginning with '.' or '-'")
+    if len(parts) > MAX_DEPTH:
+        raise ValueError(f"bundle file name {rel!r}: nested over {MAX_DEPTH} folders deep")
+
+
+def _check_folders(files: Iterable[str]) -> None:
+    """A name that is both a file and a folder (`a` and `a/b`) cannot be written."""
+    folders = {"/".join(PurePosixPath(rel).parts[:i]) for rel in files for i in range(1, len(PurePosixPath(rel).parts))}
+    both = sorted(folders.intersection(files))
+    if both:
+        raise ValueError(f"bundle file name {both[0]!r}: both a file and a folder")
 
 
 def unpack(program: str, into: Path) -> None:
@@ -178,11 +200,36 @@ def unpack(program: str, into: Path) -> None:
     files, executable = load(program)
     into = Path(into)
     into.mkdir(mode=0o755, parents=True, exist_ok=True)
+    fd = _open_dir(into)
+    try:
+        _write_files(files, executable, fd)
+    finally:
+        os.close(fd)
+
+
+def _write_files(files: dict[str, str], executable: set[str], top: int, owner: int | None = None) -> None:
+    """Write `files` under the folder open as `top`, each one made anew and every folder opened
+    without following a link; with `owner`, what is made is given to that uid."""
     for rel, text in files.items():
-        path = into / rel
-        path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
-        path.write_bytes(text.encode("utf-8", "surrogatepass"))
-        os.chmod(path, 0o755 if rel in executable or rel in SCRIPTS else 0o644)
+        *folders, name = PurePosixPath(rel).parts
+        opened: list[int] = []
+        try:
+            here = top
+            for folder in folders:
+                try:
+                    os.mkdir(folder, 0o755, dir_fd=here)
+                except FileExistsError:
+                    pass
+                here = _open_dir(folder, here)
+                opened.append(here)
+                os.fchmod(here, 0o755)  # not masked by the umask
+                if owner is not None:
+                    os.fchown(here, owner, owner)
+            mode = 0o755 if rel in executable or rel in SCRIPTS else 0o644
+            _write_new(name, text.encode("utf-8", "surrogatepass"), mode, here, owner)
+        finally:
+            for fd in opened:
+                os.close(fd)
 
 
 # --- how to build and run it --------------------------------------------------------------------------
@@ -243,8 +290,11 @@ def launch_for(p: Plan, folder: Path) -> Launch:
         entry = f"{INSTALLED}/{p.entry}" if p.entry else INSTALLED
         return Launch("python", f"{INSTALLED}/{LAUNCHER}", (entry,))
     run = f"{INSTALLED}/run"
-    with open(folder / "run", "rb") as f:
-        head = f.read(4)
+    fd = os.open(folder / "run", FILE_FLAGS)
+    try:
+        head = os.read(fd, 4) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    finally:
+        os.close(fd)
     if head.startswith(b"#!") or head == b"\x7fELF":
         return Launch("exec", run, (run,))
     return Launch("exec", run, ("/bin/sh", run))  # a script without `#!`: POSIX shells run it with sh
@@ -298,13 +348,13 @@ def _remember(key: str, result: Built | str) -> None:
             old, gone = _built.popitem(last=False)
             _locks.pop(old, None)
             if isinstance(gone, Built):
-                shutil.rmtree(gone.folder, ignore_errors=True)
+                _remove_path(gone.folder)
 
 
 def install(built: Built, check_dir: Path) -> Launch:
     """Put the built program in a worker's check dir (hard links; copies across devices)."""
     dest = check_dir / INSTALLED
-    shutil.rmtree(dest, ignore_errors=True)
+    _remove_path(dest)
     with _guard:  # not evicted meanwhile
         shutil.copytree(built.folder, dest, symlinks=True, copy_function=_link_or_copy)
     return built.launch
@@ -319,30 +369,21 @@ def _link_or_copy(src: str, dst: str) -> None:
 
 def _build(program: str, key: str, worker: Worker, compiler: Compiler) -> Built:
     try:
-        files, _ = load(program)
+        files, executable = load(program)
         p = plan(files)
     except ValueError as e:
         raise BuildError(str(e)) from None
     command = _build_command(p, files, worker, compiler)
-    work = worker.build / INSTALLED
-    shutil.rmtree(work, ignore_errors=True)
-    try:
+    owner = worker.box("build").spec.drop_uid if command else None
+    with _fresh_folder(worker.build) as (name, work):
+        _write_files(files, executable, work, owner)
         if command:
-            box = worker.box("build")
-            unpack(program, work)
-            _give_to(work, box.spec.drop_uid)
-            _run_build(command, work, worker, compiler, "build script" if p.kind == "script" else "compilation")
-        else:
-            unpack(program, work)
-        run = work / "run"
-        if p.kind != "python" and not (run.is_file() and not run.is_symlink() and os.stat(run).st_mode & 0o100):
-            raise BuildError("the build did not leave an executable file called `run`" if p.build
-                             else "`run` is not an executable file")
-        if p.kind == "python":
-            (work / LAUNCHER).write_text(PYTHON_LAUNCHER.format(entry=p.entry))
-        return _keep(work, key, compiler, p)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+            if owner is not None:
+                os.fchown(work, owner, owner)  # last: until now the box could not enter it
+            os.fchmod(work, 0o755)
+            _run_build(command, worker.build / name, worker, compiler,
+                       "build script" if p.kind == "script" else "compilation")
+        return _keep(work, key, compiler, p, owner)
 
 
 def _build_command(p: Plan, files: dict[str, str], worker: Worker, compiler: Compiler) -> list[str]:
@@ -367,16 +408,6 @@ def _build_command(p: Plan, files: dict[str, str], worker: Worker, compiler: Com
                          "(or set evaluator.testlib_dir)", lasting=False)
     flags = ["-I", worker.include_inside(include)] if include else []  # may restart the build box
     return [cxx, *cfg.cpp_flags, *flags, "-o", "run", *p.sources]
-
-
-def _give_to(folder: Path, uid: int | None) -> None:
-    """Make `folder` the build box's (it runs as its own uid when we are root)."""
-    if uid is None:
-        return
-    for dirpath, _dirnames, filenames in os.walk(folder):
-        os.lchown(dirpath, uid, uid)
-        for name in filenames:
-            os.lchown(os.path.join(dirpath, name), uid, uid)
 
 
 def _run_build(command: list[str], work: Path, worker: Worker, compiler: Compiler, what: str) -> None:
@@ -413,54 +444,220 @@ def _run_build(command: list[str], work: Path, worker: Worker, compiler: Compile
         raise BuildError(f"the {what} failed with {how}" + (f": {diag}" if diag else ""))
 
 
-def _keep(work: Path, key: str, compiler: Compiler, p: Plan) -> Built:
-    """Copy what the build left into the cache dir (root-owned, readable by every box)."""
+def _keep(work: int, key: str, compiler: Compiler, p: Plan, owner: int | None) -> Built:
+    """Copy what the build left in the folder open as `work` into the cache dir (root-owned,
+    readable by every box) and check that it can be run."""
     bundles = compiler.cache_dir / "bundles"
     bundles.mkdir(mode=0o755, exist_ok=True)
     os.chmod(bundles, 0o755)
     target = bundles / key
     staging = bundles / f".{key}.{threading.get_ident()}"
-    shutil.rmtree(staging, ignore_errors=True)
+    _remove_path(staging)
     try:
-        _copy_products(work, staging, limit=max(MAX_TOTAL_BYTES, 4 * compiler.cfg.max_binary_mb * MB))
-        shutil.rmtree(target, ignore_errors=True)
+        os.mkdir(staging, 0o755)
+        os.chmod(staging, 0o755)
+        kept = _open_dir(staging)
+        try:
+            _copy_products(work, kept, max(MAX_TOTAL_BYTES, 4 * compiler.cfg.max_binary_mb * MB), owner)
+            _check_products(p, kept)
+        finally:
+            os.close(kept)
+        _remove_path(target)
         os.replace(staging, target)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        _remove_path(staging)
     return Built(target, launch_for(p, target))
 
 
-def _copy_products(src: Path, dst: Path, limit: int) -> None:
-    """Regular files, folders and links that stay inside `src`, never following a link (the
-    build box wrote these: as root, a link could otherwise reach any host file)."""
-    total = 0
-    root = os.path.abspath(src)
+def _check_products(p: Plan, kept: int) -> None:
+    """A program that is not Python must have left an executable file `run` (not a link); a
+    Python one gets its launcher."""
+    if p.kind == "python":
+        _write_new(LAUNCHER, PYTHON_LAUNCHER.format(entry=p.entry).encode(), 0o644, kept)
+        return
+    try:
+        st = os.lstat("run", dir_fd=kept)
+    except FileNotFoundError:
+        st = None
+    if st is None or not stat.S_ISREG(st.st_mode) or not st.st_mode & 0o100:
+        raise BuildError("the build did not leave an executable file called `run`" if p.build
+                         else "`run` is not an executable file")
 
-    def copy(here: str, there: str) -> None:
-        nonlocal total
-        os.mkdir(there, 0o755)
-        os.chmod(there, 0o755)
-        for entry in os.scandir(here):
-            target = os.path.join(there, entry.name)
-            if entry.is_symlink():
-                link = os.readlink(entry.path)
-                resolved = os.path.normpath(os.path.join(here, link))
-                if not os.path.isabs(link) and (resolved + "/").startswith(root + "/"):
-                    os.symlink(link, target)
-            elif entry.is_dir(follow_symlinks=False):
-                copy(entry.path, target)
-            elif entry.is_file(follow_symlinks=False):
-                fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-                with os.fdopen(fd, "rb") as f:
-                    mode = os.fstat(fd).st_mode
-                    if not stat.S_ISREG(mode):
-                        continue
-                    data = f.read(limit - total + 1)
-                total += len(data)
-                if total > limit:
-                    raise BuildError(f"the build left over {limit // MB} MB of files")
-                with open(target, "wb") as out:
-                    out.write(data)
-                os.chmod(target, 0o755 if mode & 0o111 else 0o644)
 
-    copy(root, str(dst))
+# --- what a box wrote: never followed -------------------------------------------------------------------
+# The build folder and all under it belong to the build box, which may have made any of it a link
+# (to a host folder), a FIFO (an open that blocks) or a hard link to a file it cannot read. So the
+# host reaches it only through descriptors of folders it opened itself, one name at a time, never
+# following a link (O_NOFOLLOW), never opening anything but a folder or a regular file, and reads
+# only the files the box owns.
+def _open_dir(name: str | os.PathLike, dir_fd: int | None = None) -> int:
+    """A descriptor of the folder `name` (relative to `dir_fd`); OSError when it is anything else,
+    a link to a folder included."""
+    return os.open(name, DIR_FLAGS, dir_fd=dir_fd)
+
+
+@contextlib.contextmanager
+def _fresh_folder(parent: Path) -> Iterator[tuple[str, int]]:
+    """(name, descriptor) of a new folder of ours under `parent` (the worker's build dir), with a
+    name no build can foresee; what earlier builds left in `parent` is removed before and after."""
+    top = _open_dir(parent)
+    try:
+        _empty(top)
+        name = f"bundle-{secrets.token_hex(8)}"
+        os.mkdir(name, 0o700, dir_fd=top)
+        work = _open_dir(name, top)
+        try:
+            yield name, work
+        finally:
+            os.close(work)
+            _empty(top)
+    finally:
+        os.close(top)
+
+
+def _empty(top: int) -> None:
+    """Best effort: remove all in the folder open as `top`, never following a link. A folder's
+    entries are moved up into `top` before it goes, so a deep tree needs no deep recursion."""
+    budget = MAX_REMOVED
+    try:
+        while names := os.listdir(top):
+            for name in names:
+                budget -= 1
+                if budget < 0:
+                    return
+                try:
+                    os.unlink(name, dir_fd=top)
+                    continue
+                except IsADirectoryError:
+                    pass
+                inner = _open_dir(name, top)
+                try:
+                    for entry in os.listdir(inner):
+                        os.rename(entry, secrets.token_hex(8), src_dir_fd=inner, dst_dir_fd=top)
+                finally:
+                    os.close(inner)
+                os.rmdir(name, dir_fd=top)
+    except OSError:
+        pass  # a name that went meanwhile, a folder not emptied: the next build starts elsewhere anyway
+
+
+def _remove_path(path: Path) -> None:
+    """Remove `path` (a link, a file or a folder and all in it), never following a link below it."""
+    try:
+        parent = _open_dir(path.parent)
+    except FileNotFoundError:
+        return
+    try:
+        try:
+            os.unlink(path.name, dir_fd=parent)
+            return
+        except FileNotFoundError:
+            return
+        except IsADirectoryError:
+            pass
+        folder = _open_dir(path.name, parent)
+        try:
+            _empty(folder)
+        finally:
+            os.close(folder)
+        os.rmdir(path.name, dir_fd=parent)
+    except OSError:
+        pass
+    finally:
+        os.close(parent)
+
+
+def _write_new(name: str, data: bytes, mode: int, dir_fd: int, owner: int | None = None) -> None:
+    """Write `name` in the folder open as `dir_fd` as a new file (what was there is unlinked, never
+    written through)."""
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except FileNotFoundError:
+        pass
+    fd = os.open(name, NEW_FILE_FLAGS, 0o600, dir_fd=dir_fd)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fchmod(fd, mode)
+        if owner is not None:
+            os.fchown(fd, owner, owner)
+    finally:
+        os.close(fd)
+
+
+@dataclass
+class _Budget:
+    limit: int  # bytes in all
+    bytes: int = 0
+    entries: int = 0
+
+
+def _copy_products(src: int, dst: int, limit: int, owner: int | None) -> None:
+    """Copy from the folder open as `src` into the one open as `dst`: folders, regular files (with
+    `owner`, only those that uid owns: a hard link to another's file is not the build's) and
+    relative links that stay inside (`_stays_inside`); nothing else, and at most `limit` bytes."""
+    _copy_folder(src, dst, 0, _Budget(limit), owner)
+
+
+def _copy_folder(src: int, dst: int, depth: int, budget: _Budget, owner: int | None) -> None:
+    for name in sorted(os.listdir(src)):
+        budget.entries += 1
+        if budget.entries > MAX_PRODUCTS:
+            raise BuildError(f"the build left over {MAX_PRODUCTS} files")
+        try:
+            st = os.lstat(name, dir_fd=src)
+            if stat.S_ISLNK(st.st_mode):
+                link = os.readlink(name, dir_fd=src)
+                if _stays_inside(link, depth):
+                    os.symlink(link, name, dir_fd=dst)
+            elif stat.S_ISDIR(st.st_mode):
+                if depth >= MAX_DEPTH:
+                    raise BuildError(f"the build left folders nested over {MAX_DEPTH} deep")
+                _copy_subfolder(name, src, dst, depth, budget, owner)
+            elif stat.S_ISREG(st.st_mode) and owner in (None, st.st_uid):
+                _copy_file(name, src, dst, budget, owner)
+        except OSError as e:  # the box changed it meanwhile (a link or FIFO swapped in)
+            raise BuildError(f"could not copy what the build left ({name}): {e}", lasting=False) from e
+
+
+def _copy_subfolder(name: str, src: int, dst: int, depth: int, budget: _Budget, owner: int | None) -> None:
+    inner = _open_dir(name, src)
+    try:
+        os.mkdir(name, 0o755, dir_fd=dst)
+        copy = _open_dir(name, dst)
+        try:
+            os.fchmod(copy, 0o755)
+            _copy_folder(inner, copy, depth + 1, budget, owner)
+        finally:
+            os.close(copy)
+    finally:
+        os.close(inner)
+
+
+def _copy_file(name: str, src: int, dst: int, budget: _Budget, owner: int | None) -> None:
+    fd = os.open(name, FILE_FLAGS, dir_fd=src)
+    try:
+        st = os.fstat(fd)  # what was opened, not what was looked at: it may have been swapped
+        if not stat.S_ISREG(st.st_mode) or owner not in (None, st.st_uid):
+            return
+        chunks, left = [], budget.limit - budget.bytes + 1
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    budget.bytes += len(data)
+    if budget.bytes > budget.limit:
+        raise BuildError(f"the build left over {budget.limit // MB} MB of files")
+    _write_new(name, data, 0o755 if st.st_mode & 0o111 else 0o644, dst)
+
+
+def _stays_inside(link: str, depth: int) -> bool:
+    """Whether a link found `depth` folders below the top stays under it, whatever the links on
+    its way are: relative, its `..` all at the start and no more of them than `depth` (a `..`
+    after a name could step up out of a link to a folder)."""
+    parts = [part for part in link.split("/") if part not in ("", ".")]
+    ups = next((i for i, part in enumerate(parts) if part != ".."), len(parts))
+    return not link.startswith("/") and ups <= depth and ".." not in parts[ups:]
