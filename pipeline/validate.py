@@ -998,17 +998,17 @@ def hopeless(c: Case, cfg: ValidateConfig) -> str | None:
 
 def count_cases(p: Problem, kept) -> int:
     """What min_tests counts: tests, or the cases in them where a test is a multi-case file (Code
-    Jam: `meta.multi_case_tests`): the "Case #i:" lines of its answer, or, for a test without an
-    answer (an interactive judge makes its cases), `meta.cases_per_judge_run`; so that 2 official
-    test sets of 100 cases each are not "2 tests"."""
+    Jam: `meta.multi_case_tests`): the distinct case numbers of its answer's "Case #i:" lines (a
+    number repeated is one case), or, for a test without an answer (an interactive judge makes its
+    cases), `meta.cases_per_judge_run`; so that 2 official test sets of 100 cases each are not "2 tests"."""
     if not p.meta.get("multi_case_tests"):
         return len(kept)
     unanswered = p.meta.get("cases_per_judge_run")
     unanswered = unanswered if isinstance(unanswered, int) and unanswered > 0 else 1
-    return sum(len(CASE_LINE.findall(p.tests[i].output)) or unanswered for i in kept)
+    return sum(len({k.lstrip("0") for k in CASE_LINE.findall(p.tests[i].output)}) or unanswered for i in kept)
 
 
-CASE_LINE = re.compile(r"^Case #\d+:", re.MULTILINE)
+CASE_LINE = re.compile(r"^Case #(\d+):", re.MULTILINE)
 
 
 def describe_count(p: Problem, kept) -> str:

@@ -1,6 +1,8 @@
 """Code Jam judges through the Kattis protocol (pipeline/sources/codejam_judge.py).
 
-Unit tests of the Python 2 -> 3 conversion on snippets, then the archive's 7 judges (skipped
+Unit tests of the Python 2 -> 3 conversion on snippets, of which judges count as Python 2 (a Python 3
+one is run as it is: converting it once let a contestant's line run as code), and of the wrapper's
+verdicts (a judge crashing on an attempt is a wrong answer); then the archive's 7 judges (skipped
 without ../shared/bench-data): each is adapted or refused with its specific reason; each adapted
 custom judge, run as a plain subprocess, accepts the archive's answers (42) and rejects corrupted
 ones (43); the interactive one plays a correct and two wrong solutions over pipes. Where Python 2.7
@@ -27,6 +29,7 @@ from pipeline.sources.codejam_judge import (
     interactive_tests,
     is_python2,
     judge_kind,
+    looks_like_google_judge,
     to_python3,
 )
 
@@ -51,7 +54,7 @@ def run_py2(source: str, argv: list[str] | None = None, stdin: str = "") -> tupl
     old_stdin = sys.stdin
     sys.stdin = __import__("io").StringIO(stdin)
     try:
-        status = namespace["run_judge"](code, argv or ["judge.py"])
+        status = namespace["run_judge"](compile(code, "judge.py", "exec"), argv or ["judge.py"], True)
     finally:
         sys.stdin = old_stdin
         captured = sys.modules.pop("__captured__", {})
@@ -123,12 +126,86 @@ def test_is_python2():
     assert not is_python2("print('x', file=__import__('sys').stderr)\nobj.file(1)\n")
 
 
+def test_python2_builtins_and_statements_that_compile_as_python3_are_python2():
+    assert is_python2("import sys\nprint >> sys.stderr, 'bad'\n")  # a tuple in Python 3
+    assert is_python2("data = file('x').read()\n")
+    assert is_python2("t = reduce(lambda a, b: a + b, [1, 2])\n")
+    assert is_python2("def f(d):\n  return d.has_key(1) or list(d.iteritems())\n")
+
+
+def test_python3_that_mentions_python2_names_is_not_python2():
+    """Only code counts, and only a name the source does not define or import: comments, strings,
+    `from functools import reduce`, a parameter called `file`, `six.iteritems(d)` are Python 3."""
+    assert not is_python2(REDUCE_JUDGE)
+    assert not is_python2("def cmp(a, b):\n  return a < b\nprint(cmp(1, 2), 'xrange(3) long(1)')\n")
+    assert not is_python2("def f(file):\n  return file.read()\n")
+    assert not is_python2("import six\nfor k, v in six.iteritems({}):\n  pass\n")
+    assert not is_python2("from functools import *\nprint(reduce(max, [1, 2]))\n")  # may be defined
+
+
+# The reviewer's judge: Python 3, using reduce and saying "file (" in a comment; it reads the
+# contestant's guess with input(). Converted, input() became eval(input()): the contestant's line ran.
+REDUCE_JUDGE = """import sys
+from functools import reduce
+# Reads the output file (attempt) of the contestant.
+total = reduce(lambda a, b: a + b, [1, 2, 3])
+print(total, flush=True)
+try:
+    guess = int(input())
+except ValueError:
+    sys.exit(1)
+sys.exit(0 if guess == 42 else 1)
+"""
+ESCAPE = '__import__("sys").exit(0)\n'
+
+
+def test_python2_input_reads_a_literal_and_never_runs_the_line():
+    assert "eval" not in to_python3("x = input()\ny = raw_input()\n")
+    _, g = run_py2("x = input()\ny = raw_input()\n", stdin="[1, 'a']\n__import__('os')\n")
+    assert g["x"] == [1, "a"] and g["y"] == "__import__('os')"
+    with pytest.raises(ValueError):
+        run_py2("x = input()\nimport sys\nsys.exit(0)\n", stdin=ESCAPE)
+
+
+def test_a_python3_judge_is_not_converted_and_the_contestant_cannot_run_code(tmp_path):
+    judge = tmp_path / "judge.py"
+    judge.write_text(REDUCE_JUDGE)
+    language, program = adapt(judge, interactive=True)
+    assert "PYTHON2 = False" in program and " eval(input" not in program
+    prog = tmp_path / "prog.py"
+    prog.write_text(program)
+    cmd = kattis_war(prog, 0, tmp_path)
+    for line, expected in ((ESCAPE, 43), ("7\n", 43), ("42\n", 42)):
+        r = subprocess.run(cmd, input=line, capture_output=True, text=True)
+        assert (r.returncode, r.stdout) == (expected, "6\n"), r.stderr
+
+
+def test_a_python3_judge_gets_python3_builtins(tmp_path):
+    """round, / and open keep their Python 3 meaning: the Python 2 stand-ins are for converted judges."""
+    judge = tmp_path / "judge.py"
+    judge.write_text("import builtins, random, sys\n"
+                     "ok = round(2.5) == 2 and 7 / 2 == 3.5 and not hasattr(random, '_py2_randbelow')\n"
+                     "ok = ok and open is builtins.open and open(sys.argv[2]).read() == '5\\n'\n"
+                     "sys.exit(0 if ok else 1)\n")
+    prog = tmp_path / "prog.py"
+    prog.write_text(adapt(judge, interactive=False)[1])
+    (tmp_path / "f").write_text("")
+    assert kattis_custom(prog, tmp_path / "f", tmp_path / "f", "5\n", tmp_path / "fb") == (42, "")
+
+
 def test_judge_kind_and_protocol_note():
     assert judge_kind({"validation": "custom interactive"}) == "interactive"
     assert judge_kind({"validation": "custom score"}) == "custom"
     assert judge_kind({"validation": "default"}) is None and judge_kind({}) is None
     assert follows_google_protocol("# Note that the custom judge does not follow problemtools specifications.\n")
     assert not follows_google_protocol("validation: custom\n")
+
+
+def test_google_judges_by_the_shape_of_their_code():
+    assert looks_like_google_judge("def FindError(unused_self, input_file, output_file, attempt):\n  pass\n")
+    assert looks_like_google_judge('#include "recruiting/arena/problem_dev/cocolib/cc/reader.h"\n')
+    assert not looks_like_google_judge("import sys\n# Code Jam's FindError(self, a, b, c) protocol\n")
+    assert not looks_like_google_judge('#include "testlib.h"\nint main(int argc, char** argv) {}\n')
 
 
 def test_interactive_tests_one_per_test_set():
@@ -155,17 +232,29 @@ def test_adapted_custom_judge_protocol(tmp_path):
     assert (code, message) == (43, "differs from ans\n")
 
 
-def test_judge_crash_is_a_judge_failure(tmp_path):
+def test_a_judge_that_crashes_on_an_attempt_gives_a_wrong_answer(tmp_path):
+    """Google's rule: a judge failing on an attempt is a wrong answer (43, the traceback's end in the
+    feedback), not a judge failure a submission could aim for."""
     judge = tmp_path / "judge.py"
-    judge.write_text("if __name__ == '__main__':\n  print 1 / 0\n")
+    judge.write_text("import sys\nif __name__ == '__main__':\n  print 1 / int(file(sys.argv[2]).read())\n")
     prog = tmp_path / "prog.py"
     prog.write_text(adapt(judge, interactive=False)[1])
     (tmp_path / "f").write_text("")
-    fb = tmp_path / "fb"
-    fb.mkdir()
-    r = subprocess.run([sys.executable, str(prog), str(tmp_path / "f"), str(tmp_path / "f"), f"{fb}/"],
-                       input="", capture_output=True, text=True)
-    assert r.returncode == 1 and "ZeroDivisionError" in r.stderr
+    code, message = kattis_custom(prog, tmp_path / "f", tmp_path / "f", "0\n", tmp_path / "fb")
+    assert code == 43 and "ZeroDivisionError" in message and 'File "judge.py", line 3' in message
+    assert kattis_custom(prog, tmp_path / "f", tmp_path / "f", "x\n", tmp_path / "fb2")[0] == 43
+
+
+def test_the_wrapper_failing_before_the_judge_runs_is_a_judge_failure(tmp_path):
+    judge = tmp_path / "judge.py"
+    judge.write_text("import sys\nsys.exit(0)\n")
+    prog = tmp_path / "prog.py"
+    prog.write_text(adapt(judge, interactive=False)[1])
+    (tmp_path / "f").write_text("")
+    (tmp_path / "fb").mkdir()
+    for argv in ([str(tmp_path / "f")], [str(tmp_path / "f"), str(tmp_path / "missing"), f"{tmp_path}/fb/"]):
+        r = subprocess.run([sys.executable, str(prog), *argv], input="", capture_output=True, text=True)
+        assert r.returncode == 1, r.stderr
 
 
 def test_cpp_and_unparsable_judges_are_unsupported(tmp_path):

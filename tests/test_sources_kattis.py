@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.schema import Problem, validate_problem
+from pipeline.schema import Problem, TestCase, validate_problem
 from pipeline.sources import build_options, read_source
 from pipeline.sources.base import Reject, SourceContext, SourceError
 
@@ -354,3 +354,69 @@ def test_codejam_archive_standard_problems_are_kept_with_every_test_set(bench_da
     for pid, p in standard.items():
         assert len(p.tests) == len(list(packages[pid].glob("data/**/*.in"))), pid
         assert p.checker.kind == "float" and all(t.group for t in p.tests) and p.meta["test_groups"]
+
+
+# A problemtools output validator (argv input answer feedback_dir, the output on stdin, exit 42/43).
+PROBLEMTOOLS_VALIDATOR = """import sys
+answer = open(sys.argv[2]).read().split()
+sys.exit(42 if sys.stdin.read().split() == answer else 43)
+"""
+
+
+def test_a_codejam_source_alone_does_not_make_a_validator_googles(tmp_path):
+    """Without problem.yaml's note, a validator in output_validators/validator/ of a Code Jam `source`
+    runs as the problemtools validator it is (Google's argv would fail every submission)."""
+    pkg = codejam_package(tmp_path / "cj", interactive=False)
+    write(pkg / "problem.yaml", "source: Google Code Jam 2019 - Round 1A\nvalidation: custom\n")
+    write(pkg / "output_validators" / "validator" / "judge.py", PROBLEMTOOLS_VALIDATOR)
+    p = only_problem(pkg)
+    assert (p.checker.kind, p.checker.protocol, p.checker.program) == ("program", "kattis", PROBLEMTOOLS_VALIDATOR)
+    assert "codejam_judge" not in p.meta
+
+
+def test_a_codejam_source_with_googles_judge_template_is_adapted_without_the_note(tmp_path):
+    pkg = codejam_package(tmp_path / "cj", interactive=False)
+    write(pkg / "problem.yaml", "source: Kick Start 2019 - Round A\nvalidation: custom\n")
+    write(pkg / "output_validators" / "validator" / "judge.py",
+          "import sys\n\ndef FindError(unused_self, input_file, output_file, attempt):\n"
+          "  return None if output_file.split() == attempt.split() else 'Case #1: wrong'\n\n"
+          "result = FindError(None, open(sys.argv[1]).read(), open(sys.argv[3]).read(), open(sys.argv[2]).read())\n"
+          "sys.exit(1 if result else 0)\n")
+    p = only_problem(pkg)
+    assert p.meta["codejam_judge"] is True and "JUDGE_SOURCE" in p.checker.program
+
+
+@pytest.mark.parametrize(("statement", "bound"), [
+    ("1 ≤ **T** ≤ 50.", 50),
+    ("$1 \\le \\mathbf{T} \\le 100$.", 100),
+    ("$1 \\leq T \\leq 20$", 20),
+    ("QUERY_LIMIT = 100000 queries. 1 ≤ T ≤ 100.", 100),  # not the T of QUERY_LIMIT
+    ("T = 10^{5}.", None),  # not 10
+    ("T = 10 ^ 5.", None),
+    ("**T** = 25.", 25),
+    ("T = 10^5. Later: 1 ≤ T ≤ 7.", 7),  # the range is preferred
+    ("No bound here: UT = 5, \\T = 3.", None),
+])
+def test_the_statements_bound_on_the_number_of_cases(statement, bound):
+    """An interactive Code Jam problem counts the statement's bound on T as each judge run's cases."""
+    from pipeline.sources.kattis import Kind, multi_case
+
+    meta = multi_case([TestCase("0\n", "")], statement, Kind(interactive=True, custom=True, codejam=True))
+    assert meta["cases_per_judge_run"] == (bound or 1)
+    assert meta["cases_per_judge_run_from"] == ("the statement's bound on T" if bound else "not stated: 1")
+
+
+def test_codejam_archive_google_judges_are_all_detected(bench_data):
+    """Every package of the archive with a judge in output_validators/validator/ is read as Google's
+    (all carry the note): 7, of which 5 are adapted (the 2 others need Google's cocolib)."""
+    from pipeline.sources.kattis import _problem_yaml, problem_kind
+
+    root = bench_data / "codejam-archive"
+    if not root.is_dir():
+        pytest.skip("codejam-archive is not in bench-data")
+    judged = sorted(p.parents[1] for p in root.glob("**/output_validators/validator"))
+    assert len(judged) == 7
+    assert all(problem_kind(pkg, _problem_yaml(pkg)).codejam for pkg in judged)
+    problems, rejects = run(root)
+    assert sum(bool(p.meta.get("codejam_judge")) for p in problems.values()) == 5
+    assert sum(r.code == "unsupported_judge" and "cocolib" in r.detail for r in rejects.values()) == 2

@@ -223,3 +223,13 @@ def test_min_tests_counts_the_cases_of_multi_case_files():
     judge_run = Problem("i", "t", "s", "stdio", tests=[TestCase("0\n", ""), TestCase("1\n", "")],
                         meta={"multi_case_tests": True, "cases_per_judge_run": 50})
     assert count_cases(judge_run, [0, 1]) == 100
+
+
+def test_min_tests_counts_distinct_case_numbers():
+    """An answer repeating "Case #1:" has one case, not as many as its lines (`Case #01:` is case 1)."""
+    from pipeline.schema import Problem, TestCase
+    from pipeline.validate import count_cases
+
+    answer = "Case #1: 1\nCase #1: 1\nCase #01: 1\nCase #2: 2\n" + "Case #2: x\n" * 50
+    p = Problem("cj", "t", "s", "stdio", tests=[TestCase("2\n1\n2\n", answer)], meta={"multi_case_tests": True})
+    assert count_cases(p, [0]) == 2

@@ -9,20 +9,27 @@ specifications". Google's protocols:
 - interactive judge: `judge.py <test set index>` (0-based), talking to the contestant over
   stdin/stdout; exit 0 accepted, non-zero wrong answer (it tells the contestant `-1` first).
 
+Google counts any failure of a judge on an attempt (a non-zero exit, an uncaught exception) as a
+wrong answer.
+
 `adapt` turns such a judge into a Python 3 program that speaks the Kattis protocol (argv
 `[prog, input_file, answer_file, feedback_dir/]`; the contestant's output on stdin for a custom
 judge, the contestant on stdin/stdout for an interactive one; exit 42 accepted, 43 wrong answer,
-anything else a judge failure). The program embeds the judge's source, converted from Python 2
-when it is Python 2 (fissix fixers plus a fixer keeping Python 2's integer `/`), and runs it in
-its own process as `__main__` with Google's argv and Python 2 runtime stand-ins (`file`, latin-1
-text I/O so every byte survives, Python 2's `round` and seeded `random` sequences). For an
-interactive problem the tests are one per test set, input `"<index>\\n"`, output `""`
-(`interactive_tests`). C++ judges built on Google's internal cocolib headers cannot be built
-from the archive: `adapt` raises `Unsupported` with the reason.
+1 only when the wrapper cannot start the judge: bad arguments, an unreadable test). The program
+embeds the judge's source and runs it in its own process as `__main__` with Google's argv. A
+Python 2 judge (one that does not compile as Python 3, or whose code, not its comments, uses Python
+2 only names: `is_python2`) is converted (fissix fixers plus a fixer keeping Python 2's integer
+`/`) and run with Python 2 runtime stand-ins (`file`, latin-1 text I/O so every byte survives,
+Python 2's `round` and seeded `random` sequences, `raw_input`, and an `input` that reads a literal
+only: Python 2's evaluated the contestant's line as code). A Python 3 judge runs as it is, with
+none of these. For an interactive problem the tests are one per test set, input `"<index>\\n"`,
+output `""` (`interactive_tests`). C++ judges built on Google's internal cocolib headers cannot be
+built from the archive: `adapt` raises `Unsupported` with the reason.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 from typing import Any
@@ -39,12 +46,20 @@ GOOGLE_PROTOCOL_NOTE = "does not follow problemtools specifications"
 COCOLIB = "recruiting/arena/problem_dev/cocolib"
 
 # `import` would rewrite `import x` to `from . import x` when a sibling file exists: the judge
-# runs as one file. (fissix's optional fixers, which only restyle, are off anyway.)
-_SKIPPED_FIXERS = {"fix_import"}
-_PY2_NAMES = re.compile(
-    r"(?<![.\w])(xrange|raw_input|unicode|unichr|basestring|long|execfile|reduce|cmp|file)\s*\("
-    r"|\.(iteritems|itervalues|iterkeys|has_key)\s*\("
-    r"|^\s*print\s+[^(\s=]|^\s*print\s*>>|\bexcept\s+\w+\s*,\s*\w+\s*:", re.MULTILINE)
+# runs as one file. `input` would make Python 2's `input()` `eval(input())`, running the contestant's
+# line as code, and `raw_input` would make `raw_input()` that same `input()`: both names stay and the
+# runtime gives them Python 2's meaning, safely (PY2_BUILTINS). (The optional fixers only restyle.)
+_SKIPPED_FIXERS = {"fix_import", "fix_input", "fix_raw_input"}
+# Builtins only Python 2 has: Python 3 code that uses one without defining or importing it is not
+# Python 3.
+_PY2_ONLY_BUILTINS = frozenset({"apply", "basestring", "buffer", "cmp", "coerce", "execfile", "file", "intern",
+                                "long", "raw_input", "reduce", "reload", "unichr", "unicode", "xrange"})
+# dict methods only Python 2 has, with how many arguments they take (`six.iteritems(d)` is not one).
+_PY2_DICT_METHODS = {"iteritems": 0, "iterkeys": 0, "itervalues": 0, "has_key": 1}
+# Google's custom-judge template (`FindError(self, input_file, output_file, attempt)` on argv 1, 3, 2)
+# and the cocolib headers of its C++ judges.
+_GOOGLE_JUDGE_CODE = re.compile(r"^def\s+FindError\s*\(\s*\w+\s*,\s*\w+\s*,\s*\w+\s*,\s*\w+\s*\)\s*:"
+                                rf'|#\s*include\s*"{re.escape(COCOLIB)}/', re.MULTILINE)
 
 
 class Unsupported(Exception):
@@ -64,6 +79,13 @@ def follows_google_protocol(yaml_text: str) -> bool:
     """Whether a package's problem.yaml (its raw text: the note is a YAML comment) says its custom
     judge is Google's, not a problemtools validator: then `adapt` it instead of running it as is."""
     return GOOGLE_PROTOCOL_NOTE in yaml_text
+
+
+def looks_like_google_judge(judge_source: str) -> bool:
+    """Whether a judge's code is Google's by its shape: the custom-judge template's `FindError(self,
+    input_file, output_file, attempt)` (called on Google's argv) or an include of Google's cocolib. For
+    a package without the problem.yaml note; a competition's name alone is no evidence."""
+    return bool(_GOOGLE_JUDGE_CODE.search(judge_source))
 
 
 def interactive_tests(statement_html: str) -> list[TestCase]:
@@ -92,14 +114,15 @@ def adapt(judge_path: Path, interactive: bool) -> tuple[str, str]:
         raise Unsupported(_cpp_reason(judge_path, source, interactive))
     if judge_path.suffix not in (".py", ".py2", ".py3"):
         raise Unsupported(f"judge {judge_path.name}: only Python judges are adapted")
+    python2 = judge_path.suffix == ".py2" or (judge_path.suffix == ".py" and is_python2(source))
     origin = "Python 3"
-    if judge_path.suffix != ".py3" and is_python2(source):
+    if python2:
         source, origin = to_python3(source), "converted from Python 2"
     try:
         compile(source, judge_path.name, "exec")
-    except SyntaxError as e:
+    except (SyntaxError, ValueError) as e:
         raise Unsupported(f"judge {judge_path.name} is not valid Python 3 ({origin}): {e}") from e
-    return "python", wrapper_program(source, interactive, f"{judge_path.name}, {origin}")
+    return "python", wrapper_program(source, interactive, f"{judge_path.name}, {origin}", python2)
 
 
 def _cpp_reason(judge_path: Path, source: str, interactive: bool) -> str:
@@ -117,12 +140,50 @@ def _cpp_reason(judge_path: Path, source: str, interactive: bool) -> str:
 
 
 def is_python2(source: str) -> bool:
-    """Python 2 when it does not compile as Python 3, or uses Python 2 only names or statements."""
+    """Python 2 when it does not compile as Python 3, or when its code (not its comments or strings)
+    shows Python 2: a Python 2 only builtin (`xrange`, `file`, `reduce`, ...) it neither defines nor
+    imports, `print >> f, ...`, or a Python 2 dict method (`d.iteritems()`, `d.has_key(k)`). A Python 3
+    judge must not be converted: the conversion changes what `/` and the Python 2 names do."""
     try:
         compile(source, "judge", "exec")
-    except SyntaxError:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
         return True
-    return bool(_PY2_NAMES.search(source))
+    return _uses_python2_builtins(tree) or any(_is_python2_node(node) for node in ast.walk(tree))
+
+
+def _uses_python2_builtins(tree: ast.AST) -> bool:
+    nodes = list(ast.walk(tree))
+    if any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in nodes):
+        return False  # `from m import *` may define any of them
+    used = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return bool((used & _PY2_ONLY_BUILTINS) - _bound_names(nodes))
+
+
+def _bound_names(nodes: list[ast.AST]) -> set[str]:
+    """Every name the module binds anywhere (assigned, defined, imported, a parameter)."""
+    bound = set()
+    for n in nodes:
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            bound.add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(n.name)
+        elif isinstance(n, ast.arg):
+            bound.add(n.arg)
+        elif isinstance(n, ast.alias):
+            bound.add((n.asname or n.name).split(".")[0])
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            bound.add(n.name)
+    return bound
+
+
+def _is_python2_node(node: ast.AST) -> bool:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.RShift):  # print >> sys.stderr, x
+        return isinstance(node.left, ast.Name) and node.left.id == "print"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        arity = _PY2_DICT_METHODS.get(node.func.attr)
+        return arity is not None and len(node.args) == arity and not node.keywords
+    return False
 
 
 def to_python3(source: str) -> str:
@@ -195,22 +256,24 @@ def _div_call(left, right):
     return Call(Name("_py2_div"), [left, Comma(), right])
 
 
-def wrapper_program(source: str, interactive: bool, origin: str) -> str:
-    """The Kattis-protocol program: the runtime, the judge's (Python 3) source and `main`."""
+def wrapper_program(source: str, interactive: bool, origin: str, python2: bool) -> str:
+    """The Kattis-protocol program: the runtime, the judge's (Python 3) source and `main`;
+    `python2` when the source was converted from Python 2 (it then runs with Python 2's builtins)."""
     kind = "interactive" if interactive else "custom"
     return (f"# Google Code Jam {kind} judge ({origin}) wrapped for the Kattis protocol\n"
             f"# (generated by pipeline/sources/codejam_judge.py).\n"
             f"{RUNTIME}\n"
             f"JUDGE_SOURCE = {source!r}\n"
-            f"INTERACTIVE = {interactive!r}\n\n"
+            f"INTERACTIVE = {interactive!r}\n"
+            f"PYTHON2 = {python2!r}\n\n"
             "if __name__ == '__main__':\n"
-            "    sys.exit(kattis_main(sys.argv, JUDGE_SOURCE, INTERACTIVE))\n")
+            "    sys.exit(kattis_main(sys.argv, JUDGE_SOURCE, INTERACTIVE, PYTHON2))\n")
 
 
 # The generated program's runtime: Python 2 stand-ins the converted judge calls, and the
 # protocol mapping. Standard library only (it runs in the evaluator's sandbox).
 RUNTIME = r'''
-import builtins, decimal, functools, io, math, os, random as _py3_random, sys, tempfile, traceback, types
+import ast, builtins, decimal, functools, io, linecache, math, os, random as _py3_random, sys, tempfile, traceback, types
 
 
 def _py2_div(a, b):
@@ -356,18 +419,28 @@ def _py2_random_module():
     return module
 
 
+def _py2_input(prompt=""):
+    """Python 2's input() evaluated the line as code; a literal (a number, a string, a list) is all it
+    reads here: the line is the contestant's. Anything else raises, a wrong answer."""
+    return ast.literal_eval(input(prompt).strip())
+
+
 PY2_BUILTINS = {"_py2_div": _py2_div, "file": _py2_open, "open": _py2_open, "round": _py2_round,
-                "cmp": _py2_cmp, "reduce": functools.reduce, "unichr": chr, "intern": sys.intern}
+                "cmp": _py2_cmp, "reduce": functools.reduce, "unichr": chr, "intern": sys.intern,
+                "raw_input": input, "input": _py2_input}
 
 
-def run_judge(source, argv):
-    """Runs the judge's source as __main__ with `argv`: its exit status (0 when it returns).
+def run_judge(code, argv, python2):
+    """Runs the judge's compiled `code` as __main__ with `argv`: its exit status (0 when it returns).
+    A judge converted from Python 2 gets Python 2's builtins and `random`; a Python 3 one nothing.
     An exception the judge raises propagates (a judge crash)."""
-    namespace = {"__name__": "__main__", "__file__": argv[0], "__builtins__": builtins, **PY2_BUILTINS}
+    namespace = {"__name__": "__main__", "__file__": argv[0], "__builtins__": builtins}
+    if python2:
+        namespace.update(PY2_BUILTINS)
+        sys.modules["random"] = _py2_random_module()
     saved_argv, sys.argv = sys.argv, list(argv)
-    sys.modules["random"] = _py2_random_module()
     try:
-        exec(compile(source, argv[0], "exec"), namespace)
+        exec(code, namespace)
     except SystemExit as e:
         return _exit_status(e.code)
     finally:
@@ -426,10 +499,14 @@ def _test_set_index(input_file):
     return words[0]
 
 
-def _talk_latin1():
-    """Python 2's stdin/stdout: bytes as characters, no newline translation, flushed per line."""
-    sys.stdin.reconfigure(encoding="latin-1", newline="")
-    sys.stdout.reconfigure(encoding="latin-1", line_buffering=True)
+def _talk(python2):
+    """The contestant's pipes: flushed per line; for a Python 2 judge, bytes as characters (latin-1)
+    without newline translation, as Python 2's were."""
+    if python2:
+        sys.stdin.reconfigure(encoding="latin-1", newline="")
+        sys.stdout.reconfigure(encoding="latin-1", line_buffering=True)
+    else:
+        sys.stdout.reconfigure(line_buffering=True)
 
 
 def _detach_stdout():
@@ -442,37 +519,85 @@ def _detach_stdout():
     os.dup2(devnull, sys.stdout.fileno())
 
 
-def kattis_main(argv, source, interactive):
-    """Kattis protocol around Google's judge: 42 accepted, 43 wrong answer, 1 judge failure."""
+JUDGE_FILE = "judge.py"  # the judge's file name in its argv and tracebacks
+CRASH_FRAMES = 3  # of the judge's own code, in judgemessage.txt
+
+
+def _judge_status(code, argv, python2):
+    """The judge's exit status on this attempt. Google counts a judge that fails on an attempt as
+    a wrong answer, so an exception raised while the judge runs is a non-zero status (where in the
+    judge and what, on stderr, for judgemessage.txt), never this program's failure."""
+    try:
+        return run_judge(code, argv, python2)
+    except BrokenPipeError:
+        print("the submission stopped reading the judge's output", file=sys.stderr)
+    except BaseException:  # any (SystemExit is its exit status, in run_judge)
+        print("the judge failed on this attempt:\n" + _crash_report(), file=sys.stderr, end="")
+    return 1
+
+
+def _crash_report():
+    """The exception being handled: the judge's last frames and the error (not this program's)."""
+    kind, error, tb = sys.exc_info()
+    frames = [f for f in traceback.extract_tb(tb) if f.filename == JUDGE_FILE][-CRASH_FRAMES:]
+    return "".join(traceback.format_list(frames) + traceback.format_exception_only(kind, error))
+
+
+def _compile_judge(source):
+    """The judge's code, its lines known to tracebacks (not read from whatever judge.py is on disk)."""
+    linecache.cache[JUDGE_FILE] = (len(source), None, source.splitlines(True), JUDGE_FILE)
+    return compile(source, JUDGE_FILE, "exec")
+
+
+def _judge_argv(input_file, feedback_dir, answer_file, interactive):
+    """Google's argv for this test (the custom judge's attempt staged as a file)."""
+    if interactive:
+        return [JUDGE_FILE, _test_set_index(input_file)]
+    _readable(input_file)
+    _readable(answer_file)
+    return [JUDGE_FILE, input_file, _stage_attempt(feedback_dir), answer_file]
+
+
+def _readable(path):
+    with open(path, "rb"):
+        pass
+
+
+def _remove(path):
+    try:
+        os.remove(path)
+    except OSError:  # the judge's business what it did with its attempt file
+        pass
+
+
+def kattis_main(argv, source, interactive, python2):
+    """Kattis protocol around Google's judge: 42 accepted, 43 wrong answer (the judge exited non-zero
+    or raised), 1 when this program cannot start the judge (bad arguments, unreadable files)."""
     if len(argv) < 4:
         print("usage: judge input_file answer_file feedback_dir", file=sys.stderr)
         return 1
     input_file, answer_file, feedback_dir = argv[1:4]
+    try:
+        code = _compile_judge(source)
+        judge_argv = _judge_argv(input_file, feedback_dir, answer_file, interactive)
+    except Exception:
+        traceback.print_exc()
+        return 1
     real_stderr = sys.stderr
     sys.stderr = tee = _Tee(real_stderr)
     try:
         if interactive:
-            index = _test_set_index(input_file)
-            _talk_latin1()
+            _talk(python2)
             try:
-                status = run_judge(source, ["judge.py", index])
-            except BrokenPipeError:
-                print("the submission stopped reading the judge's output", file=sys.stderr)
-                status = 1
+                status = _judge_status(code, judge_argv, python2)
             finally:
                 _detach_stdout()
         else:
-            attempt = _stage_attempt(feedback_dir)
-            try:
-                status = run_judge(source, ["judge.py", input_file, attempt, answer_file])
-            finally:
-                os.remove(attempt)
-    except BaseException:
-        sys.stderr = real_stderr
-        traceback.print_exc()
-        return 1
+            status = _judge_status(code, judge_argv, python2)
     finally:
         sys.stderr = real_stderr
+        if not interactive:
+            _remove(judge_argv[2])
     if status == 0:
         return 42
     message = tee.kept.getvalue().strip() or f"judge exited with status {status}"

@@ -211,11 +211,13 @@ def _convert(pkg: Path, source: str, opts: Options, native: str, config: dict[st
 # validator is there when the package has one (output_validator/, the 2023-07 drafts' output_validators/).
 UNSUPPORTED_TYPES = ("multi-pass", "submit-answer")
 # Google's coding competitions archive (Code Jam, Kick Start, the Farewell rounds) converted to this
-# layout keeps Google's own judges, which do not follow problemtools' protocol: a package is read as
+# layout keeps Google's own judges, which do not follow problemtools' protocol. A package is read as
 # one when its custom validator is `output_validators/validator/` and either problem.yaml says so in
-# a comment ("does not follow problemtools") or its `source` names one of those competitions.
+# a comment ("does not follow problemtools specifications", on every such package of the archive) or
+# its `source` names one of those competitions and the judge's code has Google's shape
+# (codejam_judge.looks_like_google_judge). A `source` alone is not enough: a problemtools validator
+# run with Google's argv would fail every submission.
 CODEJAM_SOURCE = re.compile(r"code ?jam|kick ?start|coding competitions", re.IGNORECASE)
-CODEJAM_NOTE = "does not follow problemtools"
 
 
 @dataclass
@@ -241,13 +243,26 @@ def problem_kind(pkg: Path, config: dict[str, Any]) -> Kind:
         kind.custom = kind.interactive or validation[0] == "custom"
     else:
         kind.custom = kind.interactive or bool(_validator_entries(pkg))
-    kind.codejam = kind.custom and (pkg / "output_validators" / "validator").is_dir() and (
-        CODEJAM_NOTE in (pkg / "problem.yaml").read_text(encoding="utf-8")
-        or bool(CODEJAM_SOURCE.search(str(config.get("source") or ""))))
+    kind.codejam = kind.custom and _has_google_judge(pkg, config)
     odd = [t for t in types if t in UNSUPPORTED_TYPES]
     if odd:
         raise PackageError("unsupported_type", f"type {odd[0]} (not judged here)", kind.types)
     return kind
+
+
+def _has_google_judge(pkg: Path, config: dict[str, Any]) -> bool:
+    """Whether the package's custom validator is a Google judge (see CODEJAM_SOURCE)."""
+    folder = pkg / "output_validators" / "validator"
+    if not folder.is_dir():
+        return False
+    from pipeline.sources import codejam_judge  # fissix, loaded only for these packages
+
+    if codejam_judge.follows_google_protocol((pkg / "problem.yaml").read_text(encoding="utf-8")):
+        return True
+    if not CODEJAM_SOURCE.search(str(config.get("source") or "")):
+        return False
+    files = [f for f in folder.iterdir() if f.is_file() and not f.name.startswith(".")]
+    return any(codejam_judge.looks_like_google_judge(f.read_text(encoding="utf-8", errors="replace")) for f in files)
 
 
 def _words(value: Any) -> list[str]:
@@ -389,7 +404,12 @@ def _settings_file(path: Path) -> dict[str, Any]:
     return {str(k): v for k, v in config.items()}
 
 
-_CASES_BOUND = re.compile(r"(?:≤|<=|\\le)\s*\**\$?T\$?\**\s*(?:≤|<=|\\le)\s*(\d+)|\**\$?T\$?\**\s*=\s*(\d+)")
+# The statement's bound on T, the number of cases: `1 ≤ T ≤ 100` (preferred) or `T = 50`, T as a
+# word of its own (not QUERY_LIMIT's), and a whole number (not the 10 of `10^{5}`).
+_T = r"\**\$?(?:\\mathbf\{T\}|(?<![\w\\])T(?!\w))\$?\**"
+_LE = r"(?:≤|<=|\\leq?(?![A-Za-z]))"
+_WHOLE_NUMBER = r"(\d{1,9})(?!\d|\s*\^)"
+_CASES_BOUNDS = (re.compile(rf"{_LE}\s*{_T}\s*{_LE}\s*{_WHOLE_NUMBER}"), re.compile(rf"{_T}\s*=\s*{_WHOLE_NUMBER}"))
 
 
 def multi_case(tests: list[TestCase], statement: str, kind: Kind) -> dict[str, Any]:
@@ -401,11 +421,19 @@ def multi_case(tests: list[TestCase], statement: str, kind: Kind) -> dict[str, A
     if answered and all(t.output.lstrip().startswith("Case #1:") for t in answered):
         return {"multi_case_tests": True}
     if kind.codejam and kind.interactive:
-        m = _CASES_BOUND.search(statement)
-        bound = int(m.group(1) or m.group(2)) if m else None
+        bound = cases_bound(statement)
         return {"multi_case_tests": True, "cases_per_judge_run": bound or 1,
                 "cases_per_judge_run_from": "the statement's bound on T" if bound else "not stated: 1"}
     return {}
+
+
+def cases_bound(statement: str) -> int | None:
+    """The statement's bound on T (see _CASES_BOUNDS), None when it states none."""
+    for pattern in _CASES_BOUNDS:
+        m = pattern.search(statement)
+        if m:
+            return int(m.group(1))
+    return None
 
 
 def _codejam_test_sets(statement: str) -> list[TestCase]:
