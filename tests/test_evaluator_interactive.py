@@ -4,13 +4,19 @@ the interactor (check box) talk over two pipes, and the interactor gives the ver
 The game: the interactor reads a secret number, the range and how many guesses it allows from its
 input file, tells the submission the range, and answers each guess "lower", "higher" or "correct".
 Nothing here is timed: a run that must block is stopped by its wall limit, whatever the load.
+
+The last tests search for the test's files the way a submission could under either sandbox (the
+host's folders, which the unshare fallback leaves visible, and other processes' descriptors): an
+interactor's input and answer, and a checker program's files, never lie where it could find them.
 """
 
 from __future__ import annotations
 
+import os
 import secrets
 import shutil
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -24,7 +30,7 @@ needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not i
 
 # Wall room for a loaded machine (CPU is what is judged); the submissions that block wait out the
 # wall of BLOCKING (its time limit is small), so they do not slow the suite down much.
-CFG = EvaluatorConfig(wall_factor=3.0, wall_slack_s=4.0, checker_time_limit_s=5.0)
+CFG = EvaluatorConfig(wall_factor=3.0, wall_slack_s=4.0, checker_time_limit_s=5.0, checker_memory_mb=256)
 RANGE, GUESSES = 10**9, 32  # binary search needs 30 guesses at most
 
 KATTIS_PY = """
@@ -133,6 +139,20 @@ print(n, flush=True)
 raise RuntimeError("the interactor is broken")
 """
 
+# Reads whole lines and int()s them, as many a judge does: a submission can make it fail.
+NAIVE_PY = """
+import sys
+secret, n, limit = map(int, open(sys.argv[1]).read().split())
+print(n, flush=True)
+for _ in range(limit):
+    guess = int(sys.stdin.readline())
+    if guess == secret:
+        print("correct", flush=True)
+        sys.exit(42)
+    print("lower" if secret < guess else "higher", flush=True)
+sys.exit(43)
+"""
+
 BINARY_SEARCH_PY = """
 n = int(input())
 lo, hi = 1, n
@@ -233,6 +253,20 @@ PRESENTATION_PY = """
 print(input(), flush=True)  # the upper end: a guess
 input()
 print("my guess")
+"""
+
+FLOOD_ONE_LINE_PY = """
+import sys
+input()
+chunk = b"7" * (1 << 24)
+while True:
+    sys.stdout.buffer.write(chunk)
+"""
+
+HUGE_NUMBER_PY = """
+input()
+print("7" * 5000, flush=True)
+input()
 """
 
 CLOSES_STDOUT_PY = """
@@ -365,12 +399,36 @@ def test_a_real_testlib_interactor(ev):
     assert pe.status == "WA", pe  # testlib: a token that is no number is a presentation error (WA here)
 
 
-def test_an_interactor_that_crashes_is_se_not_wa(ev):
+def test_an_interactor_that_crashes_is_wa_for_every_submission(ev):
+    """Once started, an interactor that fails judges the submission WA: what the submission sent
+    may have made it fail, and SE would let it escape. One that fails whatever it is sent fails
+    the reference solutions too, and validate drops its problem."""
     p = game("guess-broken", CRASHING_PY, tests=1)
     right, blocking = ev.evaluate_batch([p], [sub(p, BINARY_SEARCH_PY, sid="right"), sub(p, SILENT_PY, sid="silent")])
     for v in (right, blocking):
-        assert v.status == "SE", v
-        assert "the interactor failed" in v.reason and "the interactor is broken" in v.reason, v
+        assert v.status == "WA", v
+        assert "the interactor failed on this submission's interaction" in v.reason, v
+        assert "the interactor is broken" in v.reason, v
+
+
+def test_a_submission_cannot_force_se_by_breaking_the_interactor(ev):
+    """A line the interactor reads into memory until it dies (MemoryError), a 5000-digit number
+    its int() refuses: the interactor fails, and the submission that made it fail is WA."""
+    p = game("guess-naive", NAIVE_PY, tests=1)
+    right, flood, huge = ev.evaluate_batch([p], [sub(p, BINARY_SEARCH_PY, sid="right"),
+                                                 sub(p, FLOOD_ONE_LINE_PY, sid="flood"),
+                                                 sub(p, HUGE_NUMBER_PY, sid="huge")])
+    assert right.status == "AC", right
+    for v in (flood, huge):
+        assert v.status == "WA" and "the interactor failed on this submission's interaction" in v.reason, v
+    assert "MemoryError" in flood.reason or "exceeded its limits" in flood.reason, flood
+    assert "ValueError" in huge.reason, huge
+
+
+def test_an_interactor_that_cannot_start_is_se(ev):
+    p = game("guess-syntax-error", "def (:\n", tests=1)
+    v, = ev.evaluate_batch([p], [sub(p, BINARY_SEARCH_PY)])
+    assert v.status == "SE" and "the interactor failed: it could not run" in v.reason, v
 
 
 @needs_gxx
@@ -386,7 +444,7 @@ def test_the_submission_cannot_read_the_interactors_files(ev):
     p = game("guess-cheat", KATTIS_PY, tests=3)
     check_dir = str(ev.root / "worker-0" / "check")
     v, = ev.evaluate_batch([p], [sub(p, cheater(check_dir), sid="cheat")])
-    assert v.status == "WA", v
+    assert v.status in ("WA", "TLE"), v  # found nothing; its search may run out of CPU on a busy machine
 
 
 def test_interactive_problems_without_an_interactor_are_refused():
@@ -400,3 +458,126 @@ def test_interactive_problems_without_an_interactor_are_refused():
     empty = game("e", "  ")
     assert judge.bad_input_reason(empty, s) == ("SE", "checker kind 'interactor' without a program")
     assert judge.bad_input_reason(game("g", KATTIS_PY), s) is None
+
+
+# --- the test's files never lie on disk -------------------------------------------------------------
+TOKEN_PREFIX = "7331"  # + 14 random digits: what the searcher looks for
+
+
+def token() -> str:
+    return TOKEN_PREFIX + str(secrets.randbelow(10**14)).zfill(14)
+
+
+def searcher(host_root: Path, wait_for_go: bool) -> str:
+    """A submission that looks for every token it can find where a test's files could be: the
+    evaluators' folders on the host (visible under the unshare sandbox: the reviewer's glob), the
+    check folder's place in a box, the folders of the processes it can see and their open
+    descriptors (/proc/*/fd, its own aside); it prints what it found. `wait_for_go`: an
+    interactive test, searched once the interactor has its files open."""
+    return f"""
+import glob, os, re, stat
+
+{"input()" if wait_for_go else ""}
+me = str(os.getpid())
+places = glob.glob({str(host_root / "microcoder-eval-*")!r} + "/**", recursive=True)
+places += glob.glob({launch.inside_path("check")!r} + "/**", recursive=True)
+places += glob.glob({launch.mount_root()!r} + "/**", recursive=True)
+for pid in os.listdir("/proc"):
+    if pid.isdigit() and pid != me:
+        places += glob.glob(f"/proc/{{pid}}/fd/*")
+        places += glob.glob(f"/proc/{{pid}}/cwd/*")
+        places += glob.glob(f"/proc/{{pid}}/root{launch.inside_path("check")}/**", recursive=True)
+found = set()
+for path in places:
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            continue
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            data = os.read(fd, 1 << 20)
+        finally:
+            os.close(fd)
+    except OSError:
+        continue
+    found.update(m.decode() for m in re.findall(rb"{TOKEN_PREFIX}[0-9]{{14}}", data))
+print(" ".join(sorted(found)) or "nothing", flush=True)
+"""
+
+
+# The interactor opens its files, says "go", and rejects a submission that names any token of
+# its input or answer (which holds this test's tokens and every earlier test's).
+SECRETS_INTERACTOR = """
+import sys
+with open(sys.argv[1]) as f:
+    given = f.read().split()
+with open(sys.argv[2]) as f:
+    secret = set(f.read().split())
+assert given[0] in secret, "the input does not match the answer"
+print("go", flush=True)
+leaked = set(sys.stdin.readline().split()) & secret
+with open(sys.argv[3] + "judgemessage.txt", "w") as f:
+    f.write("leaked: " + " ".join(sorted(leaked)))
+sys.exit(43 if leaked else 42)
+"""
+
+# A checker (Kattis protocol: output on stdin) that does the same, except for the submission's
+# own input (the first token of the answer), which the submission has anyway.
+SECRETS_CHECKER = """
+import sys
+with open(sys.argv[1]) as f:
+    given = f.read().split()
+with open(sys.argv[2]) as f:
+    own, *secret = f.read().split()
+assert given == [own], "the input does not match the answer"
+leaked = set(sys.stdin.read().split()) & set(secret)
+with open(sys.argv[3] + "judgemessage.txt", "w") as f:
+    f.write("leaked: " + " ".join(sorted(leaked)))
+sys.exit(43 if leaked else 42)
+"""
+
+
+def secret_tests(n: int) -> list[TestCase]:
+    """Test i: input one token; answer that token, then a token of its own and every earlier test's."""
+    cases, earlier = [], []
+    for _ in range(n):
+        given, answer = token(), token()
+        cases.append(TestCase(f"{given}\n", " ".join([given, answer, *earlier]) + "\n"))
+        earlier += [given, answer]
+    return cases
+
+
+def secrets_problems() -> tuple[Problem, Problem]:
+    interactive = Problem(id="secrets-interactive", source="test", statement="", style="stdio", time_limit_s=5.0,
+                          tests=secret_tests(3), meta={"interactive": True},
+                          checker=Checker(kind="interactor", language="python", protocol="kattis",
+                                          program=SECRETS_INTERACTOR))
+    checked = Problem(id="secrets-checker", source="test", statement="", style="stdio", time_limit_s=5.0,
+                      tests=secret_tests(3),
+                      checker=Checker(kind="program", language="python", protocol="kattis", program=SECRETS_CHECKER))
+    return interactive, checked
+
+
+def unshare_skip_reason() -> str | None:
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        return "the unshare fallback runs boxes under their own uids only as root"
+    return launch.unshare_problem()
+
+
+@pytest.mark.parametrize("kind", ["bwrap", "unshare"])
+def test_no_file_of_a_test_is_where_a_submission_could_find_it(kind):
+    """The interactor's input and answer (of the current test, and of earlier ones) and a checker
+    program's files (of earlier tests): nothing a submission can find while it runs, in either
+    sandbox. Under unshare every box sees the host's files: they used to lie in the worker's check
+    folder there, and a submission globbing for them passed every test."""
+    if kind == "unshare" and (why := unshare_skip_reason()) is not None:
+        pytest.skip(why)
+    interactive, checked = secrets_problems()
+    with Evaluator(workers=1, sandbox=kind, config=CFG) as e:
+        host_root = e.root.parent
+        a, b = e.evaluate_batch([interactive, checked], [sub(interactive, searcher(host_root, True), sid="interactive"),
+                                                         sub(checked, searcher(host_root, False), sid="checker")])
+        check_dir = e.root / "worker-0" / "check"
+        left = sorted(p.name for p in check_dir.iterdir())
+    assert a.status == "AC" and a.passed == 3, a
+    assert b.status == "AC" and b.passed == 3, b
+    assert set(left) <= {"checker.py"}, left  # the checker program, and nothing of a test

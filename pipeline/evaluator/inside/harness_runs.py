@@ -1,7 +1,8 @@
 """One program run at a time: stdio programs, checkers, compilers (stdlib only; imported by
 harness.py in the sandbox). The fork server forks the program with the descriptors made here (its
-stdin: a private copy of its test's input the parent sent, or a named file); the judge watches it
-to its end, kills whatever is left, empties the writable folders and replies.
+stdin: a private copy of its test's input the parent sent, or a named file; a checker's or an
+interactor's files: extra descriptors the parent sent, at fixed numbers from EXTRA_FD_BASE); the
+judge watches it to its end, kills whatever is left, empties the writable folders and replies.
 """
 
 import os
@@ -11,8 +12,13 @@ import time
 from harness_pipes import Sink, drain
 from harness_procs import PID1, CpuMeter, describe_status, kill_everything, watch
 from harness_state import clear_ipc, wipe
+from harness_zygote import MAX_FDS
 
 STDERR_KEEP = 16 * 1024
+# A program's descriptors: stdin, stdout, stderr, the status pipe (3), then the extras the parent
+# sent (`extra_fds`), from 4 on; the fork server takes MAX_FDS descriptors per program at most.
+EXTRA_FD_BASE = 4
+EXTRA_FDS_MAX = MAX_FDS - EXTRA_FD_BASE
 
 
 def child_request(req, cwd, **changes):
@@ -51,11 +57,14 @@ class Runs:
         warm interpreter, or a binary exec'd. Its stdin is a descriptor the parent sent
         (`stdin_fd`: its own copy of the test's input, nothing else of the problem; or, in an
         interactive test, a pipe from the other side), else /dev/null or a file named in the
-        request (a checker's). `stdout_fd`: its stdout is a descriptor the parent sent too (a
-        pipe to the other side of an interactive test), which the judge does not read: the
-        stdout sink then sees nothing; stderr is captured as always."""
+        request. `stdout_fd`: its stdout is a descriptor the parent sent too (a pipe to the
+        other side of an interactive test), which the judge does not read: the stdout sink then
+        sees nothing; stderr is captured as always. `extra_fds: n`: n more descriptors the parent
+        sent (a checker's or an interactor's files, sealed memory files), which the program gets
+        as EXTRA_FD_BASE, EXTRA_FD_BASE + 1, ... (its argv names them /proc/self/fd/N): its
+        files are never on a disk another box could reach."""
         self.close_session()
-        stdin_fd, stdout_fd = self.passed_fds(req)
+        stdin_fd, stdout_fd, extras = self.passed_fds(req)
         readers, writers = [], []
         try:
             cwd = self.scratch_dir()
@@ -73,13 +82,13 @@ class Runs:
             meter = CpuMeter()
             t0 = time.monotonic()
             program_stdout = out_w if stdout_fd is None else stdout_fd
-            self.server.spawn(child_request(req, cwd, argv=argv), [stdin_fd, program_stdout, err_w, st_w])
+            self.server.spawn(child_request(req, cwd, argv=argv), [stdin_fd, program_stdout, err_w, st_w, *extras])
         except BaseException:
             for fd in readers:
                 os.close(fd)
             raise
         finally:  # the program holds its own copies now: a passed pipe ends when the program does
-            for fd in (stdin_fd, stdout_fd, *writers):
+            for fd in (stdin_fd, stdout_fd, *extras, *writers):
                 if fd is not None:
                     os.close(fd)
         out_r, err_r, st_r = readers
@@ -93,11 +102,18 @@ class Runs:
                 sink.close()
 
     def passed_fds(self, req):
-        """(stdin, stdout) descriptors the parent sent with a `run` request, in that order,
-        None for each it did not announce (`stdin_fd`, `stdout_fd`)."""
+        """(stdin, stdout, [extras]): the descriptors the parent sent with a `run` request, in
+        that order; None for stdin or stdout when not announced (`stdin_fd`, `stdout_fd`)."""
+        extra = req.get("extra_fds") or 0
+        if type(extra) is not int or not 0 <= extra <= EXTRA_FDS_MAX:
+            # its descriptors stay queued on the socket, for the next request to take: retire then
+            self.dirty = "a request sent descriptors the judge could not take"
+            raise ValueError(f"extra_fds must be an int from 0 to {EXTRA_FDS_MAX}, got {extra!r}")
         wanted = [bool(req.get("stdin_fd")), bool(req.get("stdout_fd"))]
-        fds = iter(self.receive_fds(sum(wanted)) if any(wanted) else [])
-        return tuple(next(fds) if w else None for w in wanted)
+        count = sum(wanted) + extra
+        fds = iter(self.receive_fds(count) if count else [])
+        stdin, stdout = (next(fds) if w else None for w in wanted)
+        return stdin, stdout, list(fds)
 
     def finish_run(self, req, meter, t0, cwd, python_child, out, err, st):
         """Watch the forked run to its end, clean up, reply."""

@@ -5,8 +5,9 @@ made for that run (`private_copy`: a sealed memory file), so it can neither read
 inputs nor lock or write anything another box uses. The current submission's code (Python source
 or compiled binary, removed after it) is the only file of the job visible in the run box;
 functional arguments travel inline in the requests. Expected outputs stay in the parent process;
-checker files (input, answer, contestant output) go to a directory only the checker's own box
-can see.
+a checker's or an interactor's files (input, answer, contestant output) reach its check box as
+sealed memory files too (`private_data`), never as files on disk: only the checker program
+itself is installed in the worker's check dir.
 """
 
 from __future__ import annotations
@@ -112,12 +113,34 @@ def private_copy(path: Path) -> int:
                 if n == 0:
                     break
                 done += n
-        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE)
-        os.lseek(fd, 0, os.SEEK_SET)
+        _seal(fd)
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+def private_data(data: str | bytes, name: str = "data") -> int:
+    """As `private_copy`, for data in memory: a checker's or an interactor's file (the test's
+    input, its answer, the contestant's output), passed to the check box as a descriptor so that
+    no file of a test lies on a disk another box could search (under unshare, every box sees the
+    host's files)."""
+    fd = os.memfd_create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        view = memoryview(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data)
+        while view:
+            view = view[os.write(fd, view):]
+        _seal(fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _seal(fd: int) -> None:
+    """No more changes to the memory file, and its offset back at 0."""
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE)
+    os.lseek(fd, 0, os.SEEK_SET)
 
 
 class Worker:

@@ -5,9 +5,13 @@ Protocols:
            answer; the message is feedback_dir/judgemessage.txt (or teammessage.txt).
   testlib  `checker input output answer`; exit 0 = ok, 1 = wrong answer, 2 = presentation error
            (judged WA), anything else (3 = fail, ...) = the checker failed.
-The checker's files (the test's input, the expected answer, the contestant's output) are written
-to the worker's private check dir, which only its check box sees. For functional problems they
-hold the argument lines, the expected JSON and the actual JSON. A Python checker runs with the
+The checker's files (the test's input, the expected answer, the contestant's output) are never
+written to disk: each is a sealed memory file (`workspace.private_data`) the parent passes to the
+check box with the run request (`extra_fds`, see inside/PROTOCOL.md), which the checker gets as
+descriptors 4, 5, ... and its argv names as /proc/self/fd/N. (A file in the worker's check dir
+would be readable by a submission running meanwhile under the unshare sandbox, which sees the
+host's files.) For functional problems they hold the argument lines, the expected JSON and the
+actual JSON. A Python checker runs with the
 interpreter's default limit on int digits (`sys.int_info.default_max_str_digits`), as it would
 anywhere else: the judge lifts that limit for itself, which a checker must not inherit.
 
@@ -29,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 import threading
 from collections import OrderedDict
@@ -36,13 +41,32 @@ from typing import Any
 
 from pipeline.evaluator.config import EvaluatorConfig
 from pipeline.evaluator.sandbox.box import Box, BoxError
-from pipeline.evaluator.sandbox.workspace import MB, Worker, write_file
+from pipeline.evaluator.sandbox.workspace import MB, Worker, private_data, write_file
 from pipeline.evaluator.verdict import bundle, testlib
 from pipeline.evaluator.verdict.compare import Comparison
 from pipeline.evaluator.verdict.compile import Compiler, install
 from pipeline.schema import Checker
 
 KATTIS_AC, KATTIS_WA = 42, 43
+EXTRA_FD_BASE = 4  # where a program's extra descriptors start (inside/harness_runs.py)
+
+
+def passed_file(index: int) -> str:
+    """The path by which a program opens the `index`th extra descriptor it was given."""
+    return f"/proc/self/fd/{EXTRA_FD_BASE + index}"
+
+
+def private_files(*texts: str) -> list[int]:
+    """A sealed memory file for each text (the caller closes them)."""
+    fds: list[int] = []
+    try:
+        for text in texts:
+            fds.append(private_data(text))
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+    return fds
 
 
 class CheckerFailure(RuntimeError):
@@ -121,10 +145,6 @@ def run_checker(checker: Checker, worker: Worker, cfg: EvaluatorConfig, input_te
     if protocol not in ("kattis", "testlib"):
         raise CheckerFailure(f"unknown checker protocol {protocol!r}")
     box = worker.box("check")
-    write_file(worker.check / "input.txt", input_text)
-    write_file(worker.check / "answer.txt", expected)
-    write_file(worker.check / "output.txt", actual)
-    inp, ans, out = (box.inside(worker.check / name) for name in ("input.txt", "answer.txt", "output.txt"))
     command = program_command(checker, box, worker)
     argv0 = command["argv0"]
     req = {"op": "run", "kind": command["kind"], "code": command["code"],
@@ -133,15 +153,21 @@ def run_checker(checker: Checker, worker: Worker, cfg: EvaluatorConfig, input_te
            "fsize_bytes": 16 * MB, "nofile": 64, "out_bytes": 1 * MB,
            # the judge runs with no limit on int digits; a checker gets the interpreter's default
            "int_max_str_digits": sys.int_info.default_max_str_digits}
-    if protocol == "kattis":
-        req.update(argv=[*argv0, inp, ans, "{cwd}/feedback/"], stdin=out, mkdirs=["feedback"],
-                   collect=["feedback/judgemessage.txt", "feedback/teammessage.txt"])
+    if protocol == "kattis":  # the output on stdin; input and answer as extra descriptors
+        texts = (actual, input_text, expected)
+        req.update(argv=[*argv0, passed_file(0), passed_file(1), "{cwd}/feedback/"], stdin_fd=True, extra_fds=2,
+                   mkdirs=["feedback"], collect=["feedback/judgemessage.txt", "feedback/teammessage.txt"])
     else:
-        req.update(argv=[*argv0, inp, out, ans])
+        texts = (input_text, actual, expected)
+        req.update(argv=[*argv0, passed_file(0), passed_file(1), passed_file(2)], extra_fds=3)
+    fds = private_files(*texts)
     try:
-        reply = box.request(req, 2 * cfg.checker_time_limit_s + 30)
+        reply = box.request(req, 2 * cfg.checker_time_limit_s + 30, fds=tuple(fds))
     except BoxError as e:
         raise CheckerFailure(f"checker sandbox failed: {e}") from e
+    finally:
+        for fd in fds:
+            os.close(fd)
     h = reply.header
     if not h.get("ok") or h.get("harness_error") or h.get("compile_error"):
         raise CheckerFailure(f"checker could not run: {h.get('harness_error') or h.get('compile_error')}")

@@ -2,9 +2,11 @@
 interactor program over two pipes, and the interactor gives the verdict.
 
 Each side runs in its own sandbox box: the submission in the worker's run box, the interactor
-in its check box (installed there by `checkers.prepare`). The test's input and answer files are
-written to the worker's check dir, which only the check box sees: the submission cannot read
-them, nor the interactor's memory. The parent makes the two pipes (submission stdout ->
+in its check box (installed there by `checkers.prepare`). The test's input and answer never lie
+on disk: each is a sealed memory file the parent passes to the check box alone (`extra_fds`, as
+checkers.run_checker), which the interactor opens as /proc/self/fd/4 and /proc/self/fd/5. So the
+submission cannot read them, not even under the unshare sandbox, where every box sees the host's
+files; nor the interactor's memory. The parent makes the two pipes (submission stdout ->
 interactor stdin, interactor stdout -> submission stdin) and passes each box its two ends with
 its `run` request (`stdin_fd` + `stdout_fd`, see inside/PROTOCOL.md); each judge closes its
 copies once its program is forked. The parent keeps a box's ends until that box replies (a box
@@ -33,14 +35,20 @@ notice that end after the parent has seen the reply and closed the pipes, so thi
 causal (what ended first was not the other side's doing). Close to how DOMjudge and
 problemtools judge interactive runs:
   - the submission's judge could not start it: SE;
-  - the interactor ended first: its failure (it could not be built or run, its box failed, it
-    was killed by its own limits, or it exited with an unknown code) is SE "the interactor
-    failed: ...", whatever the submission did then; its WA is WA, even if the submission then
-    died (EOF, EPIPE or SIGPIPE after the interactor left); its AC leaves the submission's own
-    result: TLE (CPU or wall), MLE, RE (crashed or exited non-zero), else AC;
+  - the interactor could not start (it does not compile or build, its box failed, its judge
+    could not start it): SE "the interactor failed: ...": nothing the submission did;
+  - the interactor failed once started (killed by its own limits, crashed, exited with an
+    unknown code): WA "the interactor failed on this submission's interaction: ...". Whatever
+    the submission sent made it fail (a flood it reads into memory, a 5000-digit number it
+    gives to int()): validate keeps only problems whose reference solutions this interactor
+    accepted, so an interactor that fails whatever it is sent never gets this far. SE here
+    would be a way out for the submission: SE is never counted against the model;
+  - the interactor ended first: its verdict (WA, or a failure: WA as above) stands, even if the
+    submission then died (EOF, EPIPE or SIGPIPE after the interactor left); its AC leaves the
+    submission's own result: TLE (CPU or wall), MLE, RE (crashed or exited non-zero), else AC;
   - the submission ended first: its failure (TLE, MLE, RE) is the verdict; it exited 0: the
     interactor's verdict (AC, WA; an interactor killed by a broken pipe, writing to a submission
-    that had left, is WA too), and SE when the interactor failed otherwise.
+    that had left, is WA too; SE only when it could not start).
 A submission that closes its stdout but stays alive is not an end: both sides then wait, and its
 wall limit makes it TLE.
 """
@@ -57,7 +65,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.evaluator.sandbox.box import Box, BoxError, BoxKilled, Reply
-from pipeline.evaluator.sandbox.workspace import MB, write_file
+from pipeline.evaluator.sandbox.workspace import MB
 from pipeline.evaluator.verdict import checkers
 from pipeline.evaluator.verdict import judge as judging
 from pipeline.schema import TestResult
@@ -75,7 +83,7 @@ class Side:
     ended: float = math.inf
 
 
-def exchange(box: Box, req: dict[str, Any], timeout: float, fds: tuple[int, int], side: Side) -> None:
+def exchange(box: Box, req: dict[str, Any], timeout: float, fds: tuple[int, ...], side: Side) -> None:
     """Run one side's request; close its pipe ends when the box has replied (or failed), which
     ends the other side's traffic (EOF / EPIPE)."""
     try:
@@ -89,11 +97,14 @@ def exchange(box: Box, req: dict[str, Any], timeout: float, fds: tuple[int, int]
 
 
 def interactor_request(job: judging.Job, box: Box, protocol: str) -> dict[str, Any]:
-    checker, cfg, lim, check = job.problem.checker, job.cfg, job.limits, job.worker.check
+    """The interactor's run request: its stdin and stdout are the pipes, then two extra
+    descriptors, the test's input and answer (`play` sends them in that order)."""
+    checker, cfg, lim = job.problem.checker, job.cfg, job.limits
     command = checkers.program_command(checker, box, job.worker)  # python, binary or a built bundle
-    inp, ans = box.inside(check / "input.txt"), box.inside(check / "answer.txt")
+    inp, ans = checkers.passed_file(0), checkers.passed_file(1)
     cpu = max(cfg.checker_time_limit_s, lim.cpu_s)
     req = {"op": "run", "kind": command["kind"], "code": command["code"], "stdin_fd": True, "stdout_fd": True,
+           "extra_fds": 2,
            "cpu_s": cpu, "wall_s": lim.wall_s + cpu + INTERACTOR_WALL_EXTRA_S,
            "mem_bytes": cfg.checker_memory_mb * MB, "stack_bytes": cfg.checker_memory_mb * MB,
            "fsize_bytes": 16 * MB, "nofile": 64, "out_bytes": 4096,
@@ -107,30 +118,34 @@ def interactor_request(job: judging.Job, box: Box, protocol: str) -> dict[str, A
     return req
 
 
-def interactor_verdict(side: Side, protocol: str) -> tuple[bool | None, str]:
-    """(True: accepted, False: wrong answer, None: the interactor failed; message). A broken
-    pipe (SIGPIPE, or Python's BrokenPipeError) is WA: only a submission that had ended, and its
-    box replied, leaves no reader of the interactor's output."""
+def interactor_verdict(side: Side, protocol: str) -> tuple[str, str]:
+    """("AC" | "WA" | "SE", message). SE only when the interactor could not start: nothing the
+    submission did. Once started, a failure is WA (see the module docstring); so is a broken pipe
+    (SIGPIPE, or Python's BrokenPipeError): only a submission that had ended, and its box
+    replied, leaves no reader of the interactor's output."""
     if side.error is not None or side.reply is None:
-        return None, f"its sandbox failed: {side.error or 'no reply'}"
+        return "SE", f"its sandbox failed: {side.error or 'no reply'}"
     h = side.reply.header
-    if not h.get("ok") or h.get("harness_error") or h.get("compile_error"):
-        return None, f"it could not run: {h.get('harness_error') or h.get('compile_error')}"
+    if not h.get("ok") or h.get("harness_error") or h.get("compile_error") is not None:
+        return "SE", f"it could not run: {h.get('harness_error') or h.get('compile_error')}"
+    if h.get("exec_enomem") or not h.get("started"):
+        return "SE", f"it could not start: {h.get('exec_enomem') or 'no sign of its start'}"
     stderr = side.reply.blobs[1].decode("utf-8", "replace").strip() if len(side.reply.blobs) > 1 else ""
+    failed = "the interactor failed on this submission's interaction"
     if h["why"] != "exit":
-        return None, f"it exceeded its limits ({h['why']})"
+        return "WA", f"{failed}: it exceeded its limits ({h['why']})"
     code = h["exit"]
     feedback = next((b.decode("utf-8", "replace").strip() for b in side.reply.blobs[2:] if b.strip()), "")
     message = (feedback or stderr)[:300]
     if protocol == "kattis" and code in (checkers.KATTIS_AC, checkers.KATTIS_WA):
-        return code == checkers.KATTIS_AC, message or "rejected by the interactor"
+        return ("AC" if code == checkers.KATTIS_AC else "WA"), message or "rejected by the interactor"
     if protocol == "testlib" and code in (0, 1, 2):
         what = "wrong answer" if code == 1 else "presentation error"
-        return code == 0, f"{what}: {message}" if message else what
+        return ("AC" if code == 0 else "WA"), f"{what}: {message}" if message else what
     if h["signal"] == signal.SIGPIPE or (code not in (0, None) and "BrokenPipeError" in stderr):
-        return False, "the submission stopped reading before the interaction ended (broken pipe)"
+        return "WA", "the submission stopped reading before the interaction ended (broken pipe)"
     how = f"exit code {code}" if code is not None else f"killed by signal {h['signal']}"
-    return None, f"{how}: {stderr[-300:]}"  # the end: a traceback's last line says what failed
+    return "WA", f"{failed}: {how}: {stderr[-300:]}"  # the end: a traceback's last line says what failed
 
 
 def combine(job: judging.Job, sub: Side, inter: Side, protocol: str, native: bool) -> TestResult:
@@ -139,31 +154,40 @@ def combine(job: judging.Job, sub: Side, inter: Side, protocol: str, native: boo
     stderr = sub.reply.blobs[1].decode("utf-8", "replace") if len(sub.reply.blobs) > 1 else ""
     tr = judging.run_result(h)
     failure = judging.run_failure(job, h, stderr, native)
-    accepted, message = interactor_verdict(inter, protocol)
+    verdict, message = interactor_verdict(inter, protocol)
     interactor_first = inter.ended < sub.ended
-    if failure is not None and (failure[0] == "SE" or not interactor_first or accepted):
+    if failure is not None and (failure[0] == "SE" or not interactor_first or verdict == "AC"):
         tr.status, tr.diff = failure
-    elif accepted is None:
+    elif verdict == "SE":
         tr.status, tr.diff = "SE", f"the interactor failed: {message}"[:500]
-    elif not accepted:
-        tr.status, tr.diff = "WA", message
+    elif verdict == "WA":
+        tr.status, tr.diff = "WA", message[:500]
     else:
         tr.status, tr.strategy, tr.diff = "AC", "interactor", None
     return tr
 
 
-def play(job: judging.Job, run_box: Box, sreq: dict[str, Any], check_box: Box,
-         ireq: dict[str, Any]) -> tuple[Side, Side]:
-    """Run the submission and the interactor at once, joined by two pipes; (submission, interactor)."""
-    to_inter_r, to_inter_w = os.pipe()  # submission stdout -> interactor stdin
-    to_sub_r, to_sub_w = os.pipe()  # interactor stdout -> submission stdin
+def play(job: judging.Job, run_box: Box, sreq: dict[str, Any], check_box: Box, ireq: dict[str, Any],
+         files: tuple[str, str]) -> tuple[Side, Side]:
+    """Run the submission and the interactor at once, joined by two pipes; (submission, interactor).
+    `files`: the test's input and answer, which only the interactor gets (sealed memory files)."""
+    fds = checkers.private_files(*files)
+    try:
+        fds += os.pipe()  # submission stdout -> interactor stdin
+        fds += os.pipe()  # interactor stdout -> submission stdin
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+    inp, ans, to_inter_r, to_inter_w, to_sub_r, to_sub_w = fds
     sub_side, inter = Side(), Side()
     thread = threading.Thread(target=exchange, name="interactor", daemon=True,
-                              args=(check_box, ireq, ireq["wall_s"] + judging.REPLY_GRACE_S, (to_inter_r, to_sub_w), inter))
+                              args=(check_box, ireq, ireq["wall_s"] + judging.REPLY_GRACE_S,
+                                    (to_inter_r, to_sub_w, inp, ans), inter))
     try:
         thread.start()
     except BaseException:
-        for fd in (to_inter_r, to_inter_w, to_sub_r, to_sub_w):
+        for fd in fds:
             os.close(fd)
         raise
     try:
@@ -176,7 +200,7 @@ def play(job: judging.Job, run_box: Box, sreq: dict[str, Any], check_box: Box,
 def run_interactive_test(job: judging.Job, base: dict[str, Any], index: int, input_path) -> TestResult | str:
     """One test of an interactive problem; a TestResult, or the compile error text (Python
     syntax errors), like judge.run_stdio_test. `input_path` is not used: the submission never
-    gets the input, the interactor reads it (from its own copy in the check dir)."""
+    gets the input, the interactor reads it (its own sealed copy, see `play`)."""
     checker, test, worker = job.problem.checker, job.problem.tests[index], job.worker
     protocol = checker.protocol or "kattis"
     if protocol not in PROTOCOLS:
@@ -185,13 +209,11 @@ def run_interactive_test(job: judging.Job, base: dict[str, Any], index: int, inp
         checkers.prepare(checker, worker, job.compiler)
     except checkers.CheckerFailure as e:
         return TestResult("SE", diff=f"the interactor failed: {e}"[:500])
-    write_file(worker.check / "input.txt", test.input)
-    write_file(worker.check / "answer.txt", test.output)
     run_box, check_box = worker.box("run"), worker.box("check")
     ireq = interactor_request(job, check_box, protocol)
     sreq = {k: v for k, v in base.items() if not k.startswith("_")}
     sreq.update(stdin_fd=True, stdout_fd=True)
-    sub_side, inter = play(job, run_box, sreq, check_box, ireq)
+    sub_side, inter = play(job, run_box, sreq, check_box, ireq, (test.input, test.output))
     if sub_side.error is not None:  # the run box failed (or the batch was cancelled): as run_stdio_test
         raise sub_side.error
     if isinstance(inter.error, BoxKilled):  # killed on purpose: the batch deadline
