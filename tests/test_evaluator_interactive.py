@@ -578,6 +578,9 @@ def test_no_file_of_a_test_is_where_a_submission_could_find_it(kind):
                                                          sub(checked, searcher(host_root, False), sid="checker")])
         check_dir = e.root / "worker-0" / "check"
         left = sorted(p.name for p in check_dir.iterdir())
+        modes = {d: (e.root / "worker-0" / d).stat().st_mode & 0o777 for d in ("job", "check")}
+    if os.geteuid() == 0:  # boxes drop to their own uids: job/ and check/ only for their own box
+        assert modes == {"job": 0o700, "check": 0o700}, modes
     assert a.status == "AC" and a.passed == 3, a
     assert b.status == "AC" and b.passed == 3, b
     assert set(left) <= {"checker.py"}, left  # the checker program, and nothing of a test

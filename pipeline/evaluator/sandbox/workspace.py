@@ -190,6 +190,14 @@ class Worker:
                 binds.append(sb.Bind(headers, sb.inside_path("include")))
             if name == "build" and spec.drop_uid is not None:
                 os.chown(self.build, spec.drop_uid, spec.drop_uid)
+            elif spec.drop_uid is not None:
+                # job/ (the submission) and check/ (the checker or interactor, possibly holding a
+                # judge's seeds) for their own box's uid alone: under the unshare fallback every box
+                # sees the host's files, and only the owner may enter these (bwrap binds each into
+                # its box alone anyway)
+                folder = self.job if name == "run" else self.check
+                os.chown(folder, spec.drop_uid, spec.drop_uid)
+                os.chmod(folder, 0o700)
             box = self.boxes[name] = Box(spec, binds, self.dir, name)
         return box
 
