@@ -113,7 +113,7 @@ def test_a_checker_that_fails_on_the_output_but_accepts_the_answer_gives_wa(ev, 
     p = checked("fragile", FRAGILE)
     runs = []
     real = checkers.run_checker
-    monkeypatch.setattr(checkers, "run_checker", lambda *a: runs.append(a[-1]) or real(*a))
+    monkeypatch.setattr(checkers, "run_checker", lambda *a: runs.append(a[5]) or real(*a))  # a[5]: the output
     right, wrong, junk, empty, junk_again = ev.evaluate_batch([p], [
         sub(p, "print(int(input()) + 1, end=' \\n')\n", sid="right"), sub(p, "print(41)\n", sid="wrong"),
         sub(p, "print('forty-two')\n", sid="junk"), sub(p, "pass\n", sid="empty"),
@@ -204,3 +204,30 @@ def test_a_functional_call_over_the_memory_limit_is_mle_and_the_rest_run_in_a_fr
     code = "def f(x):\n    if x == 1:\n        data = b'x' * (80 << 20)\n    return 2 * x\n"
     v = ev.evaluate_batch([p], [sub(p, code)], mode="all")[0]
     assert [t.status for t in v.tests] == ["AC", "MLE", "AC", "AC"], v
+
+
+# A Kattis output validator that accepts an output equal to the flag after `mode` it is given
+# (after its feedback dir): the package's flags reach it, per test group where the group sets them.
+FLAGGED_VALIDATOR = """
+import sys
+args = sys.argv[4:]
+want = args[args.index("mode") + 1] if "mode" in args else "none"
+sys.exit(42 if sys.stdin.read().strip() == want else 43)
+"""
+
+
+def test_a_kattis_validator_gets_its_groups_flags_else_the_problems(ev):
+    p = Problem(id="flags", source="t", statement="", style="stdio", time_limit_s=2.0,
+                tests=[TestCase("1\n", "", "private", "secret/g1"), TestCase("2\n", "", "private", "secret/g2")],
+                checker=Checker(kind="program", language="python", protocol="kattis", program=FLAGGED_VALIDATOR),
+                meta={"validator_flags": "mode 7",
+                      "test_groups": [{"group": "secret/g1", "output_validator_flags": "mode 9"},
+                                      {"group": "secret/g2"}]})
+    right = "print(9 if input() == '1' else 7)"
+    wrong = "input()\nprint(7)"
+    assert checkers.validator_args(p, p.tests[0]) == ["mode", "9"]
+    assert checkers.validator_args(p, p.tests[1]) == ["mode", "7"]
+    ok, bad = ev.evaluate_batch([p], [Submission("flags", "right", "python", right),
+                                      Submission("flags", "wrong", "python", wrong)])
+    assert ok.status == "AC", ok
+    assert bad.status == "WA" and bad.tests[0].status == "WA", bad

@@ -45,7 +45,7 @@ from pipeline.evaluator.sandbox.workspace import MB, Worker, private_data, write
 from pipeline.evaluator.verdict import bundle, testlib
 from pipeline.evaluator.verdict.compare import Comparison
 from pipeline.evaluator.verdict.compile import Compiler, install
-from pipeline.schema import Checker
+from pipeline.schema import Checker, Problem, TestCase
 
 KATTIS_AC, KATTIS_WA = 42, 43
 EXTRA_FD_BASE = 4  # where a program's extra descriptors start (inside/harness_runs.py)
@@ -137,10 +137,26 @@ def program_command(checker: Checker, box: Box, worker: Worker) -> dict[str, Any
     return {"kind": kind, "code": where(code), "argv0": [where(a) for a in argv0]}
 
 
+def validator_args(problem: Problem, test: TestCase) -> list[str]:
+    """The arguments a Kattis output validator gets after its feedback dir, as the package format
+    passes them: the flags of the test's group (`output_validator_flags`, 2023-07 on also
+    `output_validator_args`, in meta.test_groups), else problem.yaml's (meta.validator_flags)."""
+    groups = problem.meta.get("test_groups") if isinstance(problem.meta, dict) else None
+    settings = next((g for g in groups or [] if isinstance(g, dict) and g.get("group") == test.group), {})
+    for value in (settings.get("output_validator_flags"), settings.get("output_validator_args"),
+                  problem.meta.get("validator_flags") if isinstance(problem.meta, dict) else None):
+        if isinstance(value, str):
+            return value.split()
+        if isinstance(value, list):
+            return [str(x) for x in value]
+    return []
+
+
 def run_checker(checker: Checker, worker: Worker, cfg: EvaluatorConfig, input_text: str, expected: str,
-                actual: str) -> Comparison:
+                actual: str, args: list[str] | tuple[str, ...] = ()) -> Comparison:
     """Judge one output with the checker program (`prepare`d). Raises CheckerCrash when it
-    misbehaves on the output, CheckerFailure when it cannot run at all."""
+    misbehaves on the output, CheckerFailure when it cannot run at all. `args`: the Kattis
+    validator's flags (`validator_args`)."""
     protocol = checker.protocol or "kattis"
     if protocol not in ("kattis", "testlib"):
         raise CheckerFailure(f"unknown checker protocol {protocol!r}")
@@ -155,7 +171,7 @@ def run_checker(checker: Checker, worker: Worker, cfg: EvaluatorConfig, input_te
            "int_max_str_digits": sys.int_info.default_max_str_digits}
     if protocol == "kattis":  # the output on stdin; input and answer as extra descriptors
         texts = (actual, input_text, expected)
-        req.update(argv=[*argv0, passed_file(0), passed_file(1), "{cwd}/feedback/"], stdin_fd=True, extra_fds=2,
+        req.update(argv=[*argv0, passed_file(0), passed_file(1), "{cwd}/feedback/", *args], stdin_fd=True, extra_fds=2,
                    mkdirs=["feedback"], collect=["feedback/judgemessage.txt", "feedback/teammessage.txt"])
     else:
         texts = (input_text, actual, expected)
@@ -196,11 +212,11 @@ def run_checker(checker: Checker, worker: Worker, cfg: EvaluatorConfig, input_te
 
 
 def accepts_expected(checker: Checker, worker: Worker, compiler: Compiler, cfg: EvaluatorConfig,
-                     input_text: str, expected: str) -> str | None:
+                     input_text: str, expected: str, args: list[str] | tuple[str, ...] = ()) -> str | None:
     """Run the checker with the expected answer as the contestant's output: None when it accepts
     it, else why not (it failed, or rejected it). Acceptance is remembered per (checker, input,
     answer), so a checker that keeps failing on submissions' outputs is asked once per test."""
-    h = hashlib.sha256(f"{_key(checker)}\0{cfg.checker_time_limit_s}\0{cfg.checker_memory_mb}".encode())
+    h = hashlib.sha256(f"{_key(checker)}\0{cfg.checker_time_limit_s}\0{cfg.checker_memory_mb}\0{args}".encode())
     for text in (input_text, expected):
         data = text.encode("utf-8", "surrogatepass")
         h.update(len(data).to_bytes(8, "little"))
@@ -212,7 +228,7 @@ def accepts_expected(checker: Checker, worker: Worker, compiler: Compiler, cfg: 
             return None
     try:
         prepare(checker, worker, compiler)
-        cmp = run_checker(checker, worker, cfg, input_text, expected, expected)
+        cmp = run_checker(checker, worker, cfg, input_text, expected, expected, args)
     except CheckerFailure as e:
         return f"it fails on the expected answer too: {e}"
     if not cmp.ok:

@@ -96,10 +96,11 @@ def exchange(box: Box, req: dict[str, Any], timeout: float, fds: tuple[int, ...]
             os.close(fd)
 
 
-def interactor_request(job: judging.Job, box: Box, protocol: str) -> dict[str, Any]:
+def interactor_request(job: judging.Job, box: Box, protocol: str, args: list[str] | None = None) -> dict[str, Any]:
     """The interactor's run request: its stdin and stdout are the pipes, then two extra
-    descriptors, the test's input and answer (`play` sends them in that order)."""
-    checker, cfg, lim = job.problem.checker, job.cfg, job.limits
+    descriptors, the test's input and answer (`play` sends them in that order); `args`: a Kattis
+    validator's flags (checkers.validator_args)."""
+    checker, cfg, lim, args = job.problem.checker, job.cfg, job.limits, args or []
     command = checkers.program_command(checker, box, job.worker)  # python, binary or a built bundle
     inp, ans = checkers.passed_file(0), checkers.passed_file(1)
     cpu = max(cfg.checker_time_limit_s, lim.cpu_s)
@@ -111,7 +112,7 @@ def interactor_request(job: judging.Job, box: Box, protocol: str) -> dict[str, A
            "int_max_str_digits": sys.int_info.default_max_str_digits,  # as checkers.run_checker
            "sigpipe": "ignore"}  # problemtools ignores SIGPIPE for the validator: a late write is no crash
     if protocol == "kattis":
-        req.update(argv=[*command["argv0"], inp, ans, "{cwd}/feedback/"], mkdirs=["feedback"],
+        req.update(argv=[*command["argv0"], inp, ans, "{cwd}/feedback/", *args], mkdirs=["feedback"],
                    collect=["feedback/judgemessage.txt", "feedback/teammessage.txt"])
     else:
         req.update(argv=[*command["argv0"], inp, "{cwd}/tout.txt", ans])
@@ -210,7 +211,7 @@ def run_interactive_test(job: judging.Job, base: dict[str, Any], index: int, inp
     except checkers.CheckerFailure as e:
         return TestResult("SE", diff=f"the interactor failed: {e}"[:500])
     run_box, check_box = worker.box("run"), worker.box("check")
-    ireq = interactor_request(job, check_box, protocol)
+    ireq = interactor_request(job, check_box, protocol, checkers.validator_args(job.problem, test))
     sreq = {k: v for k, v in base.items() if not k.startswith("_")}
     sreq.update(stdin_fd=True, stdout_fd=True)
     sub_side, inter = play(job, run_box, sreq, check_box, ireq, (test.input, test.output))

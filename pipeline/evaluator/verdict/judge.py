@@ -175,7 +175,8 @@ def compare(job: Job, index: int, actual: str, *, converted: bool = False) -> Co
         raise checkers.CheckerFailure("an interactor cannot judge an output after the run")
     if checker is not None and checker.kind == "program":
         checkers.prepare(checker, job.worker, job.compiler)
-        return checkers.run_checker(checker, job.worker, job.cfg, test.input, expected, actual)
+        return checkers.run_checker(checker, job.worker, job.cfg, test.input, expected, actual,
+                                    checkers.validator_args(problem, test))
     if problem.style == "functional":
         return compare_functional(expected, actual, checker, converted=converted)
     return compare_stdio(expected, actual, checker)
@@ -207,7 +208,8 @@ def _checker_crashed(job: Job, index: int, actual: str, failure: checkers.Checke
     wrong answer could be made to crash the checker on purpose). Otherwise the checker or the
     test data is broken: SE."""
     test = job.problem.tests[index]
-    why = checkers.accepts_expected(job.problem.checker, job.worker, job.compiler, job.cfg, test.input, test.output)
+    why = checkers.accepts_expected(job.problem.checker, job.worker, job.compiler, job.cfg, test.input, test.output,
+                                    checkers.validator_args(job.problem, test))
     if why is not None:
         return "SE", f"{failure}; {why}"[:500]
     status = "OLE" if len(actual.encode("utf-8", "surrogatepass")) > job.limits.out_bytes else "WA"
