@@ -155,7 +155,7 @@ def validate(problems: list[Problem], solved, cfg, tmp: Path) -> dict[str, Any]:
               "s_per_problem": round(wall / max(1, len(run)), 2),
               "rejects_by_reason": dict(Counter(str(reason).split(":")[0] for _, reason in result.rejects))}
     figures = result.stats.figures
-    for key in ("judge_time", "wrong_solutions", "this_run", "strength"):
+    for key in ("unverified_kept", "judge_time", "wrong_solutions", "this_run", "strength"):
         if key in figures:
             report[key] = figures[key]
     return report
