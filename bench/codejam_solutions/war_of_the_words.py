@@ -14,6 +14,7 @@ def play_case():
             return None
         left[0] -= 1
         reply = input().strip()
+        print(reply, file=sys.stderr)  # every robot word seen (tests compare them between judges)
         if reply == "-1":
             sys.exit(0)
         return reply
