@@ -8,6 +8,10 @@ status it reports from the same `Scored` result:
   problem's limit); `deadline` is a sample the judge had not finished at the batch deadline (the
   evaluator's TLE with reason "batch deadline") and `error` one the harness could not run (SE) or
   the judge overran its deadline on: both are the judge's failures, not the model's (unjudged).
+- `Scored.passed` / `Scored.total`: the tests passed out of the problem's tests; with
+  `mode="all"` (a graded reward) every test is judged, so `test_share` and `group_share` (the
+  share of the points of the problem's test groups whose every test passed) are partial credit.
+  First-failure judging (rollout, eval-model, the binary reward) stops at the first failure.
 
 `Scorer` owns the judge (started only when a sample has code to judge, through the factory the
 stage gives it: `pipeline.evaluator.factory.make_evaluator(...)` from the params' `evaluator:` section) and,
@@ -19,6 +23,7 @@ errors and replacing the judge, so a stuck judge never hangs a trainer.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections import Counter
@@ -40,6 +45,7 @@ OUTCOME_OF_VERDICT = {"AC": "pass", "WA": "fail", "TLE": "fail", "MLE": "fail", 
 OUTCOMES = ("pass", "fail", "no_code", "error", "deadline")
 JUDGED = ("pass", "fail", "no_code")  # outcomes the judge decided (no_code: the model gave no code)
 UNJUDGED = ("error", "deadline")  # the judge's own failures: never counted against the model
+JUDGE_MODES = ("first-failure", "all")  # pipeline/evaluator/verdict/judge.py MODES
 # Extra time the watchdog allows past the evaluator's own deadline (killing and collecting workers).
 WATCHDOG_GRACE_S = 30.0
 
@@ -74,6 +80,16 @@ class Scored:
             return NO_CODE
         return outcome_of(self.verdict) if self.verdict is not None else "error"
 
+    @property
+    def passed(self) -> int:
+        """Tests passed (0 where nothing was judged; under first-failure judging, those before the failure)."""
+        return self.verdict.passed if self.verdict is not None else 0
+
+    @property
+    def total(self) -> int:
+        """The problem's tests (0 where nothing was judged)."""
+        return self.verdict.total if self.verdict is not None else 0
+
 
 def outcome_of(verdict: Verdict) -> str:
     if verdict.status == "TLE" and verdict.reason == DEADLINE_REASON:
@@ -82,6 +98,58 @@ def outcome_of(verdict: Verdict) -> str:
         return OUTCOME_OF_VERDICT[verdict.status]
     except KeyError:
         raise ValueError(f"unknown verdict status {verdict.status!r} for {verdict.submission_id}") from None
+
+
+def test_share(verdict: Verdict) -> float:
+    """The share of the problem's tests the verdict passed (meaningful under `mode="all"`)."""
+    return min(verdict.passed / verdict.total, 1.0) if verdict.total > 0 else 0.0
+
+
+def group_points(problem: Problem) -> dict[str, float] | None:
+    """The points of each test group holding some of the problem's tests (`meta["test_groups"]`):
+    `accept_score` (2025-09 packages: `max_score`), else 1, and 0 for a `sample` group without
+    points (the package formats never score samples). None where no group carries points of its
+    own (a pass-fail package's `sample` and `secret`): not a problem graded by groups."""
+    groups = problem.meta.get("test_groups") if isinstance(problem.meta, dict) else None
+    if not isinstance(groups, list):
+        return None
+    holding = {t.group for t in problem.tests if t.group is not None}
+    points: dict[str, float] = {}
+    scored = False
+    for g in groups:
+        name = g.get("group") if isinstance(g, dict) else None
+        if name not in holding:
+            continue  # a parent folder (its tests sit in its subgroups) or a group all of whose tests were dropped
+        value = _points(g)
+        scored = scored or (value is not None and value > 0)
+        points[name] = value if value is not None else 0.0 if _is_sample(name) else 1.0
+    return points if scored else None
+
+
+def group_share(problem: Problem, verdict: Verdict) -> float | None:
+    """The share of the points of the groups (`group_points`) whose every test passed; None where the
+    problem is not graded by groups. The verdict's per-test results follow the problem's tests; a test
+    without a result (not judged: first-failure judging, a compile error) did not pass."""
+    points = group_points(problem)
+    if points is None:
+        return None
+    passed = dict.fromkeys(points, True)
+    for i, test in enumerate(problem.tests):
+        if test.group in passed and not (i < len(verdict.tests) and verdict.tests[i].status == "AC"):
+            passed[test.group] = False
+    return sum(p for g, p in points.items() if passed[g]) / sum(points.values())
+
+
+def _points(group: dict[str, Any]) -> float | None:
+    for key in ("accept_score", "max_score"):
+        value = group.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
+            return float(value)
+    return None
+
+
+def _is_sample(group: str) -> bool:
+    return group == "sample" or group.startswith("sample/")
 
 
 def completion_text(completion: Any) -> str:
@@ -94,18 +162,23 @@ def completion_text(completion: Any) -> str:
 
 
 class Scorer:
-    """Scores completion texts against their problems with one judge (first-failure judging).
+    """Scores completion texts against their problems with one judge.
 
     `judge`: an evaluator owned by the caller; else `make_judge()` (default: the evaluator with
     default settings) builds one on first use, owned and closed here. `deadline_s`: a hard
-    deadline per batch (None: none, no watchdog)."""
+    deadline per batch (None: none, no watchdog). `mode`: "first-failure" (stop at a submission's
+    first failing test: the status is all that is read) or "all" (judge every test: partial credit)."""
 
     def __init__(self, problems: Mapping[str, Problem] | Iterable[Problem], *, language: str = "python",
                  judge: Judge | None = None, make_judge: Callable[[], Judge] | None = None,
-                 deadline_s: float | None = None, watchdog_grace_s: float = WATCHDOG_GRACE_S):
+                 deadline_s: float | None = None, watchdog_grace_s: float = WATCHDOG_GRACE_S,
+                 mode: str = "first-failure"):
         self.problems = dict(problems) if isinstance(problems, Mapping) else {p.id: p for p in problems}
         if deadline_s is not None and not deadline_s > 0:
             raise ValueError(f"deadline_s must be positive, got {deadline_s}")
+        if mode not in JUDGE_MODES:
+            raise ValueError(f"mode must be one of {JUDGE_MODES}, got {mode!r}")
+        self.mode = mode
         self.language = language
         self.deadline_s = deadline_s
         self.watchdog_grace_s = watchdog_grace_s
@@ -163,14 +236,14 @@ class Scorer:
     def _judge_batch(self, problems: dict[str, Problem], submissions: list[Any]) -> list[Verdict | None]:
         judge = self.judge
         if self.deadline_s is None:
-            return list(judge.evaluate_batch(problems, submissions, mode="first-failure"))
+            return list(judge.evaluate_batch(problems, submissions, mode=self.mode))
         # The call runs in a daemon thread so that a stuck judge cannot block the interpreter's exit.
         result: dict[str, Any] = {}
         done = threading.Event()
 
         def call() -> None:
             try:
-                result["verdicts"] = judge.evaluate_batch(problems, submissions, mode="first-failure",
+                result["verdicts"] = judge.evaluate_batch(problems, submissions, mode=self.mode,
                                                           deadline_s=self.deadline_s)
             except BaseException as e:  # re-raised in the caller's thread
                 result["error"] = e

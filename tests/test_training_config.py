@@ -45,12 +45,12 @@ def test_presets(tmp_path):
 EXPECTED = {
     "grpo": dict(beta=0.04, epsilon=0.2, epsilon_high=0.2, loss_type="grpo", scale_rewards="group",
                  truncation_mask_rho=0.0, mask_truncated_completions=False, temperature_probe=None,
-                 temperature_schedule=None, diversity_floor=None),
+                 temperature_schedule=None, diversity_floor=None, reward="binary"),
     "dapo": dict(beta=0.0, epsilon=0.2, epsilon_high=0.28, loss_type="dapo", scale_rewards="group",
                  truncation_mask_rho=0.0, mask_truncated_completions=True, temperature_probe=None,
-                 temperature_schedule=None, diversity_floor=None),
+                 temperature_schedule=None, diversity_floor=None, reward="binary"),
     "microcoder": dict(beta=0.0, epsilon=0.2, epsilon_high=0.28, loss_type="dapo", scale_rewards="group",
-                       truncation_mask_rho=0.1, mask_truncated_completions=False),
+                       truncation_mask_rho=0.1, mask_truncated_completions=False, reward="binary"),
 }
 
 
@@ -136,6 +136,7 @@ def test_schedule_sorted(tmp_path):
     ({"diversity_patience": 0}, "diversity_patience"),
     ({"reward_deadline_s": 0}, "reward_deadline_s"),
     ({"reward_deadline_stop_frac": 1.5}, "reward_deadline_stop_frac"),
+    ({"reward": "partial"}, "reward must be one of binary, fraction, groups, got 'partial'"),
 ])
 def test_validation(tmp_path, kw, message):
     with pytest.raises(ValueError, match=message):
@@ -186,3 +187,34 @@ def test_a_number_in_scientific_notation_is_a_number_in_set_and_in_params(tmp_pa
     cfg = project_train_config()
     cfg.grpo = {**cfg.grpo, "learning_rate": section["grpo"]["learning_rate"]}
     assert build_grpo_config(cfg, tmp_path).learning_rate == 1e-3
+
+
+def test_the_graded_reward_is_a_method_key_fixed_on_resume(tmp_path):
+    """Binary is the paper's (every named preset pins it); a graded reward is an ablation under
+    `custom`, and a resumed run cannot change what its rewards mean."""
+    import json
+
+    from pipeline.inputs import InputError
+    from training.config import METHOD_KEYS, PRESETS
+    from training.train import RESUME_FIXED, TrainConfig, build_grpo_config, plan_run, run_settings
+    from training.trainer import STATE_FILE
+
+    assert cfg(tmp_path).reward == "binary" and "reward" in METHOD_KEYS and "reward" in RESUME_FIXED
+    assert all(PRESETS[name]["reward"] == "binary" for name in ("grpo", "dapo", "microcoder"))
+    with pytest.raises(ValueError, match="preset 'microcoder' sets reward='binary' but the override sets "
+                                         "reward='fraction'"):
+        preset("microcoder", output_dir=str(tmp_path), report_to="none", reward="fraction")
+    assert preset("custom", output_dir=str(tmp_path), report_to="none", reward="groups").reward == "groups"
+    # resume: the interrupted run's reward is recorded and a different one refused
+    trainer_dir = tmp_path / "trainer"
+    checkpoint = trainer_dir / "checkpoint-2"
+    checkpoint.mkdir(parents=True)
+    (checkpoint / "trainer_state.json").write_text("{}")
+    (checkpoint / STATE_FILE.format(rank=0)).write_text("{}")
+    graded = TrainConfig(preset="custom", grpo={"reward": "fraction"})
+    settings = run_settings(graded, build_grpo_config(graded, tmp_path / "a"), "m", "in")
+    assert settings["reward"] == "fraction"
+    (trainer_dir / "run.json").write_text(json.dumps({"finished": False, "settings": settings}))
+    assert plan_run(trainer_dir, True, settings) == checkpoint
+    with pytest.raises(InputError, match="reward 'fraction' -> 'binary'"):
+        plan_run(trainer_dir, True, {**settings, "reward": "binary"})

@@ -1,4 +1,4 @@
-"""The evaluator-backed reward: statuses, reward values, the per-batch deadline, the watchdog."""
+"""The evaluator-backed reward: statuses, reward values (binary and graded), the per-batch deadline, the watchdog."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import threading
 
 import pytest
 
-from pipeline.schema import Problem, TestCase, Verdict
+from pipeline.schema import Problem, TestCase, TestResult, Verdict
+from pipeline.scoring import group_points, group_share
 from training.rewards import EvaluatorReward
 
 PROBLEMS = [Problem(id=f"p{i}", source="t", statement="Echo the input.", style="stdio",
@@ -18,7 +19,9 @@ def answer(code: str) -> list[dict[str, str]]:
 
 
 class ScriptedJudge:
-    """Returns the status written in the code (`# AC`, `# WA`...), records what it was asked."""
+    """Returns the status written in the code (`# AC`, `# WA`...), then the per-test statuses where
+    written (`# WA AC WA AC AC`; an AC passes every test), cut after the first failure in mode
+    first-failure as the evaluator does; records what it was asked."""
 
     def __init__(self):
         self.calls = []
@@ -27,9 +30,15 @@ class ScriptedJudge:
         self.calls.append((problems, submissions, mode, deadline_s))
         out = []
         for s in submissions:
-            status = s.code.split("# ")[-1].strip()
+            status, *per_test = s.code.split("# ")[-1].split()
             reason = "batch deadline" if status == "TLE-deadline" else None
-            out.append(Verdict(s.problem_id, s.submission_id, "TLE" if reason else status, reason=reason))
+            total = len(problems[s.problem_id].tests)
+            tests = [TestResult(t) for t in (per_test or (["AC"] * total if status == "AC" else []))]
+            if mode == "first-failure":
+                failed = next((i for i, t in enumerate(tests) if t.status != "AC"), None)
+                tests = tests if failed is None else tests[:failed + 1]
+            out.append(Verdict(s.problem_id, s.submission_id, "TLE" if reason else status, reason=reason,
+                               passed=sum(t.status == "AC" for t in tests), total=total, tests=tests))
         return out
 
     def close(self):
@@ -148,3 +157,99 @@ def test_the_reward_and_rollout_read_one_scoring_path():
     reward = EvaluatorReward(PROBLEMS, judge=ScriptedJudge())
     reward(prompts=[None] * 5, completions=texts, problem_id=["p0"] * 5)
     assert reward.last_statuses == [s.outcome for s in scored]
+
+
+# --- graded rewards (issue 29): binary | fraction | groups ---------------------------------------------
+FOUR = Problem(id="four", source="t", statement="Echo.", style="stdio", time_limit_s=1.0,
+               tests=[TestCase(f"{i}\n", f"{i}\n") for i in range(1, 5)])
+# A Code Jam-like problem: a 0-point sample, two subtasks with points, one group without points, and the
+# parent `secret` folder that holds no test of its own. Points: 0 + 10 + 30 + 1 = 41.
+GROUPED = Problem(
+    id="grouped", source="t", statement="Echo.", style="stdio", time_limit_s=1.0,
+    tests=[TestCase("1\n", "1\n", "public", "sample"), TestCase("2\n", "2\n", "private", "secret/subtask1"),
+           TestCase("3\n", "3\n", "private", "secret/subtask1"), TestCase("4\n", "4\n", "private", "secret/subtask2"),
+           TestCase("5\n", "5\n", "private", "secret/extra")],
+    meta={"test_groups": [{"group": "sample", "accept_score": 0, "tests": 1}, {"group": "secret", "tests": 0},
+                          {"group": "secret/subtask1", "accept_score": 10, "range": "0 10", "tests": 2},
+                          {"group": "secret/subtask2", "accept_score": 30, "tests": 1},
+                          {"group": "secret/extra", "tests": 1}]})
+GRADED = [*PROBLEMS, FOUR, GROUPED]
+# AC, 2 of 4 tests passed (the first failure at test 2), CE, no code, left unjudged at the batch deadline.
+GRID = [answer("x # AC"), answer("x # WA AC WA AC WA"), answer("x # CE"), "no code", answer("x # TLE-deadline")]
+
+
+@pytest.mark.parametrize(("reward", "mode", "expected"), [
+    ("binary", "first-failure", [1.0, -1.0, -1.0, 0.25, None]),
+    ("fraction", "all", [1.0, 0.0, -1.0, 0.25, None]),  # -1 + (1 - -1) * 2/4
+    ("groups", "all", [1.0, 0.0, -1.0, 0.25, None]),  # no test groups: the fraction
+])
+def test_each_reward_on_a_grid_of_cases(reward, mode, expected):
+    judge = ScriptedJudge()
+    scored = EvaluatorReward(GRADED, judge=judge, reward=reward, reward_pass=1.0, reward_fail=-1.0,
+                             reward_no_code=0.25)
+    rewards = scored(prompts=[None] * 5, completions=GRID, problem_id=["four"] * 5)
+    assert rewards == expected
+    # The statuses (what the truncation mask and the pass rate read) do not depend on the reward.
+    assert scored.last_statuses == ["pass", "fail", "fail", "no_code", "deadline"]
+    assert [c for _p, _s, c, _d in judge.calls] == [mode]  # every test judged only where the reward needs it
+    assert scored.last_credits == [1.0, 0.0 if reward == "binary" else 0.5, 0.0, None, None]
+
+
+@pytest.mark.parametrize(("per_test", "credit"), [
+    ("AC AC AC WA AC", 11 / 41),  # subtask1 (10) and the group without points (1); the sample counts nothing
+    ("AC AC WA AC AC", 31 / 41),  # one failing test loses its whole group
+    ("WA AC AC AC AC", 4 / 5),  # only the 0-point sample failed: a fail never earns the full reward,
+    #                             capped by the share of tests passed
+    ("AC AC AC AC WA", 4 / 5),  # 40/41 of the points, capped by the share of tests
+    ("WA WA WA WA WA", 0.0),
+])
+def test_group_credit_counts_the_points_of_whole_groups(per_test, credit):
+    reward = EvaluatorReward(GRADED, judge=ScriptedJudge(), reward="groups", reward_pass=2.0, reward_fail=1.0)
+    rewards = reward(prompts=[None], completions=[answer(f"x # WA {per_test}")], problem_id=["grouped"])
+    assert reward.last_credits == [pytest.approx(credit)]
+    assert rewards == [pytest.approx(1.0 + credit)] and reward.last_statuses == ["fail"]
+    # `fraction` on the same problem counts tests, not groups
+    fraction = EvaluatorReward(GRADED, judge=ScriptedJudge(), reward="fraction")
+    fraction(prompts=[None], completions=[answer(f"x # WA {per_test}")], problem_id=["grouped"])
+    assert fraction.last_credits == [per_test.split().count("AC") / 5]
+
+
+def test_group_points_and_problems_not_graded_by_groups():
+    assert group_points(GROUPED) == {"sample": 0.0, "secret/subtask1": 10.0, "secret/subtask2": 30.0,
+                                     "secret/extra": 1.0}
+    # A pass-fail package's groups carry no points: not graded by groups (the reward takes the fraction).
+    pass_fail = Problem(id="pf", source="t", statement="Echo.", style="stdio",
+                        tests=[TestCase("1\n", "1\n", "public", "sample"), TestCase("2\n", "2\n", "private", "secret"),
+                               TestCase("3\n", "3\n", "private", "secret")],
+                        meta={"test_groups": [{"group": "sample", "tests": 1}, {"group": "secret", "tests": 2}]})
+    assert group_points(pass_fail) is None and group_points(FOUR) is None
+    verdict = Verdict("pf", "s", "WA", passed=2, total=3, tests=[TestResult("AC"), TestResult("AC"), TestResult("WA")])
+    assert group_share(pass_fail, verdict) is None
+    reward = EvaluatorReward([pass_fail], judge=ScriptedJudge(), reward="groups")
+    assert reward(prompts=[None], completions=[answer("x # WA AC AC WA")], problem_id=["pf"]) == [pytest.approx(2 / 3)]
+    # 2025-09 packages give a group's points as max_score; a compile error (no test results) has no group
+    modern = Problem(id="m", source="t", statement="Echo.", style="stdio", tests=GROUPED.tests,
+                     meta={"test_groups": [{"group": "secret/subtask1", "max_score": 40},
+                                           {"group": "secret/subtask2", "max_score": 60}]})
+    assert group_points(modern) == {"secret/subtask1": 40.0, "secret/subtask2": 60.0}
+    assert group_share(modern, Verdict("m", "s", "CE", total=5)) == 0.0
+
+
+def test_an_unknown_reward_is_refused():
+    with pytest.raises(ValueError, match="reward must be one of"):
+        EvaluatorReward(PROBLEMS, judge=ScriptedJudge(), reward="partial")
+
+
+def test_real_evaluator_fraction_reward_judges_every_test():
+    from pipeline.evaluator.config import EvaluatorConfig
+    from pipeline.evaluator.factory import make_evaluator
+
+    half = "n = int(input())\nprint(n if n <= 2 else 0)"  # passes tests 1 and 2 of 4, fails 3 and 4
+    with EvaluatorReward(GRADED, deadline_s=120.0, reward="fraction",
+                         make_judge=lambda: make_evaluator(EvaluatorConfig(workers=2))) as reward:
+        rewards = reward(prompts=[None] * 3, completions=[answer(half), answer("print(input())"), answer("print(")],
+                         problem_id=["four"] * 3)
+    assert reward.last_statuses == ["fail", "pass", "fail"]
+    assert rewards == [0.5, 1.0, 0.0]
+    half_verdict = reward.last_verdicts[0]
+    assert (half_verdict.passed, half_verdict.total, len(half_verdict.tests)) == (2, 4, 4)

@@ -96,6 +96,14 @@ class MicroCoderGRPOConfig(GRPOConfig):
     reward_no_code: float = field(
         default=0.0, metadata={"help": "Reward of a sample without an extractable code block (often truncated)."}
     )
+    reward: str = field(
+        default="binary",
+        metadata={"help": "What a failing sample earns: 'binary' (reward_fail; the paper's), 'fraction' (reward_fail + "
+                          "(reward_pass - reward_fail) x the share of tests passed, as Klear-Reasoner; judges every "
+                          "test, not only up to the first failure) or 'groups' (the same with the share of the points "
+                          "of the test groups whose every test passed; problems without scored groups: 'fraction'). "
+                          "AC is always reward_pass, a compile error reward_fail."},
+    )
     reward_deadline_s: float = field(
         default=120.0,
         metadata={"help": "Hard wall-clock deadline per reward batch: samples the judge has not finished by then are "
@@ -150,6 +158,7 @@ class MicroCoderGRPOConfig(GRPOConfig):
             errs.append("generation_kwargs sets 'temperature': it would reach sampling but not the log-probabilities "
                         "(set `temperature` or a temperature_schedule instead)")
         errs.extend(_too_hot(self))
+        errs.extend(_reward_errors(self.reward))
         if not (self.reward_deadline_s > 0 and math.isfinite(self.reward_deadline_s)):
             errs.append(f"reward_deadline_s must be a positive number, got {self.reward_deadline_s}")
         for name in ("reward_deadline_warn_frac", "reward_deadline_stop_frac"):
@@ -189,6 +198,12 @@ def _too_hot(cfg: MicroCoderGRPOConfig) -> list[str]:
     return [f"temperatures {hot} are above {MAX_TEMPERATURE:g}, which vLLM refuses"] if hot else []
 
 
+def _reward_errors(reward: Any) -> list[str]:
+    from training.rewards import REWARDS
+
+    return [] if reward in REWARDS else [f"reward must be one of {', '.join(REWARDS)}, got {reward!r}"]
+
+
 def _positive(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 and math.isfinite(x)
 
@@ -216,22 +231,26 @@ def _schedule_errors(schedule: Any) -> list[str]:
 
 # The keys that define a training method (the paper's columns). A named preset pins each of them
 # (the temperature controller keys only for the baselines: MicroCoder-GRPO's schedule is tunable).
+# The paper's three columns share the binary reward; a graded one is an ablation (`custom`).
 METHOD_KEYS = ("beta", "epsilon", "epsilon_high", "loss_type", "scale_rewards", "truncation_mask_rho",
-               "mask_truncated_completions", "temperature_probe", "temperature_schedule", "diversity_floor")
+               "mask_truncated_completions", "temperature_probe", "temperature_schedule", "diversity_floor",
+               "reward")
 _NO_TEMPERATURE_CONTROL = {"temperature_probe": None, "temperature_schedule": None, "diversity_floor": None}
 
 # The paper's three training recipes (METHOD.md "Reported results" columns).
 PRESETS: dict[str, dict[str, Any]] = {
     # GRPO: KL to the reference, symmetric clipping, per-sequence loss, no masking of truncated samples.
     "grpo": {"beta": 0.04, "epsilon": 0.2, "epsilon_high": 0.2, "loss_type": "grpo", "scale_rewards": "group",
-             "truncation_mask_rho": 0.0, "mask_truncated_completions": False, **_NO_TEMPERATURE_CONTROL},
+             "truncation_mask_rho": 0.0, "mask_truncated_completions": False, "reward": "binary",
+             **_NO_TEMPERATURE_CONTROL},
     # DAPO as TRL implements it: clip-higher, token-level loss, every truncated sample masked (overlong
     # filtering). Not included (docs/training.md): dynamic sampling and overlong reward shaping.
     "dapo": {"beta": 0.0, "epsilon": 0.2, "epsilon_high": 0.28, "loss_type": "dapo", "scale_rewards": "group",
-             "truncation_mask_rho": 0.0, "mask_truncated_completions": True, **_NO_TEMPERATURE_CONTROL},
+             "truncation_mask_rho": 0.0, "mask_truncated_completions": True, "reward": "binary",
+             **_NO_TEMPERATURE_CONTROL},
     # MicroCoder-GRPO: clip-higher, token-level loss, conditional truncation masking (rho = 0.1).
     "microcoder": {"beta": 0.0, "epsilon": 0.2, "epsilon_high": 0.28, "loss_type": "dapo", "scale_rewards": "group",
-                   "truncation_mask_rho": 0.1, "mask_truncated_completions": False},
+                   "truncation_mask_rho": 0.1, "mask_truncated_completions": False, "reward": "binary"},
     # No method pinned: the class defaults (MicroCoder-GRPO) and any override (ablations, e.g. rho = 0.3).
     "custom": {},
 }

@@ -12,6 +12,15 @@ status; `pipeline.scoring` defines them):
 - `error`: the harness failed (SE), or the judge itself overran its deadline: our fault, not the
   model's, so the reward is None too (`rewards/evaluator/error_frac`).
 
+What a `fail` earns depends on `reward` (the training config's knob of that name):
+- `binary` (the paper's, the default): `reward_fail`; judged first-failure (cheapest);
+- `fraction`: `reward_fail + (reward_pass - reward_fail) * share`, the share of the problem's tests
+  passed (Klear-Reasoner's partial credit); every test is judged (mode "all");
+- `groups`: the same with the share of the points of the problem's test groups whose every test
+  passed (`pipeline.scoring.group_share`: Kattis / Code Jam subtasks); problems whose groups carry
+  no points take `fraction`. Judged in mode "all".
+A compile error passes no test (`reward_fail` under every mode); AC is always `reward_pass`.
+
 The judge is a persistent process pool (the params' `evaluator:` section, `make_judge`): one per
 reward object, reused across steps, closed by `close()`.
 """
@@ -24,17 +33,23 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from pipeline.schema import Problem, Verdict
-from pipeline.scoring import WATCHDOG_GRACE_S, Judge, Scorer, completion_text
+from pipeline.scoring import WATCHDOG_GRACE_S, Judge, Scored, Scorer, completion_text, group_share, test_share
 
 log = logging.getLogger(__name__)
+
+# reward -> how the judge must run: partial credit needs every test judged, binary only the first failure.
+JUDGE_MODE = {"binary": "first-failure", "fraction": "all", "groups": "all"}
+REWARDS = tuple(JUDGE_MODE)
+
 
 class EvaluatorReward:
     """A TRL reward function: `reward(prompts, completions, problem_id=[...], **kwargs) -> rewards`.
 
     The dataset must carry a `problem_id` column (TRL passes dataset columns to reward functions).
     After each call, `last_statuses` holds one status per sample (`pass|fail|no_code|error|deadline`),
-    `last_verdicts` the evaluator's verdicts (None where no code was judged) and `stats` running
-    counts (statuses, and the watchdog's timeouts).
+    `last_verdicts` the evaluator's verdicts (None where no code was judged), `last_credits` each
+    judged sample's share of credit in [0, 1] under `reward` (None where nothing was judged) and
+    `stats` running counts (statuses, and the watchdog's timeouts).
     """
 
     __name__ = "evaluator"  # TRL names reward functions (and their metrics) by `__name__`
@@ -51,9 +66,13 @@ class EvaluatorReward:
         reward_fail: float = 0.0,
         reward_no_code: float = 0.0,
         watchdog_grace_s: float = WATCHDOG_GRACE_S,
+        reward: str = "binary",
     ):
+        if reward not in JUDGE_MODE:
+            raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
+        self.reward = reward
         self.scorer = Scorer(problems, language=language, judge=judge, make_judge=make_judge, deadline_s=deadline_s,
-                             watchdog_grace_s=watchdog_grace_s)
+                             watchdog_grace_s=watchdog_grace_s, mode=JUDGE_MODE[reward])
         self.problems = self.scorer.problems
         self.language = language
         self.deadline_s = deadline_s
@@ -61,6 +80,7 @@ class EvaluatorReward:
                        "deadline": None}
         self.last_statuses: list[str] = []
         self.last_verdicts: list[Verdict | None] = []
+        self.last_credits: list[float | None] = []
         self.stats: Counter[str] = Counter()
 
     def close(self) -> None:
@@ -85,6 +105,7 @@ class EvaluatorReward:
         scored = self.scorer.score([completion_text(c) for c in completions], list(problem_id))
         statuses = [s.outcome for s in scored]
         self.last_statuses, self.last_verdicts = statuses, [s.verdict for s in scored]
+        self.last_credits = [self.credit(s, pid) for s, pid in zip(scored, problem_id, strict=True)]
         counts = Counter(statuses)
         self.stats.update(counts)
         if self.scorer.stats["watchdog_timeouts"] > timeouts:
@@ -94,4 +115,25 @@ class EvaluatorReward:
             n = max(len(statuses), 1)
             log_metric("rewards/evaluator/error_frac", counts["error"] / n)
             log_metric("rewards/evaluator/deadline_frac", counts["deadline"] / n)
-        return [self.values[s] for s in statuses]
+        return [self.value(status, credit) for status, credit in zip(statuses, self.last_credits, strict=True)]
+
+    def credit(self, scored: Scored, problem_id: str) -> float | None:
+        """A judged sample's share of credit in [0, 1] (module docs); None where nothing was judged."""
+        outcome = scored.outcome
+        if outcome in ("no_code", "error", "deadline") or scored.verdict is None:
+            return None
+        if outcome == "pass":
+            return 1.0
+        if self.reward == "binary" or scored.verdict.status == "CE":
+            return 0.0
+        tests = test_share(scored.verdict)
+        share = group_share(self.problems[problem_id], scored.verdict) if self.reward == "groups" else None
+        # A failing sample never earns the full reward: tests outside the scored groups (samples,
+        # testgen's `generated`, e.g. a too-slow run on a full-size input) still cost it their share.
+        return tests if share is None else min(share, tests)
+
+    def value(self, status: str, credit: float | None) -> float | None:
+        if status != "fail":
+            return self.values[status]
+        low, high = self.values["fail"], self.values["pass"]
+        return low + (high - low) * credit if credit else low

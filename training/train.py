@@ -56,7 +56,7 @@ RESUME_FIXED = ("preset", "model", "seed", "dtype", "thinking", "system_prompt",
                 "learning_rate", "temperature", "temperature_probe", "diversity_target", "diversity_floor",
                 "diversity_patience", "beta", "epsilon", "epsilon_high", "loss_type", "scale_rewards",
                 "truncation_mask_rho", "mask_truncated_completions", "temperature_schedule", "reward_pass",
-                "reward_fail", "reward_no_code")
+                "reward_fail", "reward_no_code", "reward")
 
 
 @dataclass
@@ -200,7 +200,7 @@ def _run_training(cfg: TrainConfig, run: TrainRun, evaluator: Any, judge: Any,
     reward = EvaluatorReward(
         loaded.problems, judge=judge, make_judge=make_judge, language=args.reward_language,
         deadline_s=args.reward_deadline_s, reward_pass=args.reward_pass, reward_fail=args.reward_fail,
-        reward_no_code=args.reward_no_code,
+        reward_no_code=args.reward_no_code, reward=args.reward,
     )
     with reward:
         trainer = MicroCoderGRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=[reward],
