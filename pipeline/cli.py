@@ -32,6 +32,7 @@ COMMANDS = [
     ("filter", "filter", "Stage: pass-rate band and calibrated LLM difficulty."),
     ("build", "build", "Stage: curated Hub-layout shards + dataset card."),
     ("publish", "publish", "Stage: push a dataset version to the Hugging Face Hub."),
+    ("export", "export", "Write the curated release for verl, OpenRLHF or rllm, with their reward entry points."),
     ("train", "train", "Stage: MicroCoder-GRPO training on the curated shards."),
     ("eval-model", "eval_model", "Stage: pass@1 of base and trained models by platform and difficulty."),
     ("evaluate", "evaluate", "Judge submissions against problems with the sandboxed evaluator."),
