@@ -184,6 +184,9 @@ def shard_figures(shards: list[Path]) -> dict[str, Any]:
         for s, d, c, m in rows("SELECT source, difficulty, count(*), avg(pass_rate) FROM curated "
                                "GROUP BY 1, 2 ORDER BY 1, 2 NULLS LAST")
     ]
+    license_by_source: dict[str, dict[str, int]] = {}
+    for source, lic, c in rows("SELECT source, license, count(*) FROM curated GROUP BY 1, 2 ORDER BY 1, 2"):
+        license_by_source.setdefault(str(source), {})["unknown" if lic is None else str(lic)] = c
     out = {
         "rows_in_shards": total,
         "tests": int(n_tests or 0),
@@ -196,6 +199,7 @@ def shard_figures(shards: list[Path]) -> dict[str, Any]:
         "by_difficulty": counts("difficulty"),
         "by_platform": counts("platform"),
         "by_license": counts("license"),
+        "license_by_source": license_by_source,
         "by_selection_reason": counts("selection_reason"),
         "pass_rate_histogram": hist,
         "difficulty_by_source": by_source_difficulty,
@@ -217,6 +221,16 @@ def write_plots(figures: dict[str, Any], plots_dir: Path) -> None:
     for name, frame in (("pass_rate_hist.csv", hist), ("difficulty_by_source.csv", by_source)):
         with atomic_path(plots_dir / name, ".csv") as tmp:
             frame.write_csv(tmp)
+
+
+def publish_settings(params_path: str | Path) -> dict[str, Any]:
+    """params.yaml's `publish:` section (the card names the repository and the tag a user loads)."""
+    from pipeline.params import load_yaml
+
+    path = Path(params_path)
+    params = load_yaml(path.read_text(encoding="utf-8")) if path.is_file() else None
+    section = params.get("publish") if isinstance(params, dict) else None
+    return section if isinstance(section, dict) else {}
 
 
 # --- the stage ------------------------------------------------------------------------------
@@ -250,7 +264,9 @@ def run_build(cfg: BuildConfig, filtered_path: str | Path, out_dir: str | Path, 
     upstream, settings = upstream_records(data_dir, params_path)
     settings["build"] = settings_record(cfg)
     revision = git_revision(Path(params_path).resolve().parent if Path(params_path).exists() else ".")
-    card = render_card(cfg, data, upstream, settings, revision, dataset_info(table, shards))
+    publish = publish_settings(params_path)
+    card = render_card(cfg, data, upstream, settings, revision, dataset_info(table, shards),
+                       repo_id=publish.get("repo_id") or None, tag_prefix=str(publish.get("tag_prefix") or "v"))
     write_text_atomic(out_dir / "README.md", card)
     write_plots(data, out_dir / "plots")
     write_stats(out_dir, stats, settings=cfg, stage=STAGE)

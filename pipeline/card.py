@@ -6,11 +6,18 @@ Upstream stages are read from their output folders: `stats.json` (figures only) 
 recorded no settings is shown with its params.yaml section. The "Test strength" section reads the
 validate and testgen figures in the terms of `pipeline/strength.py` (TPR/TNR with their counts), and
 the figures of stats written before them where those are all there is.
+
+The card states only what the build knows: local paths are shown relative to the project (or as
+`<local>/name` outside it), only enabled sources are listed, each source's license is a Hub license
+id (`other` where the statements belong to a platform), the summary claims a pass-rate band only
+when pass rates were measured, and the rollout model is named with its revision. It closes with how
+to load this version by tag, a citation, and the versions so far with what changed between them.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +36,40 @@ DEFAULT_TAGS = ["code", "competitive-programming", "reinforcement-learning", "rl
 CARD_SUMMARY = (
     "Competitive-programming problems curated for reinforcement learning of coding models "
     "(MicroCoder-Dataset): scraped, deduplicated and decontaminated, tests validated against "
-    "reference solutions, and filtered by the measured pass rate of policy rollouts so that "
-    "what remains is hard but learnable."
+    "reference solutions, and filtered by the measured pass rate of policy rollouts."
 )
+# Hub license ids (huggingface.co/docs/hub/repositories-licenses) the card may state; anything else is `other`.
+HUB_LICENSE_IDS = {
+    "apache-2.0", "mit", "bsd-2-clause", "bsd-3-clause", "cc0-1.0", "cc-by-2.0", "cc-by-2.5", "cc-by-3.0", "cc-by-4.0",
+    "cc-by-sa-3.0", "cc-by-sa-4.0", "cc-by-nc-2.0", "cc-by-nc-3.0", "cc-by-nc-4.0", "cc-by-nc-sa-3.0",
+    "cc-by-nc-sa-4.0", "cc-by-nd-4.0", "cc-by-nc-nd-4.0", "gpl-2.0", "gpl-3.0", "lgpl-3.0", "agpl-3.0", "odc-by",
+    "odbl", "pddl", "unlicense", "other", "unknown"}
+# Per source kind: the license of what the rows carry (statements above all), and why where it is not obvious.
+SOURCE_LICENSES = {
+    "seed": ("apache-2.0", "written for this project"),
+    "humaneval": ("mit", "openai/human-eval"),
+    "leetcodedataset": ("other", "statements are LeetCode's (its terms of service); the collection's code is Apache-2.0"),
+    "leetcode": ("other", "statements are LeetCode's (its terms of service)"),
+    "codeforces": ("other", "statements are Codeforces' (its terms of use)"),
+    "atcoder": ("other", "statements are AtCoder's (its terms of use)"),
+    "kattis": ("other", "each package states its own license (problem.yaml `license`)"),
+    "codecontests": ("cc-by-4.0", "deepmind/code_contests"),
+    "open-r1-codeforces": ("cc-by-4.0", "open-r1/codeforces"),
+    "taco": ("apache-2.0", "BAAI/TACO"),
+    "apps": ("mit", "codeparrot/apps"),
+    "deepcoder": ("mit", "agentica-org/DeepCoder-Preview-Dataset"),
+    "livecodebench": ("other", "livecodebench/code_generation_lite: license `cc` without a version"),
+}
+
+
+def hub_license_id(name: str | None) -> str:
+    """A license as the rows or a package name it (`CC BY-SA 3.0`, `Apache-2.0`) -> a Hub id, or
+    `other` when it is not one (`cc-by-sa` without a version, a platform's terms, unknown)."""
+    if not name:
+        return "other"
+    lowered = str(name).strip().lower().replace("_", "-").replace(" ", "-")
+    lowered = lowered.replace("--", "-")
+    return lowered if lowered in HUB_LICENSE_IDS else "other"
 
 
 def _read_json(path: Path) -> Any:
@@ -69,8 +107,39 @@ def card_license(by_license: dict[str, int]) -> str:
     """The Hub license id shared by every row (`Apache-2.0` -> `apache-2.0`), else `other`."""
     names = [k for k in by_license if k != "unknown"]
     if len(names) == 1 and "unknown" not in by_license:
-        return names[0].strip().lower().replace(" ", "-")
+        return hub_license_id(names[0])
     return "other"
+
+
+PLATFORM_OWNED = ("leetcodedataset", "leetcode")  # rows may say MIT (the collection's code); the statements are not
+
+
+def source_licenses(stats: dict[str, Any], kinds: dict[str, str]) -> list[list[str]]:
+    """[source, Hub license id(s), note] per source in the release: the rows' own licenses where the
+    build counted them per source (`license_by_source`, or `by_license` when one license or one source),
+    else the source kind's known license; a platform's statements are `other` whatever rows say."""
+    measured = dict(stats.get("license_by_source") or {})
+    shared = card_license(stats.get("by_license") or {}) != "other" or len(stats.get("by_source", {})) == 1
+    if not measured and shared and stats.get("by_license"):  # every row states one license: it is each source's
+        measured = {source: stats["by_license"] for source in stats.get("by_source", {})}
+    out = []
+    for source in stats.get("by_source", {}):
+        kind = kinds.get(source, source)
+        known_id, note = SOURCE_LICENSES.get(kind, ("other", "license not known for this source"))
+        if measured.get(source) and kind not in PLATFORM_OWNED:
+            ids = sorted({hub_license_id(None if name == "unknown" else name) for name in measured[source]})
+            out.append([source, ", ".join(ids), "as the rows state it: " + ", ".join(sorted(measured[source]))])
+        else:
+            out.append([source, known_id, note])
+    return out
+
+
+def front_license(cfg, stats: dict[str, Any], sources: dict[str, str]) -> str | list[str]:
+    """The front matter's license: the configured one, else the sources' ids (one, or a list)."""
+    if cfg.license:
+        return hub_license_id(cfg.license)
+    ids = sorted({lid for _, ids, _ in source_licenses(stats, sources) for lid in ids.split(", ")})
+    return ids[0] if len(ids) == 1 else (ids or "other")
 
 
 STRENGTH_DEFINITION = (
@@ -208,12 +277,128 @@ def _counts(title: str, label: str, counts: dict[str, int]) -> str:
     return f"### {title}\n" + _md_table([label, "problems"], [[k, v] for k, v in counts.items()])
 
 
+def portable(value: Any, root: Path | None = None) -> Any:
+    """Settings/figures with local paths made shareable: relative to the project root where under it,
+    else `<local>/name` (the builder's own folders say nothing to a reader and leak their layout)."""
+    root = (root or Path.cwd()).resolve()
+    if isinstance(value, dict):
+        return {k: portable(v, root) for k, v in value.items()}
+    if isinstance(value, list):
+        return [portable(v, root) for v in value]
+    if isinstance(value, str) and (os.path.isabs(value) or value.startswith(("~", "../"))):
+        path = Path(os.path.expanduser(value))
+        try:
+            return path.resolve().relative_to(root).as_posix()
+        except ValueError:
+            return f"<local>/{path.name}"
+    return value
+
+
+def enabled_sources(settings: dict[str, Any]) -> dict[str, Any]:
+    """Settings with the scrape stage's disabled sources left out (they contributed nothing)."""
+    scrape = settings.get("scrape")
+    if not isinstance(scrape, dict) or not isinstance(scrape.get("sources"), list):
+        return settings
+    sources = [s for s in scrape["sources"] if not isinstance(s, dict) or s.get("enabled", True)]
+    return {**settings, "scrape": {**scrape, "sources": sources}}
+
+
+def source_kinds(settings: dict[str, Any]) -> dict[str, str]:
+    """Source name -> its kind (a Hub source: its adapter), from the scrape settings."""
+    sources = (settings.get("scrape") or {}).get("sources") or []
+    return {s["name"]: str(s.get("adapter") or s.get("kind") or s["name"]) for s in sources
+            if isinstance(s, dict) and s.get("name")}
+
+
+def rollout_model(settings: dict[str, Any], upstream: dict[str, Any]) -> str:
+    """The policy the pass rates were measured with, by name and revision (or saying it is not recorded)."""
+    rollout = settings.get("rollout") or {}
+    figures = upstream.get("rollout") or {}
+    model = rollout.get("model") or figures.get("model")
+    if not model:
+        return "The rollout model is not recorded."
+    shown = portable(str(model))
+    revision = rollout.get("revision") or rollout.get("model_revision") or figures.get("model_revision")
+    return (f"Pass rates were measured with `{shown}` at revision `{revision}`." if revision else
+            f"Pass rates were measured with `{shown}` (its revision was not recorded).")
+
+
+def summary(stats: dict[str, Any], settings: dict[str, Any]) -> str:
+    """What this version is, claiming a pass-rate band only where pass rates were measured."""
+    measured, unsolved, kept = stats.get("with_pass_rate", 0), stats.get("unsolved", 0), stats["kept"]
+    band = settings.get("filter") or {}
+    if not measured:
+        return CARD_SUMMARY + " No pass rate was measured for this version: it is not filtered by difficulty."
+    if unsolved >= kept:
+        return (CARD_SUMMARY + f" Every one of the {kept} problems was unsolved by the policy (pass rate 0): this "
+                "version holds problems too hard for that policy, not a band it can learn from.")
+    lo, hi = band.get("min_pass_rate"), band.get("max_pass_rate")
+    where = f" between {lo} and {hi}" if lo is not None and hi is not None else ""
+    return (CARD_SUMMARY + f" {kept - unsolved} of the {kept} problems were solved by the policy at a measured "
+            f"pass rate{where}; {unsolved} were never solved.")
+
+
+def usage(repo_id: str | None, version: str, tag_prefix: str = "v") -> str:
+    repo = repo_id or "<owner>/<name>"
+    return ("## Usage\n\nEach published version is a tag; load this one by its tag (a plain `main` moves on with "
+            "the next version):\n\n```python\nfrom datasets import load_dataset\n"
+            f"ds = load_dataset(\"{repo}\", \"default\", split=\"train\", revision=\"{tag_prefix}{version}\")\n```")
+
+
+def citation(cfg, repo_id: str | None, revision: str, tag_prefix: str = "v") -> str:
+    key = "".join(c if c.isalnum() else "_" for c in f"{cfg.name}_{tag_prefix}{cfg.version}").lower()
+    where = f"https://huggingface.co/datasets/{repo_id}" if repo_id else "<the dataset's address>"
+    return ("## Citation\n\n```bibtex\n"
+            f"@misc{{{key},\n  title = {{{{{cfg.name}}}}},\n  version = {{{tag_prefix}{cfg.version}}},\n"
+            f"  howpublished = {{\\url{{{where}}}}},\n  note = {{Tag {tag_prefix}{cfg.version}, built from git revision "
+            f"{revision}}}\n}}\n```")
+
+
+def version_record(cfg, stats: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
+    """What the versions section compares: rows, sources, pass-rate thresholds."""
+    band = settings.get("filter") or {}
+    return {"version": str(cfg.version), "rows": stats["kept"], "sources": dict(stats.get("by_source", {})),
+            "thresholds": {k: band[k] for k in ("min_pass_rate", "max_pass_rate") if k in band}}
+
+
+def _changes(old: dict[str, Any], new: dict[str, Any]) -> str:
+    out = []
+    if old.get("rows") != new["rows"]:
+        out.append(f"rows {old.get('rows')} -> {new['rows']}")
+    added = sorted(set(new["sources"]) - set(old.get("sources", {})))
+    dropped = sorted(set(old.get("sources", {})) - set(new["sources"]))
+    out += [f"source {s} added" for s in added] + [f"source {s} dropped" for s in dropped]
+    out += [f"{s} {old['sources'][s]} -> {n}" for s, n in new["sources"].items()
+            if s in old.get("sources", {}) and old["sources"][s] != n]
+    out += [f"{k} {old.get('thresholds', {}).get(k)} -> {v}" for k, v in new["thresholds"].items()
+            if old.get("thresholds", {}).get(k) != v]
+    return "; ".join(out) or "no change in rows, sources or thresholds"
+
+
+def versions_section(current: dict[str, Any], history: list[dict[str, Any]] | None, tag_prefix: str = "v") -> str:
+    """Every version so far (oldest first) and what changed from the one before."""
+    earlier = [h for h in history or [] if h.get("version") != current["version"]]
+    rows, previous = [], None
+    for record in [*earlier, current]:
+        rows.append([f"{tag_prefix}{record['version']}", record.get("rows"), ", ".join(record.get("sources", {})),
+                     "first version" if previous is None else _changes(previous, record)])
+        previous = record
+    note = "" if earlier else ("\n\nNo earlier version's record was available when this one was built.")
+    return "## Versions\n\n" + _md_table(["tag", "rows", "sources", "changes from the previous version"], rows) + note
+
+
 def render_card(cfg, stats: dict[str, Any], upstream: dict[str, Any], settings: dict[str, Any],
-                revision: str, info: dict[str, Any] | None = None) -> str:
-    """The card of build config `cfg` (pipeline.build.BuildConfig) with the build's `stats`."""
+                revision: str, info: dict[str, Any] | None = None, *, repo_id: str | None = None,
+                history: list[dict[str, Any]] | None = None, tag_prefix: str = "v") -> str:
+    """The card of build config `cfg` (pipeline.build.BuildConfig) with the build's `stats`; `repo_id`
+    (the publish target) for the usage and citation, `history` the earlier versions' records
+    (`version_record`, oldest first) for the versions section."""
+    settings = portable(enabled_sources(settings))
+    upstream = portable(upstream)
+    kinds = source_kinds(settings)
     front = {
         "pretty_name": cfg.name,
-        "license": cfg.license or card_license(stats["by_license"]),
+        "license": front_license(cfg, stats, kinds),
         "size_categories": [size_category(stats["kept"])],
         "task_categories": list(cfg.task_categories),
         "tags": list(cfg.tags),
@@ -224,7 +409,8 @@ def render_card(cfg, stats: dict[str, Any], upstream: dict[str, Any], settings: 
     parts = [
         "---\n" + yaml.safe_dump(front, sort_keys=False) + "---",
         f"# {cfg.name} v{cfg.version}",
-        CARD_SUMMARY,
+        summary(stats, settings),
+        rollout_model(settings, upstream),
         "## Contents",
         f"{s['kept']} problems ({s['tests']} test cases, at most {s['max_tests_per_problem']} per problem) in "
         f"{s['shards']} shard(s) under `data/`. {s['with_pass_rate']} problems have a measured pass rate "
@@ -236,7 +422,7 @@ def render_card(cfg, stats: dict[str, Any], upstream: dict[str, Any], settings: 
         "`unsolved`, `difficulty_scores`, `predicted_difficulty`, `predicted_pass_rate`, `selection_reason`) "
         "and `prompt`, the chat messages used for training (explicit stdin/stdout or function-completion "
         "instructions). Functional tests hold one JSON value per argument line and the JSON of the return value.",
-        "```python\nfrom datasets import load_dataset\nds = load_dataset(\"<this repo or folder>\", split=\"train\")\n```",
+        usage(repo_id, cfg.version, tag_prefix),
         strength_section(upstream.get("validate"), upstream.get("testgen")),
         "## Statistics",
         _counts("By source", "source", s["by_source"]),
@@ -248,7 +434,8 @@ def render_card(cfg, stats: dict[str, Any], upstream: dict[str, Any], settings: 
         "### Pass-rate histogram (policy rollouts)\n" + _md_table(["pass rate", "problems"],
                                                                   [[k, v] for k, v in s["pass_rate_histogram"].items()]),
         _counts("Selection", "reason", s["by_selection_reason"]),
-        _counts("Licenses", "license", s["by_license"]),
+        "### Licenses by source\n" + _md_table(["source", "license (Hub id)", "note"], source_licenses(s, kinds)),
+        _counts("Licenses as the rows state them", "license", s["by_license"]),
         "## Provenance",
     ]
     for stage, st in upstream.items():
@@ -260,4 +447,6 @@ def render_card(cfg, stats: dict[str, Any], upstream: dict[str, Any], settings: 
                  "settings.json records them, command-line overrides included; params.yaml where a stage recorded "
                  "none):\n\n```yaml\n"
                  + yaml.safe_dump(settings, sort_keys=True).rstrip() + "\n```")
+    parts.append(versions_section(version_record(cfg, stats, settings), history, tag_prefix))
+    parts.append(citation(cfg, repo_id, revision, tag_prefix))
     return "\n\n".join(parts) + "\n"

@@ -67,7 +67,7 @@ def test_build_layout_card_and_load_dataset(filtered, tmp_path):
     card = (out / "README.md").read_text()
     front = yaml.safe_load(card.split("---\n")[1])
     assert front["configs"] == [{"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*"}]}]
-    assert front["size_categories"] == ["n<1K"] and front["license"] == "mit"
+    assert front["size_categories"] == ["n<1K"] and front["license"] == ["mit", "other"]  # LeetCode statements are not MIT
     assert "text-generation" in front["task_categories"] and "code" in front["tags"]
     assert "# MicroCoder-Dataset v1.2.3" in card
     assert "| codeforces | 6 |" in card and "| functional | 4 |" in card

@@ -1,13 +1,15 @@
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from types import SimpleNamespace
+import shutil
+from pathlib import Path
 
 import pytest
+import yaml
+from hub_server import HubServer
 from typer.testing import CliRunner
 
 from pipeline.io import write_json
-from pipeline.publish import PublishConfig, PublishError, format_plan, publish, publish_plan
+from pipeline.publish import PublishConfig, PublishError, format_plan, publish, publish_plan, stale_files
 
 
 @pytest.fixture
@@ -23,25 +25,6 @@ def curated(tmp_path):
     write_json(folder / "stats.json", {"unit": "problems", "read": 1, "kept": 1, "rejected": 0})
     write_json(folder / "settings.json", {"name": "MicroCoder-Dataset", "version": "0.3.0"})
     return folder
-
-
-@dataclass
-class FakeApi:
-    tags: list[str] = field(default_factory=list)
-    calls: list[tuple] = field(default_factory=list)
-
-    def create_repo(self, repo_id, **kw):
-        self.calls.append(("create_repo", repo_id, kw))
-
-    def list_repo_refs(self, repo_id, **kw):
-        return SimpleNamespace(tags=[SimpleNamespace(name=t) for t in self.tags])
-
-    def upload_folder(self, **kw):
-        self.calls.append(("upload_folder", kw))
-        return SimpleNamespace(oid="abc123", commit_url="https://hub/commit/abc123")
-
-    def create_tag(self, repo_id, **kw):
-        self.calls.append(("create_tag", repo_id, kw))
 
 
 def test_plan_lists_exactly_what_would_be_uploaded(curated):
@@ -61,28 +44,186 @@ def test_plan_errors(curated, tmp_path):
         publish_plan(PublishConfig(repo_id="me/x"), tmp_path / "missing")
 
 
-def test_publish_creates_uploads_and_tags(curated):
-    api = FakeApi()
-    result = publish(PublishConfig(repo_id="me/microcoder", private=False), curated, api=api)
-    assert [c[0] for c in api.calls] == ["create_repo", "upload_folder", "create_tag"]
-    assert api.calls[0][2] == {"repo_type": "dataset", "private": False, "exist_ok": True}
-    assert api.calls[1][1]["folder_path"] == str(curated) and api.calls[1][1]["repo_type"] == "dataset"
-    assert api.calls[2][2]["tag"] == "v0.3.0" and api.calls[2][2]["revision"] == "abc123"
-    assert result["commit"] == "abc123"
-    # What upload_folder sends is exactly the plan: the Hub client's own filter over every file.
-    from huggingface_hub.utils import filter_repo_objects
+def release(folder, version: str, shards: list[list[int]]):
+    """A built release as `microcoder build` lays it out: shards, a card whose dataset_info states
+    the split size (what `datasets` verifies), settings and stats."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
-    every = [p.relative_to(curated).as_posix() for p in curated.rglob("*") if p.is_file()]
-    sent = sorted(filter_repo_objects(every, allow_patterns=api.calls[1][1]["allow_patterns"]))
-    assert sent == [f["path"] for f in result["files"]] == ["README.md", "data/train-00000-of-00001.parquet",
-                                                           "settings.json", "stats.json"]
+    if folder.exists():
+        shutil.rmtree(folder)
+    (folder / "data").mkdir(parents=True)
+    for i, ids in enumerate(shards):
+        table = pa.table({"id": [f"p{n}" for n in ids], "version": [version] * len(ids)})
+        pq.write_table(table, folder / "data" / f"train-{i:05d}-of-{len(shards):05d}.parquet")
+    rows = sum(len(ids) for ids in shards)
+    front = {"license": "mit", "dataset_info": {"features": [{"name": "id", "dtype": "string"},
+                                                             {"name": "version", "dtype": "string"}],
+                                                "splits": [{"name": "train", "num_bytes": 16 * rows, "num_examples": rows}]},
+             "configs": [{"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*"}]}]}
+    (folder / "README.md").write_text("---\n" + yaml.safe_dump(front, sort_keys=False) + "---\n# card\n")
+    (folder / "rejects.jsonl").write_text("{}\n")
+    write_json(folder / "stats.json", {"unit": "problems", "read": rows, "kept": rows, "rejected": 0})
+    write_json(folder / "settings.json", {"name": "MicroCoder-Dataset", "version": version})
+    return folder
 
 
-def test_publish_refuses_an_existing_version(curated):
-    api = FakeApi(tags=["v0.3.0"])
+@pytest.fixture
+def hub(monkeypatch):
+    with HubServer(token="hf_test_token") as server:
+        monkeypatch.setenv("HF_TOKEN", "hf_test_token")
+        yield server
+
+
+def published_files(folder) -> dict[str, bytes]:
+    plan = publish_plan(PublishConfig(repo_id="me/x"), folder)
+    return {f["path"]: (folder / f["path"]).read_bytes() for f in plan["files"]}
+
+
+def test_a_second_version_replaces_the_first_on_main_and_each_tag_keeps_its_own(hub, tmp_path):
+    cfg = PublishConfig(repo_id="me/microcoder", endpoint=hub.url, private=False)
+    folder = tmp_path / "curated"
+    first = published_files(release(folder, "0.1.0", [[0, 1, 2, 3], [4, 5]]))
+    r1 = publish(cfg, folder)
+    assert r1["tag"] == "v0.1.0" and r1["deleted"] == [] and r1["parent"] is None
+    second = published_files(release(folder, "0.2.0", [[6, 7, 8]]))
+    r2 = publish(cfg, folder)
+    # One commit: the new shard in, the old version's two shards out (not left next to the new one).
+    assert r2["deleted"] == ["data/train-00000-of-00002.parquet", "data/train-00001-of-00002.parquet"]
+    assert r2["parent"] == r1["commit"] and len(hub.repos["me/microcoder"].commits) == 2
+    assert r2["tag"] == "v0.2.0" and hub.repos["me/microcoder"].tags == {"v0.1.0": r1["commit"], "v0.2.0": r2["commit"]}
+    assert hub.files("me/microcoder", "main") == second
+    assert hub.files("me/microcoder", "v0.2.0") == second
+    assert hub.files("me/microcoder", "v0.1.0") == first
+    assert "rejects.jsonl" not in second and "data/train-00000-of-00002.parquet" not in second
+    assert hub.repos["me/microcoder"].messages[r2["commit"]] == "v0.2.0: dataset version 0.2.0"
+
+
+@pytest.fixture
+def datasets_on_hub(hub, tmp_path, monkeypatch):
+    """`datasets.load_dataset("owner/name", revision=...)` reading from the local Hub (HF_ENDPOINT as
+    huggingface_hub and datasets read it at import), with every cache under tmp_path."""
+    import datasets.config
+    import huggingface_hub.constants as hub_constants
+    from huggingface_hub import HfFileSystem
+
+    monkeypatch.setattr(hub_constants, "ENDPOINT", hub.url)
+    monkeypatch.setattr(hub_constants, "HUGGINGFACE_CO_URL_TEMPLATE", hub.url + "/{repo_id}/resolve/{revision}/{filename}")
+    monkeypatch.setattr(hub_constants, "HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.setattr(datasets.config, "HF_ENDPOINT", hub.url)
+    monkeypatch.setattr(datasets.config, "HUB_DATASETS_URL", hub.url + "/datasets/{repo_id}/resolve/{revision}/{path}")
+    monkeypatch.setattr(datasets.config, "HF_HUB_CACHE", str(tmp_path / "hf-cache"), raising=False)
+    HfFileSystem.clear_instance_cache()  # an instance made for another endpoint would be reused
+    yield lambda revision: datasets.load_dataset("me/microcoder", revision=revision, split="train",
+                                                 cache_dir=str(tmp_path / "ds-cache"))
+    HfFileSystem.clear_instance_cache()
+
+
+def test_each_version_loads_by_revision_with_datasets(hub, datasets_on_hub, tmp_path):
+    cfg = PublishConfig(repo_id="me/microcoder", endpoint=hub.url)
+    folder = tmp_path / "curated"
+    release(folder, "0.1.0", [[0, 1, 2, 3], [4, 5]])
+    publish(cfg, folder)
+    release(folder, "0.2.0", [[6, 7, 8]])
+    publish(cfg, folder)
+    for revision, ids in (("v0.1.0", [f"p{n}" for n in range(6)]), ("v0.2.0", ["p6", "p7", "p8"]),
+                          ("main", ["p6", "p7", "p8"])):
+        assert sorted(datasets_on_hub(revision)["id"]) == ids, revision
+
+
+def test_without_the_deletions_main_would_not_load(hub, datasets_on_hub, tmp_path):
+    """The failure the same-commit deletions prevent: v0.2.0's files added over v0.1.0's shards."""
+    from datasets.exceptions import NonMatchingSplitsSizesError
+    from huggingface_hub import CommitOperationAdd, HfApi
+
+    folder = tmp_path / "curated"
+    release(folder, "0.1.0", [[0, 1, 2, 3], [4, 5]])
+    publish(PublishConfig(repo_id="me/microcoder", endpoint=hub.url), folder)
+    release(folder, "0.2.0", [[6, 7, 8]])
+    adds = [CommitOperationAdd(path_in_repo=p, path_or_fileobj=content) for p, content in published_files(folder).items()]
+    HfApi(endpoint=hub.url, token="hf_test_token").create_commit(
+        "me/microcoder", repo_type="dataset", operations=adds, commit_message="adds only")
+    assert len([p for p in hub.files("me/microcoder") if p.startswith("data/")]) == 3
+    with pytest.raises(NonMatchingSplitsSizesError):
+        datasets_on_hub("main")
+
+
+def test_each_version_downloads_by_revision_through_the_hub_client(hub, tmp_path):
+    """The same read-back with huggingface_hub's own download (snapshot_download per tag)."""
+    import datasets
+    from huggingface_hub import snapshot_download
+
+    folder = tmp_path / "curated"
+    release(folder, "0.1.0", [[0, 1], [2]])
+    publish(PublishConfig(repo_id="me/microcoder", endpoint=hub.url), folder)
+    release(folder, "0.2.0", [[3]])
+    publish(PublishConfig(repo_id="me/microcoder", endpoint=hub.url), folder)
+    for revision, ids in (("v0.1.0", ["p0", "p1", "p2"]), ("v0.2.0", ["p3"])):
+        local = snapshot_download("me/microcoder", repo_type="dataset", revision=revision, endpoint=hub.url,
+                                  token="hf_test_token", cache_dir=tmp_path / "hf-cache",
+                                  local_dir=tmp_path / "download" / revision)
+        downloaded = {p.relative_to(local).as_posix() for p in Path(local).rglob("*")
+                      if p.is_file() and ".cache" not in p.parts}
+        assert downloaded == set(hub.files("me/microcoder", revision)), revision
+        ds = datasets.load_dataset(local, split="train", cache_dir=str(tmp_path / "ds-cache"))
+        assert sorted(ds["id"]) == ids, revision
+
+
+def test_keep_remote_protects_files_a_push_would_delete(hub, tmp_path):
+    folder = tmp_path / "curated"
+    release(folder, "0.1.0", [[0], [1]])
+    publish(PublishConfig(repo_id="me/x", endpoint=hub.url), folder)
+    release(folder, "0.2.0", [[2]])
+    r = publish(PublishConfig(repo_id="me/x", endpoint=hub.url, keep_remote=[".gitattributes", "data/*-of-00002.parquet"]),
+                folder)
+    assert r["deleted"] == [] and {"data/train-00000-of-00002.parquet", "data/train-00001-of-00002.parquet",
+                                   "data/train-00000-of-00001.parquet"} <= set(hub.files("me/x"))
+    assert "  nothing deleted" in format_plan(r)
+
+
+def test_stale_files_spares_the_release_and_the_kept_patterns():
+    plan = {"files": [{"path": "README.md"}, {"path": "data/train-00000-of-00001.parquet"}]}
+    remote = [".gitattributes", "README.md", "data/train-00000-of-00002.parquet", "data/train-00001-of-00002.parquet",
+              "plots/old.csv"]
+    assert stale_files(remote, plan, [".gitattributes"]) == ["data/train-00000-of-00002.parquet",
+                                                               "data/train-00001-of-00002.parquet", "plots/old.csv"]
+
+
+def test_publish_refuses_an_existing_version(hub, curated):
+    cfg = PublishConfig(repo_id="me/microcoder", endpoint=hub.url)
+    publish(cfg, curated)
+    commits = dict(hub.repos["me/microcoder"].commits)
     with pytest.raises(PublishError, match="bump build.version"):
-        publish(PublishConfig(repo_id="me/microcoder"), curated, api=api)
-    assert [c[0] for c in api.calls] == ["create_repo"]  # nothing uploaded
+        publish(cfg, curated)
+    assert hub.repos["me/microcoder"].commits == commits  # nothing uploaded
+
+
+def test_the_hub_refusing_the_token_or_a_race_is_one_clear_error(hub, curated, monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", "hf_wrong_value")
+    with pytest.raises(PublishError, match="rejected the token in HF_TOKEN .HTTP 401") as err:
+        publish(PublishConfig(repo_id="me/microcoder", endpoint=hub.url), curated)
+    assert "hf_wrong_value" not in str(err.value)
+    monkeypatch.setenv("HF_TOKEN", "hf_test_token")
+    cfg = PublishConfig(repo_id="me/microcoder", endpoint=hub.url)
+    publish(cfg, curated)
+    # Another push lands between our look at main and our commit: the Hub refuses ours (parent moved on).
+    write_json(curated / "settings.json", {"name": "MicroCoder-Dataset", "version": "0.4.0"})
+    from huggingface_hub import HfApi
+
+    real = HfApi(endpoint=hub.url, token="hf_test_token")
+
+    class Racing:
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def create_commit(self, **kw):
+            real.upload_file(path_or_fileobj=b"other", path_in_repo="other.txt", repo_id="me/microcoder",
+                             repo_type="dataset")
+            return real.create_commit(**kw)
+
+    with pytest.raises(PublishError, match="changed on the Hub while publishing"):
+        publish(cfg, curated, api=Racing())
+    assert "v0.4.0" not in hub.repos["me/microcoder"].tags
 
 
 def test_missing_token_and_unreachable_hub(curated, monkeypatch):
@@ -95,26 +236,20 @@ def test_missing_token_and_unreachable_hub(curated, monkeypatch):
     assert "hf_secret_value" not in str(err.value)
 
 
-def test_only_hub_and_network_errors_become_publish_errors(curated):
-    import httpx
+def test_a_local_problem_is_not_disguised_as_a_network_one(hub, curated):
+    from huggingface_hub import HfApi
 
-    class Failing(FakeApi):
-        def __init__(self, error):
-            super().__init__()
-            self.error = error
+    real = HfApi(endpoint=hub.url, token="hf_test_token")
 
-        def upload_folder(self, **kw):
-            raise self.error
+    class Unreadable:
+        def __getattr__(self, name):
+            return getattr(real, name)
 
-    request = httpx.Request("POST", "https://hub/api")
-    denied = httpx.HTTPStatusError("forbidden", request=request, response=httpx.Response(403, request=request))
-    with pytest.raises(PublishError, match="rejected the token in HF_TOKEN"):
-        publish(PublishConfig(repo_id="me/x"), curated, api=Failing(denied))
-    with pytest.raises(PublishError, match="cannot reach the Hub"):
-        publish(PublishConfig(repo_id="me/x"), curated, api=Failing(httpx.ConnectError("refused", request=request)))
-    # A local problem is not disguised as a network one.
+        def create_commit(self, **kw):
+            raise PermissionError("data/train-00000-of-00001.parquet")
+
     with pytest.raises(PermissionError):
-        publish(PublishConfig(repo_id="me/x"), curated, api=Failing(PermissionError("data/train-0.parquet")))
+        publish(PublishConfig(repo_id="me/x", endpoint=hub.url), curated, api=Unreadable())
 
 
 def test_publish_command(curated, tmp_path, monkeypatch):
