@@ -218,3 +218,34 @@ def test_the_graded_reward_is_a_method_key_fixed_on_resume(tmp_path):
     assert plan_run(trainer_dir, True, settings) == checkpoint
     with pytest.raises(InputError, match="reward 'fraction' -> 'binary'"):
         plan_run(trainer_dir, True, {**settings, "reward": "binary"})
+
+
+def test_online_filtering_presets_and_validation(tmp_path):
+    """DAPO's preset has dynamic sampling on, the others off; the pools are pinned off in the paper's
+    columns (an ablation under `custom`); bad values are named."""
+    from training.config import METHOD_KEYS, PRESETS
+    from training.train import RESUME_FIXED
+
+    built = {n: preset(n, output_dir=str(tmp_path), report_to="none") for n in ("grpo", "dapo", "microcoder")}
+    assert [built[n].dynamic_sampling for n in ("grpo", "dapo", "microcoder")] == [False, True, False]
+    assert all(built[n].easy_threshold is None and built[n].hard_threshold is None for n in built)
+    assert cfg(tmp_path).dynamic_sampling is False and cfg(tmp_path).easy_threshold is None
+    assert {"dynamic_sampling", "easy_threshold", "hard_threshold"} <= set(METHOD_KEYS)
+    assert {"dynamic_sampling", "dynamic_sampling_max_rounds", "easy_threshold", "hard_fraction"} <= set(RESUME_FIXED)
+    assert all("dynamic_sampling" in PRESETS[n] for n in ("grpo", "dapo", "microcoder"))
+    with pytest.raises(ValueError, match="preset 'microcoder' sets dynamic_sampling=False but the override sets "
+                                         "dynamic_sampling=True"):
+        preset("microcoder", output_dir=str(tmp_path), report_to="none", dynamic_sampling=True)
+    with pytest.raises(ValueError, match="preset 'dapo' sets easy_threshold=None"):
+        preset("dapo", output_dir=str(tmp_path), report_to="none", easy_threshold=0.9)
+    ablation = preset("custom", output_dir=str(tmp_path), report_to="none", dynamic_sampling=True,
+                      easy_threshold=0.9, hard_threshold=0.0, easy_fraction=0.25)
+    assert (ablation.dynamic_sampling, ablation.easy_threshold, ablation.easy_fraction) == (True, 0.9, 0.25)
+    for kw, message in (
+        ({"dynamic_sampling_max_rounds": -1}, "dynamic_sampling_max_rounds must be an integer >= 0, got -1"),
+        ({"easy_threshold": 1.5}, r"easy_threshold must be in \[0, 1\], got 1.5"),
+        ({"hard_fraction": -0.1}, r"hard_fraction must be in \[0, 1\], got -0.1"),
+        ({"easy_threshold": 0.5, "hard_threshold": 0.5}, r"hard_threshold \(0.5\) must be below easy_threshold"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            cfg(tmp_path, **{"per_device_train_batch_size": 8, "num_generations": 4, **kw})

@@ -122,6 +122,34 @@ class MicroCoderGRPOConfig(GRPOConfig):
     )
     reward_language: str = field(default="python", metadata={"help": "Language the policy is asked to answer in."})
 
+    # --- online difficulty filtering (off in the paper's MicroCoder-GRPO; `dynamic_sampling` is DAPO's) ---
+    dynamic_sampling: bool = field(
+        default=False,
+        metadata={"help": "DAPO dynamic sampling: drop groups whose rewards are all equal (zero std, no learning signal) "
+                          "and generate more prompts until the generation batch is full, for at most "
+                          "dynamic_sampling_max_rounds extra rounds; then train on what there is (the missing groups' "
+                          "samples are masked out of the loss). Logged per step: filtered_frac, extra_rounds."},
+    )
+    dynamic_sampling_max_rounds: int = field(
+        default=3, metadata={"help": "Cap on extra generation rounds per generation step under dynamic_sampling (>= 0)."}
+    )
+    easy_threshold: float | None = field(
+        default=None,
+        metadata={"help": "Difficulty pools: a problem whose group pass rate is >= this moves to the easy pool (None: "
+                          "no easy pool). It is sampled again with probability easy_fraction."},
+    )
+    hard_threshold: float | None = field(
+        default=None,
+        metadata={"help": "Difficulty pools: a problem whose group pass rate is <= this moves to the hard pool (None: "
+                          "no hard pool; 0.0: never solved). It is sampled again with probability hard_fraction."},
+    )
+    easy_fraction: float = field(
+        default=0.1, metadata={"help": "Probability that a sampled easy-pool problem is trained on (else replaced)."}
+    )
+    hard_fraction: float = field(
+        default=0.1, metadata={"help": "Probability that a sampled hard-pool problem is trained on (else replaced)."}
+    )
+
     def __post_init__(self) -> None:
         if self.bf16 is None and not self.fp16:
             # TRL defaults bf16 to True, which TrainingArguments rejects on CPU: use bf16 where supported.
@@ -164,9 +192,30 @@ class MicroCoderGRPOConfig(GRPOConfig):
         for name in ("reward_deadline_warn_frac", "reward_deadline_stop_frac"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 errs.append(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        errs.extend(self._online_filter_errors())
         errs.extend(self._checkpoint_errors())
         if errs:
             raise ValueError("invalid MicroCoderGRPOConfig: " + "; ".join(errs))
+
+    def _online_filter_errors(self) -> list[str]:
+        errs = []
+        rounds = self.dynamic_sampling_max_rounds
+        if not isinstance(rounds, int) or isinstance(rounds, bool) or rounds < 0:
+            errs.append(f"dynamic_sampling_max_rounds must be an integer >= 0, got {rounds!r}")
+        for name in ("easy_threshold", "hard_threshold", "easy_fraction", "hard_fraction"):
+            value = getattr(self, name)
+            if value is not None and not (_number(value) and 0.0 <= value <= 1.0):
+                errs.append(f"{name} must be in [0, 1], got {value!r}")
+        easy, hard = self.easy_threshold, self.hard_threshold
+        if _number(easy) and _number(hard) and hard >= easy:
+            errs.append(f"hard_threshold ({hard}) must be below easy_threshold ({easy}): a problem cannot be both")
+        if self.dynamic_sampling or easy is not None or hard is not None:
+            local = self.per_device_train_batch_size * (self.steps_per_generation or self.gradient_accumulation_steps)
+            if self.num_generations and local % self.num_generations:
+                errs.append(f"dynamic_sampling / difficulty pools need whole groups on each process: "
+                            f"per_device_train_batch_size x steps_per_generation = {local} is not a multiple of "
+                            f"num_generations = {self.num_generations}")
+        return errs
 
     def _checkpoint_errors(self) -> list[str]:
         # A checkpoint between two generations would lose TRL's buffered batch (not saved): the resumed
@@ -204,6 +253,10 @@ def _reward_errors(reward: Any) -> list[str]:
     return [] if reward in REWARDS else [f"reward must be one of {', '.join(REWARDS)}, got {reward!r}"]
 
 
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
 def _positive(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and x > 0 and math.isfinite(x)
 
@@ -234,23 +287,26 @@ def _schedule_errors(schedule: Any) -> list[str]:
 # The paper's three columns share the binary reward; a graded one is an ablation (`custom`).
 METHOD_KEYS = ("beta", "epsilon", "epsilon_high", "loss_type", "scale_rewards", "truncation_mask_rho",
                "mask_truncated_completions", "temperature_probe", "temperature_schedule", "diversity_floor",
-               "reward")
+               "reward", "dynamic_sampling", "easy_threshold", "hard_threshold")
 _NO_TEMPERATURE_CONTROL = {"temperature_probe": None, "temperature_schedule": None, "diversity_floor": None}
+# Difficulty pools change which problems are trained on: not part of any of the paper's columns.
+_NO_POOLS = {"easy_threshold": None, "hard_threshold": None}
 
 # The paper's three training recipes (METHOD.md "Reported results" columns).
 PRESETS: dict[str, dict[str, Any]] = {
     # GRPO: KL to the reference, symmetric clipping, per-sequence loss, no masking of truncated samples.
     "grpo": {"beta": 0.04, "epsilon": 0.2, "epsilon_high": 0.2, "loss_type": "grpo", "scale_rewards": "group",
              "truncation_mask_rho": 0.0, "mask_truncated_completions": False, "reward": "binary",
-             **_NO_TEMPERATURE_CONTROL},
-    # DAPO as TRL implements it: clip-higher, token-level loss, every truncated sample masked (overlong
-    # filtering). Not included (docs/training.md): dynamic sampling and overlong reward shaping.
+             "dynamic_sampling": False, **_NO_POOLS, **_NO_TEMPERATURE_CONTROL},
+    # DAPO: clip-higher, token-level loss, every truncated sample masked (overlong filtering) and
+    # dynamic sampling (this trainer's). Not included (docs/training.md): overlong reward shaping.
     "dapo": {"beta": 0.0, "epsilon": 0.2, "epsilon_high": 0.28, "loss_type": "dapo", "scale_rewards": "group",
              "truncation_mask_rho": 0.0, "mask_truncated_completions": True, "reward": "binary",
-             **_NO_TEMPERATURE_CONTROL},
+             "dynamic_sampling": True, **_NO_POOLS, **_NO_TEMPERATURE_CONTROL},
     # MicroCoder-GRPO: clip-higher, token-level loss, conditional truncation masking (rho = 0.1).
     "microcoder": {"beta": 0.0, "epsilon": 0.2, "epsilon_high": 0.28, "loss_type": "dapo", "scale_rewards": "group",
-                   "truncation_mask_rho": 0.1, "mask_truncated_completions": False, "reward": "binary"},
+                   "truncation_mask_rho": 0.1, "mask_truncated_completions": False, "reward": "binary",
+                   "dynamic_sampling": False, **_NO_POOLS},
     # No method pinned: the class defaults (MicroCoder-GRPO) and any override (ablations, e.g. rho = 0.3).
     "custom": {},
 }

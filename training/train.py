@@ -11,7 +11,7 @@ Outputs (under `out_dir`, default `data/train/`):
 - `metrics.json`: DVC metrics (last generation's reward, pass rate, masked fraction, diversity,
   temperature, unjudged share...; means over the run; reward statuses; temperature changes);
 - `curves.csv`: one row per generation step (DVC plots: reward, length, diversity, temperature,
-  masked fraction...);
+  masked fraction, online filtering's filtered fraction and pool sizes...);
 - `checkpoint/`: the trained model and tokenizer (`save_pretrained`), replaced atomically;
 - `rejects.jsonl`: problems that could not be trained on, with the reason;
 - `trainer/`: TRL's checkpoints (`checkpoint-<step>/`: weights, optimizer, scheduler, RNG states,
@@ -56,7 +56,8 @@ RESUME_FIXED = ("preset", "model", "seed", "dtype", "thinking", "system_prompt",
                 "learning_rate", "temperature", "temperature_probe", "diversity_target", "diversity_floor",
                 "diversity_patience", "beta", "epsilon", "epsilon_high", "loss_type", "scale_rewards",
                 "truncation_mask_rho", "mask_truncated_completions", "temperature_schedule", "reward_pass",
-                "reward_fail", "reward_no_code", "reward")
+                "reward_fail", "reward_no_code", "reward", "dynamic_sampling", "dynamic_sampling_max_rounds",
+                "easy_threshold", "hard_threshold", "easy_fraction", "hard_fraction")
 
 
 @dataclass

@@ -1,11 +1,14 @@
 """`MicroCoderGRPOTrainer`: TRL's GRPOTrainer plus the three MicroCoder-GRPO changes.
 
 The override surface is two methods:
-- `_calculate_rewards`: unchanged, it only remembers this batch's completion token ids;
+- `_calculate_rewards`: unchanged, it only remembers this batch's completion token ids and rewards;
 - `_generate_and_score_completions`: before generation, the temperature controller may change the
   temperature (a generation boundary); after TRL computed the group-normalised advantages, the
   conditional truncation mask zeroes some of them (masked samples stay in the group mean and std,
-  as METHOD.md's formula says), and per-generation metrics are logged.
+  as METHOD.md's formula says), and per-generation metrics are logged. With online difficulty
+  filtering on (`dynamic_sampling`, difficulty pools: `training/pools.py`), it calls TRL's own
+  generation and scoring once per round instead, drops groups whose rewards are all equal,
+  generates more up to the cap and merges the kept groups into one batch (`_online_generation`).
 
 With `truncation_mask_rho=0`, no probe, no schedule and no guard, nothing here touches the
 advantages, the temperature or any random stream TRL uses, so training equals plain GRPOTrainer
@@ -13,7 +16,7 @@ advantages, the temperature or any random stream TRL uses, so training equals pl
 
 Checkpoints: every TRL checkpoint also holds this trainer's own state, one file per process
 (`microcoder_state_<rank>.json`: the mask's random stream, the temperature controller, the probe's
-result, the generation log, the reward's status counts), written after TRL's files and read back
+result, the generation log, the reward's status counts, the difficulty pools and their draw stream), written after TRL's files and read back
 on resume (`train(resume_from_checkpoint=...)`), so a resumed run continues exactly as an
 uninterrupted one would (tests/test_training_resume.py).
 """
@@ -36,6 +39,7 @@ from trl import GRPOTrainer
 from training.config import MicroCoderGRPOConfig
 from training.diversity import batch_diversity
 from training.masking import conditional_truncation_mask
+from training.pools import DifficultyPools, merge_batches, select_rows, varied_groups
 from training.temperature import (
     TemperatureController,
     pick_probe_temperature,
@@ -49,8 +53,10 @@ log = logging.getLogger(__name__)
 GENERATION_FIELDS = (
     "step", "generation", "temperature", "reward_mean", "pass_rate", "fail_rate", "no_code_rate", "error_rate",
     "mean_length", "max_length", "truncated_frac", "masked_frac", "mask_candidates_frac", "diversity",
-    "deadline_frac",
+    "deadline_frac", "filtered_frac", "extra_rounds", "unfilled_frac", "easy_pool", "hard_pool",
 )
+# The online-filtering columns (NaN when that part is off).
+ONLINE_FIELDS = ("filtered_frac", "extra_rounds", "unfilled_frac", "easy_pool", "hard_pool")
 # This trainer's own state in each TRL checkpoint folder, one file per process.
 STATE_FILE = "microcoder_state_{rank}.json"
 STATE_VERSION = 1
@@ -93,6 +99,12 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
         self.probe_results: dict[float, float] = {}
         self.temperature_changes: list[dict[str, Any]] = []
         self.status_counts: Counter[str] = Counter()  # gathered over every process and generation
+        self._last_rewards_per_func: torch.Tensor | None = None
+        self.pools = DifficultyPools(cfg.easy_threshold, cfg.hard_threshold, cfg.easy_fraction, cfg.hard_fraction)
+        self._online = cfg.dynamic_sampling or self.pools.enabled
+        # Draws of replacement / extra prompts and of pool readmissions: their own stream, like the mask's.
+        self._online_rng = random.Random(f"microcoder-online-{cfg.seed}-{self.accelerator.process_index}")
+        self._problem_ids = self._dataset_problem_ids() if self._online else None
 
     # --- checkpoints -----------------------------------------------------------------------------
     def _save_checkpoint(self, model, trial):
@@ -131,6 +143,8 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
             "generation_log": self.generation_log,
             "status_counts": dict(self.status_counts),
             "reward_stats": dict(reward_stats) if isinstance(reward_stats, Counter) else None,
+            "online_rng": _rng_state(self._online_rng),
+            "pools": self.pools.state(),
         }
 
     def load_microcoder_state(self, state: dict[str, Any]) -> None:
@@ -145,7 +159,12 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
         self._needs_probe = state["needs_probe"]
         self.probe_results = {float(t): d for t, d in state["probe_results"]}
         self.temperature_changes = list(state["temperature_changes"])
-        self.generation_log = [dict(row) for row in state["generation_log"]]
+        # Rows from before online filtering existed lack its columns: NaN, as when it is off.
+        self.generation_log = [{**dict.fromkeys(ONLINE_FIELDS, math.nan), **row} for row in state["generation_log"]]
+        if "online_rng" in state:
+            version, internal, gauss = state["online_rng"]
+            self._online_rng.setstate((version, tuple(internal), gauss))
+        self.pools.load_state(state.get("pools", {}))
         self.status_counts = Counter(state["status_counts"])
         reward_stats = getattr(self._status_source, "stats", None)
         if isinstance(reward_stats, Counter) and state.get("reward_stats") is not None:
@@ -156,12 +175,16 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
     # --- TRL hooks -------------------------------------------------------------------------------
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
         self._last_completion_ids = completion_ids_list
-        return super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+        rewards = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+        self._last_rewards_per_func = rewards  # every process's rows (TRL gathers them)
+        return rewards
 
     def _generate_and_score_completions(self, inputs):
         training = self.model.training
         if training:
             self._before_generation(inputs)
+        if training and self._online:
+            return self._online_generation(inputs)
         output = super()._generate_and_score_completions(inputs)
         if training:
             self._after_scoring(output)
@@ -207,6 +230,11 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
 
     # --- masking and metrics ---------------------------------------------------------------------
     def _after_scoring(self, output: dict[str, Any]) -> None:
+        self._log_generation(*self._apply_mask(output))
+
+    def _apply_mask(self, output: dict[str, Any]) -> tuple:
+        """The conditional truncation mask on this batch's advantages; returns (ids, statuses, mask,
+        candidates, truncated) for the generation log."""
         cfg = self.args
         ids = self._last_completion_ids
         if ids is None or len(ids) != len(output["advantages"]):
@@ -230,7 +258,7 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
                                      dtype=torch.bool, device=device)
         if self.mask_truncated_completions:  # DAPO-style: TRL drops every truncated sample from the loss
             mask = truncated
-        self._log_generation(ids, statuses, mask, candidates, truncated)
+        return ids, statuses, mask, candidates, truncated
 
     def _statuses(self, n: int) -> list[str] | None:
         if self._status_source is None:
@@ -240,7 +268,10 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
             raise RuntimeError(f"the reward function reported {len(statuses)} statuses for {n} samples")
         return statuses
 
-    def _log_generation(self, ids, statuses, mask, candidates, truncated) -> None:
+    def _log_generation(self, ids, statuses, mask, candidates, truncated, online: dict[str, float] | None = None,
+                        reward: float | None = None) -> None:
+        """One generation_log row. `online`: the online-filtering columns and `reward` the batch's mean
+        reward (online filtering: TRL's logged advantages were masked per round already)."""
         gather = self.accelerator.gather
         mask_all, cand_all, trunc_all = gather(mask), gather(candidates), gather(truncated)
         lengths = gather(torch.tensor([len(x) for x in ids], device=mask.device, dtype=torch.float32))
@@ -251,9 +282,10 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
             all_statuses = gather_object(statuses)
             rates = {s: sum(x == s for x in all_statuses) / len(all_statuses) for s in rates}
             self.status_counts.update(all_statuses)
-        if mask_all.any():  # keep TRL's completions table consistent with the advantages trained on
-            self._mask_logged_advantages(mask_all)
-        reward = self._metrics["train"]["reward"][-1] if self._metrics["train"]["reward"] else math.nan
+        if online is None:
+            if mask_all.any():  # keep TRL's completions table consistent with the advantages trained on
+                self._mask_logged_advantages(mask_all)
+            reward = self._metrics["train"]["reward"][-1] if self._metrics["train"]["reward"] else math.nan
         row = {
             "step": self.state.global_step,
             "generation": len(self.generation_log),
@@ -270,10 +302,12 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
             "mask_candidates_frac": cand_all.float().mean().item(),
             "diversity": diversity,
             "deadline_frac": rates["deadline"],
+            **dict.fromkeys(ONLINE_FIELDS, math.nan),
+            **(online or {}),
         }
         self.generation_log.append(row)
         for key in ("temperature", "pass_rate", "truncated_frac", "masked_frac", "mask_candidates_frac",
-                    "diversity", "no_code_rate", "error_rate", "deadline_frac"):
+                    "diversity", "no_code_rate", "error_rate", "deadline_frac", *ONLINE_FIELDS):
             if not math.isnan(row[key]):
                 self._metrics["train"][f"microcoder/{key}"].append(row[key])
         self.temperature_controller.observe(self.state.global_step, diversity)
@@ -302,3 +336,161 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
         tail = [0.0 if m else a for a, m in zip(values[-n:], mask_all.tolist(), strict=True)]
         logged.clear()
         logged.extend(values[:-n] + tail)
+
+    # --- online difficulty filtering (dynamic sampling, difficulty pools) ----------------------------
+    def _dataset_problem_ids(self) -> list[str] | None:
+        data = self.train_dataset
+        if not hasattr(data, "__getitem__") or not hasattr(data, "__len__"):
+            raise ValueError("dynamic_sampling / difficulty pools draw extra prompts by index: they need a "
+                             "map-style train_dataset, not an iterable one")
+        names = getattr(data, "column_names", None) or []
+        if "problem_id" in names:
+            return [str(x) for x in data["problem_id"]]
+        if self.pools.enabled:
+            raise ValueError("difficulty pools (easy_threshold / hard_threshold) need a `problem_id` column in "
+                             "train_dataset to know which problem a group belongs to")
+        return None
+
+    def _online_generation(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
+        """Generate and score until the batch holds `len(inputs) / G` groups with a learning signal
+        (dynamic sampling; at most dynamic_sampling_max_rounds extra rounds, then the missing groups
+        are filled with dropped ones masked out of the loss), with pooled problems readmitted only
+        at their pool's fraction. Every process runs the same number of rounds (generation and the
+        gathers are collective)."""
+        cfg, group = self.args, self.num_generations
+        need = len(inputs) // group
+        round_inputs = self._admit(inputs)
+        taken: list[tuple[dict[str, Any], tuple, list[float]]] = []  # (output, log info, rewards) per part
+        first: tuple | None = None  # the first round and its dropped groups: fillers for a short batch
+        have = generated = dropped = extra_rounds = 0
+        while True:
+            output, info, rewards = self._score_round(round_inputs)
+            self._observe_pools(round_inputs, info[1], rewards)
+            varied = varied_groups(rewards, group) if cfg.dynamic_sampling else [True] * need
+            generated += len(varied)
+            dropped += varied.count(False)
+            keep = [g for g, v in enumerate(varied) if v][:need - have]
+            have += len(keep)
+            taken.append(_group_rows(output, info, rewards, keep, group))
+            if first is None:
+                first = (output, info, rewards, [g for g, v in enumerate(varied) if not v])
+            missing = self.accelerator.gather(torch.tensor([need - have], device=self.accelerator.device))
+            if not cfg.dynamic_sampling or missing.max().item() == 0 or extra_rounds >= cfg.dynamic_sampling_max_rounds:
+                break
+            extra_rounds += 1
+            round_inputs = self._admit(self._draw_inputs(need))
+        short = need - have
+        if short:  # the first round had `need` groups and kept at most `need - short`: enough dropped ones
+            taken.append(_masked_out(_group_rows(*first[:3], first[3][:short], group)))
+        output = merge_batches([part[0] for part in taken if len(part[2])], self._tokenizer.pad_token_id)
+        loss_mask = output["completion_mask"] * output["tool_mask"] if "tool_mask" in output else output["completion_mask"]
+        output["num_items_in_batch"] = self.accelerator.gather(loss_mask.sum()).sum()
+        self._log_online(taken, generated, dropped, extra_rounds, short, need)
+        return output
+
+    def _score_round(self, inputs: list[dict[str, Any]]) -> tuple[dict[str, Any], tuple, list[float]]:
+        """One TRL generation + scoring of `inputs`, the mask applied; (batch, log info, local rewards)."""
+        output = GRPOTrainer._generate_and_score_completions(self, inputs)
+        info = self._apply_mask(output)
+        mask_all = self.accelerator.gather(info[2])
+        if mask_all.any():  # TRL logged this round's advantages just now: the tail of its table
+            self._mask_logged_advantages(mask_all)
+        return output, info, self._local_rewards(len(inputs))
+
+    def _local_rewards(self, n: int) -> list[float]:
+        """This process's rows of the last scored batch, reward functions combined as TRL does (NaN:
+        every function returned None)."""
+        per_func = self._last_rewards_per_func
+        start = self.accelerator.process_index * n
+        local = per_func[start:start + n]
+        combined = (local * self.reward_weights.to(local.device).unsqueeze(0)).nansum(dim=1)
+        combined[torch.isnan(local).all(dim=1)] = math.nan
+        return combined.tolist()
+
+    def _observe_pools(self, inputs: list[dict[str, Any]], statuses: list[str] | None, rewards: list[float]) -> None:
+        """Move every generated group's problem by its pass rate (the same moves on every process)."""
+        if not self.pools.enabled:
+            return
+        group = self.num_generations
+        rates = []
+        for g in range(len(inputs) // group):
+            rows = range(g * group, (g + 1) * group)
+            if statuses is not None:
+                judged = [statuses[i] for i in rows if statuses[i] != "deadline"]
+                passed = [s == "pass" for s in judged]
+            else:
+                judged = [rewards[i] for i in rows if not math.isnan(rewards[i])]
+                passed = [r >= self.args.reward_pass for r in judged]
+            rates.append((str(inputs[g * group]["problem_id"]), sum(passed) / len(passed) if passed else math.nan))
+        for problem_id, rate in gather_object(rates):
+            self.pools.observe(problem_id, rate)
+
+    def _admit(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The groups of `inputs`, each pooled problem replaced (unless readmitted) by a problem outside
+        the pools; when every problem is pooled, the sampled one stays."""
+        if not self.pools.enabled:
+            return inputs
+        group, out = self.num_generations, []
+        for g in range(0, len(inputs), group):
+            rows = inputs[g:g + group]
+            if not self.pools.admits(str(rows[0]["problem_id"]), self._online_rng):
+                free = [i for i, p in enumerate(self._problem_ids) if not self.pools.pooled(p)]
+                if free:
+                    rows = [self.train_dataset[self._online_rng.choice(free)]] * group
+            out.extend(dict(r) for r in rows)
+        return out
+
+    def _draw_inputs(self, groups: int) -> list[dict[str, Any]]:
+        """`groups` prompts drawn from the whole dataset (this process's stream), each repeated G times."""
+        n = len(self.train_dataset)
+        rows = [self.train_dataset[self._online_rng.randrange(n)] for _ in range(groups)]
+        return [dict(row) for row in rows for _ in range(self.num_generations)]
+
+    def _log_online(self, taken, generated: int, dropped: int, extra_rounds: int, short: int, need: int) -> None:
+        parts = [p for p in taken if len(p[2])]
+        ids = [x for p in parts for x in p[1][0]]
+        statuses = None if parts[0][1][1] is None else [x for p in parts for x in p[1][1]]
+        mask, candidates, truncated = (torch.cat([p[1][k] for p in parts]) for k in (2, 3, 4))
+        counts = self.accelerator.gather(torch.tensor([generated, dropped, short, need], device=mask.device))
+        generated, dropped, short, need = counts.view(-1, 4).sum(dim=0).tolist()
+        rewards = torch.tensor([r for p in parts for r in p[2]], device=mask.device)
+        reward = torch.nanmean(self.accelerator.gather(rewards)).item()
+        on = self.args.dynamic_sampling
+        online = {
+            "filtered_frac": dropped / generated if on else math.nan,
+            "extra_rounds": float(extra_rounds) if on else math.nan,
+            "unfilled_frac": short / need if on else math.nan,
+            "easy_pool": float(len(self.pools.easy)) if self.pools.easy_threshold is not None else math.nan,
+            "hard_pool": float(len(self.pools.hard)) if self.pools.hard_threshold is not None else math.nan,
+        }
+        if short:
+            log.info("step %d: dynamic sampling left %d of %d groups unfilled after %d extra rounds (their samples "
+                     "are masked out of the loss)", self.state.global_step, short, need, extra_rounds)
+        self._log_generation(ids, statuses, mask, candidates, truncated, online=online, reward=reward)
+
+
+def _rng_state(rng: random.Random) -> list[Any]:
+    version, internal, gauss = rng.getstate()
+    return [version, list(internal), gauss]
+
+
+def _group_rows(output: dict[str, Any], info: tuple, rewards: list[float], groups: list[int],
+                size: int) -> tuple[dict[str, Any], tuple, list[float]]:
+    """The rows of `groups` (indices of groups of `size`) of a scored batch, its log info and rewards."""
+    rows = [g * size + i for g in groups for i in range(size)]
+    ids, statuses, mask, candidates, truncated = info
+    index = torch.tensor(rows, dtype=torch.long, device=mask.device)
+    picked = (
+        [ids[r] for r in rows], None if statuses is None else [statuses[r] for r in rows],
+        mask[index], candidates[index], truncated[index],
+    )
+    return select_rows(output, rows), picked, [rewards[r] for r in rows]
+
+
+def _masked_out(part: tuple) -> tuple:
+    """Filler groups: no learning signal (zero-std rewards: zero advantage) and out of the loss's
+    token count, so they neither move the policy nor dilute the groups trained on."""
+    output = dict(part[0])
+    output["completion_mask"] = torch.zeros_like(output["completion_mask"])
+    output["advantages"] = torch.zeros_like(output["advantages"])
+    return output, part[1], part[2]
