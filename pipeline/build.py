@@ -4,11 +4,18 @@ build's stats, from the filter stage's problems.
 Layout of `data/curated/` (what `datasets.load_dataset("data/curated")` reads):
     README.md                         card with YAML front matter (configs, license, ...)
     data/train-00000-of-0000N.parquet the rows: the full Problem record + difficulty columns + prompt
+    out_of_band/train-*.parquet       every other rolled-out problem (outside the band), same columns:
+                                      what re-banding draws on (pipeline/difficulty/reband.py)
+    provenance.json                   the upstream figures and settings the card shows (a re-band reuses them)
     plots/pass_rate_hist.csv          DVC plot data
     plots/difficulty_by_source.csv
     stats.json                        the build's figures (read = kept + rejected, by source, ...)
     settings.json                     the build's settings (name, version, ...)
     rejects.jsonl                     input records that cannot be built (invalid, duplicate id, no prompt)
+
+The default config is the band's rows (`data/`), what `microcoder train` and the exports read;
+the card declares further configs over the same files (`all`, `unsolved`, `platform-NAME`,
+`band-LO-HI` from `bands`), selected by the Parquet builder's row `filters`.
 
 The shards are written into a hidden staging folder and swapped in whole, so a reader (the train
 stage) never sees a mix of two builds or a partial set, and a killed build leaves the previous
@@ -17,6 +24,7 @@ one in place; the next build removes the leftovers.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import re
@@ -28,9 +36,10 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 
-from pipeline.card import DEFAULT_TAGS, render_card, upstream_records
+from pipeline.card import DEFAULT_TAGS, portable, render_card, upstream_records
 from pipeline.config import settings_record
 from pipeline.inputs import InputError, load_problems
 from pipeline.io import RejectsWriter, atomic_path, problems_to_table, write_text_atomic
@@ -42,6 +51,8 @@ log = logging.getLogger(__name__)
 STAGE = "build"
 MESSAGE_TYPE = pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))
 STAGING_PREFIX = ".data-"  # hidden staging / retired shard folders next to data/
+OUT_OF_BAND_DIR = "out_of_band"
+PROVENANCE = "provenance.json"
 
 
 @dataclass
@@ -57,9 +68,26 @@ class BuildConfig:
     thinking: bool = field(default=False, metadata={"help": "Thinking wording in the training prompts."})
     system_prompt: str | None = field(default=None, metadata={"help": "System prompt of the training prompts (null = built-in)."})
     include_reference_solutions: bool = field(default=True, metadata={"help": "Keep reference solutions in the rows."})
+    bands: list[str] = field(default_factory=lambda: ["0.1-0.9"], metadata={
+        "help": "Extra configs `band-LO-HI` over every rolled-out row (LO <= pass rate <= HI), e.g. 0.1-0.9."})
 
     def __post_init__(self) -> None:
         parse_size(self.max_shard_size)  # a bad size is a params error before any work
+        for band in self.bands:
+            parse_band(band)
+
+
+def parse_band(text: str) -> tuple[float, float]:
+    """`0.1-0.9` or `0.1,0.9` -> (0.1, 0.9), checked as the filter's band."""
+    from pipeline.difficulty.band import Band
+
+    parts = re.split(r"[,-]", str(text).strip())
+    try:
+        lo, hi = (float(x) for x in parts)
+        Band(lo, hi)
+    except ValueError as e:
+        raise ValueError(f"bad band {text!r}: use LO,HI (or LO-HI) with 0 <= LO <= HI <= 1 ({e})") from None
+    return lo, hi
 
 
 def parse_size(text: str | int) -> int:
@@ -109,16 +137,17 @@ def training_table(problems, cfg: BuildConfig) -> tuple[pa.Table, list[tuple[Any
     return table, rejected
 
 
-def write_shards(table: pa.Table, out_dir: Path, max_shard_bytes: int) -> list[Path]:
+def write_shards(table: pa.Table, out_dir: Path, max_shard_bytes: int, folder: str = "data") -> list[Path]:
     """Hub layout `data/train-0000k-of-0000N.parquet`, N from the table's in-memory size (like
     `datasets.push_to_hub`), contiguous row ranges. The shards are staged in a hidden folder and
     swapped in whole for the shards of an earlier build."""
-    data_dir = out_dir / "data"
+    data_dir = out_dir / folder
     retired = out_dir / f"{STAGING_PREFIX}retired"
     out_dir.mkdir(parents=True, exist_ok=True)
-    for leftover in out_dir.glob(STAGING_PREFIX + "*"):  # from a build that was killed
-        log.warning("removing %s, left by an interrupted build", leftover)
-        shutil.rmtree(leftover, ignore_errors=True)
+    if folder == "data":
+        for leftover in out_dir.glob(STAGING_PREFIX + "*"):  # from a build that was killed
+            log.warning("removing %s, left by an interrupted build", leftover)
+            shutil.rmtree(leftover, ignore_errors=True)
     staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX + "staging-", dir=out_dir))
     try:
         staging.chmod(0o755)  # mkdtemp makes it private; it becomes an ordinary output folder
@@ -233,12 +262,79 @@ def publish_settings(params_path: str | Path) -> dict[str, Any]:
     return section if isinstance(section, dict) else {}
 
 
+# --- per-model difficulty and configs ----------------------------------------------------------
+def model_figures(table: pa.Table, in_default: list[bool]) -> list[dict[str, Any]]:
+    """One record per measuring model and settings (`model_difficulty` entries) over every row of
+    the release: problems measured (all / in the default config), samples, passes, statuses, mean
+    pass rate and its histogram."""
+    from pipeline.difficulty.filter import MEASUREMENT_KEY
+
+    if "model_difficulty" not in table.column_names:
+        return []
+    models: dict[tuple, dict[str, Any]] = {}
+    for entries, default in zip(table.column("model_difficulty").to_pylist(), in_default, strict=True):
+        for e in entries or []:
+            m = models.setdefault(tuple(e.get(k) for k in MEASUREMENT_KEY), {
+                **{k: e.get(k) for k in MEASUREMENT_KEY}, "problems": 0, "problems_in_default": 0, "samples": 0,
+                "correct": 0, "system_errors": 0, "unsolved": 0, "statuses": {}, "rates": []})
+            m["problems"] += 1
+            m["problems_in_default"] += int(default)
+            m["samples"] += e["n_samples"] or 0
+            m["correct"] += e["n_correct"] or 0
+            m["system_errors"] += e["n_system_errors"] or 0
+            for st in e.get("statuses") or []:
+                m["statuses"][st["status"]] = m["statuses"].get(st["status"], 0) + st["count"]
+            if e.get("pass_rate") is not None:
+                m["rates"].append(e["pass_rate"])
+                m["unsolved"] += int(e["pass_rate"] == 0)
+    out = []
+    for m in models.values():
+        from pipeline.difficulty.filter import histogram
+
+        rates = m.pop("rates")
+        m["mean_pass_rate"] = round(sum(rates) / len(rates), 4) if rates else None
+        m["pass_rate_histogram"] = histogram(rates)
+        m["statuses"] = dict(sorted(m["statuses"].items()))
+        out.append(m)
+    return out
+
+
+def release_configs(figures: dict[str, Any], bands: list[str], has_out_of_band: bool) -> list[dict[str, Any]]:
+    """The card's `configs`: `default` (the band's rows), `all` (every rolled-out row), `unsolved`,
+    one per platform, and `band-LO-HI` per `bands`; row subsets by the Parquet builder's `filters`."""
+    from pipeline.card import SHARD_PATTERN
+
+    every = [SHARD_PATTERN, f"{OUT_OF_BAND_DIR}/train-*"] if has_out_of_band else SHARD_PATTERN
+
+    def config(name: str, path: Any, filters: list | None = None) -> dict[str, Any]:
+        return {"config_name": name, "data_files": [{"split": "train", "path": path}],
+                **({"filters": filters} if filters else {})}
+
+    out = [config("default", SHARD_PATTERN)]
+    if has_out_of_band:
+        out.append(config("all", list(every)))
+    if figures.get("unsolved"):
+        out.append(config("unsolved", SHARD_PATTERN, [["unsolved", "==", True]]))
+    for platform in figures.get("by_platform", {}):
+        if platform != "unknown" and re.fullmatch(r"[\w.-]+", platform):
+            out.append(config(f"platform-{platform}", SHARD_PATTERN, [["platform", "==", platform]]))
+    for band in bands:
+        lo, hi = parse_band(band)
+        out.append(config(f"band-{lo:g}-{hi:g}", list(every) if has_out_of_band else every, [["pass_rate", ">=", lo], ["pass_rate", "<=", hi]]))
+    return out
+
+
+def unify(tables: list[pa.Table]) -> pa.Table:
+    """One table from the band's and the other rows (their stage columns may differ)."""
+    return pa.concat_tables(tables, promote_options="default")
+
+
 # --- the stage ------------------------------------------------------------------------------
 def run_build(cfg: BuildConfig, filtered_path: str | Path, out_dir: str | Path, *, data_dir: str | Path = "data",
-              params_path: str | Path = "params.yaml") -> dict[str, Any]:
-    """Build `out_dir` (see the module docs) from the filter stage's problems; returns its stats."""
+              params_path: str | Path = "params.yaml", out_of_band_path: str | Path | None = None) -> dict[str, Any]:
+    """Build `out_dir` (see the module docs) from the filter stage's problems (and the filter's
+    `out_of_band.parquet` beside them, or `out_of_band_path`); returns its stats."""
     out_dir = Path(out_dir)
-    max_shard_bytes = parse_size(cfg.max_shard_size)
     loaded = load_problems(filtered_path, "build input")
     table, unprompted = training_table(loaded.problems, cfg)
     stats = StageStats(unit="problems", read=loaded.read)
@@ -255,19 +351,59 @@ def run_build(cfg: BuildConfig, filtered_path: str | Path, out_dir: str | Path, 
     if stats.rejected:
         log.warning("%d of %d input records cannot be built: see %s", stats.rejected, loaded.read,
                     out_dir / "rejects.jsonl")
-    shards = write_shards(table, out_dir, max_shard_bytes)
-    figures = shard_figures(shards)
-    stats.kept = figures.pop("rows_in_shards")
-    stats.figures = {**figures, "shards": len(shards),
-                     "shard_files": [p.relative_to(out_dir).as_posix() for p in shards]}
-    data = stats.as_dict()  # checks read == kept + rejected: the shards hold every record not rejected
+    rest = _out_of_band_rows(filtered_path, out_of_band_path, cfg)
     upstream, settings = upstream_records(data_dir, params_path)
     settings["build"] = settings_record(cfg)
     revision = git_revision(Path(params_path).resolve().parent if Path(params_path).exists() else ".")
-    publish = publish_settings(params_path)
-    card = render_card(cfg, data, upstream, settings, revision, dataset_info(table, shards),
-                       repo_id=publish.get("repo_id") or None, tag_prefix=str(publish.get("tag_prefix") or "v"))
+    provenance = {"upstream": upstream, "settings": settings, "git_revision": revision,
+                  "publish": publish_settings(params_path)}
+    combined = unify([table, rest]) if rest.num_rows else table
+    in_band = [True] * table.num_rows + [False] * rest.num_rows
+    return write_release(cfg, combined, in_band, out_dir, stats, provenance)
+
+
+def _out_of_band_rows(filtered_path: str | Path, out_of_band_path: str | Path | None, cfg: BuildConfig) -> pa.Table:
+    """The rolled-out problems outside the band (the filter's `out_of_band.parquet`), as rows; none
+    when the filter wrote none (an older filter output) or they cannot be prompted."""
+    from pipeline.difficulty.filter import OUT_OF_BAND
+
+    path = Path(out_of_band_path) if out_of_band_path else Path(filtered_path).parent / OUT_OF_BAND
+    if not path.is_file():
+        return pa.table({})
+    loaded = load_problems(path, "out-of-band problems")
+    table, unprompted = training_table(loaded.problems, cfg)
+    if unprompted or loaded.rejects:
+        log.warning("%d out-of-band records of %s cannot be built (left out)", len(unprompted) + len(loaded.rejects),
+                    path)
+    return table
+
+
+def write_release(cfg: BuildConfig, table: pa.Table, in_band: list[bool], out_dir: Path, stats: StageStats,
+                  provenance: dict[str, Any]) -> dict[str, Any]:
+    """Shards (`data/`: rows with `in_band`; `out_of_band/`: the rest), card, plots, provenance and
+    stats of a release; returns the stats."""
+    mask = pa.array(in_band, pa.bool_())
+    default, rest = table.filter(mask), table.filter(pa.compute.invert(mask))
+    max_shard_bytes = parse_size(cfg.max_shard_size)
+    shards = write_shards(default, out_dir, max_shard_bytes)
+    if rest.num_rows:
+        write_shards(rest, out_dir, max_shard_bytes, folder=OUT_OF_BAND_DIR)
+    else:
+        shutil.rmtree(out_dir / OUT_OF_BAND_DIR, ignore_errors=True)
+    figures = shard_figures(shards)
+    stats.kept = figures.pop("rows_in_shards")
+    stats.figures = {**figures, "shards": len(shards),
+                     "shard_files": [p.relative_to(out_dir).as_posix() for p in shards],
+                     "out_of_band_rows": rest.num_rows, "models": model_figures(table, in_band)}
+    data = stats.as_dict()  # checks read == kept + rejected: the shards hold every record not rejected
+    publish = provenance.get("publish") or {}
+    configs = release_configs(data, cfg.bands, bool(rest.num_rows))
+    card = render_card(cfg, data, provenance["upstream"], provenance["settings"], provenance["git_revision"],
+                       dataset_info(default, shards), repo_id=publish.get("repo_id") or None,
+                       tag_prefix=str(publish.get("tag_prefix") or "v"), configs=configs)
     write_text_atomic(out_dir / "README.md", card)
+    shareable = {**provenance, "upstream": portable(provenance["upstream"]), "settings": portable(provenance["settings"])}
+    write_text_atomic(out_dir / PROVENANCE, json.dumps(shareable, indent=2, sort_keys=True, default=str) + "\n")
     write_plots(data, out_dir / "plots")
     write_stats(out_dir, stats, settings=cfg, stage=STAGE)
-    return {**data, "git_revision": revision}
+    return {**data, "git_revision": provenance["git_revision"]}

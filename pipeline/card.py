@@ -387,9 +387,58 @@ def versions_section(current: dict[str, Any], history: list[dict[str, Any]] | No
     return "## Versions\n\n" + _md_table(["tag", "rows", "sources", "changes from the previous version"], rows) + note
 
 
+def model_section(models: list[dict[str, Any]] | None) -> str:
+    """The difficulty tables per policy model (each row's `model_difficulty` entries, summed)."""
+    if not models:
+        return "## Difficulty per policy model\n\nNo row carries a per-model measurement (`model_difficulty`)."
+    rows, hists = [], []
+    for m in models:
+        name = f"`{portable(str(m.get('model')))}`" + (f" @ `{m['revision']}`" if m.get("revision") else " (revision not recorded)")
+        sampling = (f"T={m.get('temperature')}, top_p={m.get('top_p')}, max_tokens={m.get('max_tokens')}, "
+                    f"seed={m.get('seed')}, thinking={m.get('thinking')}")
+        statuses = ", ".join(f"{k} {v}" for k, v in m["statuses"].items())
+        rows.append([name, m.get("backend"), sampling, m.get("k"), m["problems"], m["problems_in_default"],
+                     m["samples"], m["correct"], m["mean_pass_rate"], m["unsolved"], statuses])
+        hists.append(f"### Pass-rate histogram of {name}\n" + _md_table(
+            ["pass rate", "problems (all configs)"], [[k, v] for k, v in m["pass_rate_histogram"].items()]))
+    table = _md_table(["model", "backend", "sampling", "k", "problems", "in default config", "judged samples",
+                       "passes", "mean pass rate", "unsolved", "statuses"], rows)
+    return "\n\n".join(["## Difficulty per policy model",
+                         "Each row's `model_difficulty` lists one entry per policy model that rolled it out (model "
+                         "id and revision, sampling settings, k, judged samples `n_samples`, passes `n_correct`, "
+                         "system errors and per-status counts); a rollout with another model adds its entry. "
+                         "`pass_rate` and the band use the first model listed here.", table, *hists])
+
+
+def configs_section(configs: list[dict[str, Any]] | None, repo_id: str | None, version: str,
+                    tag_prefix: str = "v") -> str:
+    """What each config holds and how to load one."""
+    what = {"default": "the rows in the filter's pass-rate band (what training reads)",
+            "all": "every rolled-out problem, the band's and the rest (`out_of_band/`), for re-banding",
+            "unsolved": "the default config's rows no sample of the policy solved"}
+    rows = []
+    for c in configs or []:
+        name = c["config_name"]
+        if name in what:
+            held = what[name]
+        elif name.startswith("platform-"):
+            held = f"the default config's rows from {name.removeprefix('platform-')}"
+        else:
+            held = "rows of `all` whose measured pass rate lies in " + name.removeprefix("band-").replace("-", " .. ")
+        rows.append([f"`{name}`", held])
+    repo = repo_id or "<owner>/<name>"
+    return ("## Configs\n\n" + _md_table(["config", "rows"], rows)
+            + "\n\nConfigs other than `default` and `all` select rows with the Parquet builder's `filters` "
+              "(recent `datasets`). Load one by name and tag:\n\n```python\nfrom datasets import load_dataset\n"
+              f"ds = load_dataset(\"{repo}\", \"unsolved\", split=\"train\", revision=\"{tag_prefix}{version}\")\n```\n\n"
+              "Another band, from this release alone (no new rollouts): `microcoder filter --band LO,HI "
+              "--release DIR --out NEW_DIR` writes a release whose default config is that band.")
+
+
 def render_card(cfg, stats: dict[str, Any], upstream: dict[str, Any], settings: dict[str, Any],
                 revision: str, info: dict[str, Any] | None = None, *, repo_id: str | None = None,
-                history: list[dict[str, Any]] | None = None, tag_prefix: str = "v") -> str:
+                history: list[dict[str, Any]] | None = None, tag_prefix: str = "v",
+                configs: list[dict[str, Any]] | None = None) -> str:
     """The card of build config `cfg` (pipeline.build.BuildConfig) with the build's `stats`; `repo_id`
     (the publish target) for the usage and citation, `history` the earlier versions' records
     (`version_record`, oldest first) for the versions section."""
@@ -403,7 +452,7 @@ def render_card(cfg, stats: dict[str, Any], upstream: dict[str, Any], settings: 
         "task_categories": list(cfg.task_categories),
         "tags": list(cfg.tags),
         **({"dataset_info": info} if info else {}),
-        "configs": [{"config_name": "default", "data_files": [{"split": "train", "path": SHARD_PATTERN}]}],
+        "configs": configs or [{"config_name": "default", "data_files": [{"split": "train", "path": SHARD_PATTERN}]}],
     }
     s = stats
     parts = [
@@ -419,10 +468,12 @@ def render_card(cfg, stats: dict[str, Any], upstream: dict[str, Any], settings: 
            "id, or no training prompt) and are listed in the build's `rejects.jsonl`." if s.get("rejected") else ""),
         "Each row is a full problem record (statement, style, starter code / entry point, tests, checker, "
         "limits, metadata) plus the difficulty columns of the filter (`pass_rate`, `n_samples`, `pass_at_k`, "
-        "`unsolved`, `difficulty_scores`, `predicted_difficulty`, `predicted_pass_rate`, `selection_reason`) "
-        "and `prompt`, the chat messages used for training (explicit stdin/stdout or function-completion "
+        "`unsolved`, `difficulty_scores`, `predicted_difficulty`, `predicted_pass_rate`, `selection_reason`), "
+        "`model_difficulty` (the measurement per policy model) and `prompt`, the chat messages used for training (explicit stdin/stdout or function-completion "
         "instructions). Functional tests hold one JSON value per argument line and the JSON of the return value.",
         usage(repo_id, cfg.version, tag_prefix),
+        configs_section(configs, repo_id, cfg.version, tag_prefix),
+        model_section(s.get("models")),
         strength_section(upstream.get("validate"), upstream.get("testgen")),
         "## Statistics",
         _counts("By source", "source", s["by_source"]),

@@ -1,5 +1,6 @@
 """`microcoder filter`: pass-rate band plus the optional calibrated LLM difficulty prediction
-(pipeline/difficulty/filter.py)."""
+(pipeline/difficulty/filter.py); with `--release DIR --band LO,HI --out NEW`, a built release
+re-banded without new rollouts (pipeline/difficulty/reband.py)."""
 
 from __future__ import annotations
 
@@ -15,14 +16,38 @@ CONFIG = ("filter", "pipeline.difficulty.filter:FilterConfig")
 
 def main(
     problems: Annotated[Path, typer.Option(help="Validated problems (parquet file/dir or jsonl).")] = Path("data/validated/problems.parquet"),
-    rollouts: Annotated[Path, typer.Option(help="Rollout shards directory.")] = Path("data/rollouts"),
+    rollouts: Annotated[list[Path], typer.Option(help="Rollout shards directory; repeat it for more policy models "
+                                                      "(the first decides the band, each adds its "
+                                                      "model_difficulty entry).")] = [Path("data/rollouts")],  # noqa: B006
     out_dir: Annotated[Path, typer.Option(help="Output directory.")] = Path("data/filtered"),
+    release: Annotated[Path | None, typer.Option(help="Re-band this built release (no rollouts read); needs --band "
+                                                      "and --out.")] = None,
+    band: Annotated[str | None, typer.Option(help="LO,HI: the pass-rate band of a re-banded release.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Folder of the re-banded release.")] = None,
+    model: Annotated[str | None, typer.Option(help="Re-band by this policy model's measurement (ID or ID@REVISION; "
+                                                   "default: the release's pass_rate).")] = None,
     params: ParamsOpt = Path("params.yaml"),
     set_: SetOpt = None,
     progress: ProgressOpt = True,
     debug: DebugOpt = False,
 ) -> None:
     from pipeline.stage import run_stage
+
+    def rebanded() -> None:
+        from pipeline.build import parse_band
+        from pipeline.difficulty.band import Band
+        from pipeline.difficulty.reband import reband
+        from pipeline.inputs import InputError
+
+        if band is None or out is None:
+            raise InputError("--release needs --band LO,HI and --out DIR")
+        try:
+            chosen = Band(*parse_band(band))
+        except ValueError as e:
+            raise InputError(str(e)) from None
+        s = reband(release, out, chosen, model=model)
+        typer.echo(f"filter: re-banded {release} to [{band}]: {s['kept']} rows in the default config, "
+                   f"{s['out_of_band_rows']} outside -> {out}")
 
     def body() -> None:
         from pipeline.difficulty.filter import FilterConfig, run_filter
@@ -36,4 +61,6 @@ def main(
         typer.echo(f"filter: read {r['read']}, kept {r['kept']} {r['kept_by_reason']}, rejected {r['rejected']} "
                    f"{r['rejected_by_reason']}; {fit}")
 
-    run_stage("filter", body, debug)
+    if release is None and (band or out or model):
+        raise typer.BadParameter("--band, --out and --model re-band a built release: give --release DIR")
+    run_stage("filter", rebanded if release is not None else body, debug)

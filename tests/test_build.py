@@ -66,7 +66,9 @@ def test_build_layout_card_and_load_dataset(filtered, tmp_path):
     assert hist["0.0-0.1"] == 3 and hist["0.2-0.3"] == 3 and hist["0.5-0.6"] == 3 and hist["0.7-0.8"] == 3
     card = (out / "README.md").read_text()
     front = yaml.safe_load(card.split("---\n")[1])
-    assert front["configs"] == [{"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*"}]}]
+    assert front["configs"][0] == {"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*"}]}
+    assert sorted(c["config_name"] for c in front["configs"][1:]) == [
+        "band-0.1-0.9", "platform-atcoder", "platform-codeforces", "platform-leetcode", "unsolved"]
     assert front["size_categories"] == ["n<1K"] and front["license"] == ["mit", "other"]  # LeetCode statements are not MIT
     assert "text-generation" in front["task_categories"] and "code" in front["tags"]
     assert "# MicroCoder-Dataset v1.2.3" in card

@@ -80,7 +80,7 @@ def test_band_only(stage_inputs):
     assert stats == {"unit": "problems", "read": 14, "kept": 8, "rejected": 6,
                      "rejected_by_reason": {"too_easy": 2, "unmeasured": 4},
                      "kept_by_reason": {"in_band": 6, "unsolved": 2}, "measured": 10, "system_errors": 1,
-                     "rollouts_not_in_problems": 1}
+                     "rollouts_not_in_problems": 1, "out_of_band": 2}
     settings = json.loads((tmp / "out" / "settings.json").read_text())
     assert settings["max_pass_rate"] == 0.75 and settings["predict"]["calibration"] == "isotonic"
     schema = pq.read_schema(tmp / "out" / "problems.parquet")

@@ -6,6 +6,15 @@ Every input record ends in `problems.parquet` (kept, with `selection_reason`) or
 `rejected_by_reason` and `kept_by_reason`), `settings.json` the settings, and `report.json` the
 same counts plus the histograms, the prediction and the calibration fit with its error.
 
+Each row's `model_difficulty` lists its measured difficulty per policy model (as Skywork-OR1's
+`model_difficulty`): model id and revision, sampling settings, k, samples, passes and per-status
+counts. Every rollouts folder given adds its model's entry; entries the input rows already carry
+(a release filtered before with another model) are kept, one of the same model and settings is
+replaced. The first rollouts folder decides the band (`pass_rate` and the columns beside it).
+Problems outside the band leave their full row, difficulty included, in `out_of_band.parquet`
+besides their reject, so a built release can be re-banded without new rollouts
+(pipeline/difficulty/reband.py).
+
 The rollouts must be those of this input: a missing rollouts folder, or samples judged against
 other tests than the problems have now (the rollout stage was not rerun), is an error.
 """
@@ -20,7 +29,14 @@ from typing import Any
 
 import pyarrow as pa
 
-from pipeline.difficulty.band import UNMEASURED, Band
+from pipeline.difficulty.band import (
+    PREDICTED_TOO_EASY,
+    PREDICTED_TOO_HARD,
+    TOO_EASY,
+    TOO_HARD,
+    UNMEASURED,
+    Band,
+)
 from pipeline.difficulty.calibrate import CalibrationError, fit_calibration
 from pipeline.difficulty.passrate import aggregate
 from pipeline.difficulty.predict import DIMENSIONS, PredictConfig, predict_difficulty
@@ -31,7 +47,27 @@ from pipeline.stage import StageStats, write_stats
 
 log = logging.getLogger(__name__)
 
+OUT_OF_BAND = "out_of_band.parquet"
 SCORES_TYPE = pa.struct([(k, pa.int32()) for k in DIMENSIONS])
+STATUS_COUNTS_TYPE = pa.list_(pa.struct([("status", pa.string()), ("count", pa.int32())]))
+# One policy model's measurement of one problem; the first fields identify the measurement.
+MODEL_DIFFICULTY_TYPE = pa.struct([
+    ("model", pa.string()),
+    ("revision", pa.string()),
+    ("backend", pa.string()),
+    ("temperature", pa.float64()),
+    ("top_p", pa.float64()),
+    ("max_tokens", pa.int32()),
+    ("seed", pa.int64()),
+    ("thinking", pa.bool_()),
+    ("k", pa.int32()),
+    ("n_samples", pa.int32()),
+    ("n_correct", pa.int32()),
+    ("n_system_errors", pa.int32()),
+    ("pass_rate", pa.float64()),
+    ("statuses", STATUS_COUNTS_TYPE),
+])
+MEASUREMENT_KEY = ("model", "revision", "backend", "temperature", "top_p", "max_tokens", "seed", "thinking", "k")
 FILTER_COLUMNS = pa.schema([
     ("pass_rate", pa.float64()),
     ("n_samples", pa.int32()),
@@ -43,6 +79,7 @@ FILTER_COLUMNS = pa.schema([
     ("predicted_pass_rate", pa.float64()),
     ("prediction_error", pa.string()),
     ("selection_reason", pa.string()),
+    ("model_difficulty", pa.list_(MODEL_DIFFICULTY_TYPE)),
 ])
 
 
@@ -69,16 +106,76 @@ def histogram(values: list[float], bins: int = 10) -> dict[str, int]:
     return out
 
 
-def run_filter(cfg: FilterConfig, problems_path: str | Path, rollouts_dir: str | Path, out_dir: str | Path, *,
+OUT_OF_BAND_REASONS = (TOO_EASY, TOO_HARD, PREDICTED_TOO_EASY, PREDICTED_TOO_HARD)
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    import json
+
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def measuring_model(rollouts_dir: str | Path) -> dict[str, Any]:
+    """Who measured a rollouts folder, and how: the MEASUREMENT_KEY fields from its shards' manifest
+    (the generation settings and the model's revision), else its settings.json; None where unknown."""
+    rollouts_dir = Path(rollouts_dir)
+    manifest = _read_json(rollouts_dir / "shards" / "manifest.json") or {}
+    recorded = (manifest.get("fingerprint") or {}).get("generation") or _read_json(rollouts_dir / "settings.json") or {}
+    out = {key: recorded.get(key) for key in MEASUREMENT_KEY}
+    out["revision"] = (manifest.get("model") or {}).get("revision") or recorded.get("model_revision")
+    return out
+
+
+def model_entries(rollouts: pa.Table, model: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """{problem id: its MODEL_DIFFICULTY_TYPE entry} from one model's rollout rows."""
+    entries: dict[str, dict[str, Any]] = {}
+    for pid, status in zip(rollouts.column("problem_id").to_pylist(), rollouts.column("status").to_pylist(),
+                           strict=True):
+        entries.setdefault(pid, Counter())[status] += 1
+    out = {}
+    for pid, statuses in entries.items():
+        judged = sum(n for st, n in statuses.items() if st != "SE")
+        out[pid] = {**model, "k": model.get("k") or sum(statuses.values()), "n_samples": judged,
+                    "n_correct": statuses.get("AC", 0), "n_system_errors": statuses.get("SE", 0),
+                    "pass_rate": statuses.get("AC", 0) / judged if judged else None,
+                    "statuses": [{"status": st, "count": n} for st, n in sorted(statuses.items())]}
+    return out
+
+
+def merge_entries(existing: list[dict[str, Any]] | None, new: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries a row carries plus `new`: an entry of the same model and settings is replaced
+    (a rerun measures it again), another model's is kept."""
+    def key(e: dict[str, Any]) -> tuple:
+        return tuple(e.get(k) for k in MEASUREMENT_KEY)
+
+    fresh = {key(e) for e in new}
+    return [e for e in existing or [] if key(e) not in fresh] + list(new)
+
+
+def run_filter(cfg: FilterConfig, problems_path: str | Path, rollouts_dir: str | Path | list, out_dir: str | Path, *,
                predict_backend=None) -> dict[str, Any]:
+    """Filter `problems_path` by the pass rates of `rollouts_dir` (one folder, or several: the first
+    decides the band, each adds its model's `model_difficulty` entry) into `out_dir`."""
     from pipeline.rollout.runner import read_rollouts
 
     out_dir = Path(out_dir)
+    folders = [Path(d) for d in (rollouts_dir if isinstance(rollouts_dir, (list, tuple)) else [rollouts_dir])]
+    if not folders:
+        raise InputError("no rollouts folder given")
     loaded = load_problems(problems_path, "filter input")
     problems = loaded.problems
     ids = {p.id for p in problems}
-    rollouts = read_rollouts(require_input(rollouts_dir, "rollouts folder"), ["problem_id", "status", "judge_hash"])
-    _check_fresh(rollouts, problems, rollouts_dir)
+    measured_by: list[dict[str, dict[str, Any]]] = []
+    for i, folder in enumerate(folders):
+        table = read_rollouts(require_input(folder, "rollouts folder"), ["problem_id", "status", "judge_hash"])
+        _check_fresh(table, problems, folder)
+        measured_by.append(model_entries(table, measuring_model(folder)))
+        if i == 0:
+            rollouts = table
     stats = aggregate(rollouts, cfg.pass_k)
     orphan = sorted(set(stats) - ids)
     if orphan:
@@ -88,6 +185,7 @@ def run_filter(cfg: FilterConfig, problems_path: str | Path, rollouts_dir: str |
     calibrator, calibration = _calibrate(cfg.predict, problems, stats, predictions)
 
     kept: list[Problem] = []
+    out_of_band: list[Problem] = []
     counts = StageStats(unit="problems", read=loaded.read)
     kept_by_reason: Counter[str] = Counter()
     with RejectsWriter(out_dir / "rejects.jsonl", "filter") as rejects:
@@ -108,6 +206,8 @@ def run_filter(cfg: FilterConfig, problems_path: str | Path, rollouts_dir: str |
                 "predicted_difficulty": pred.score if pred else None,
                 "predicted_pass_rate": None,
                 "prediction_error": pred.error if pred else None,
+                "model_difficulty": merge_entries(p.extra.get("model_difficulty"),
+                                                  [m[p.id] for m in measured_by if p.id in m]) or None,
             }
             if calibrator is not None and pred is not None and pred.score is not None:
                 cols["predicted_pass_rate"] = float(calibrator.predict([pred.score])[0])
@@ -130,8 +230,11 @@ def run_filter(cfg: FilterConfig, problems_path: str | Path, rollouts_dir: str |
             else:
                 counts.reject(reason)
                 rejects.add(p.id, f"{reason}: {detail}; band [{cfg.min_pass_rate}, {cfg.max_pass_rate}]", p)
+                if reason in OUT_OF_BAND_REASONS:
+                    out_of_band.append(p)
     counts.kept = len(kept)
     write_problems(out_dir / "problems.parquet", kept, extra_schema=FILTER_COLUMNS)
+    write_problems(out_dir / OUT_OF_BAND, out_of_band, extra_schema=FILTER_COLUMNS)
 
     measured_rates = [s.pass_rate for pid, s in stats.items() if pid in ids and s.pass_rate is not None]
     missing = [pid for pid, pr in predictions.items() if pr.scores is None]
@@ -140,6 +243,7 @@ def run_filter(cfg: FilterConfig, problems_path: str | Path, rollouts_dir: str |
         "measured": len(measured_rates),
         "system_errors": sum(s.n_system_errors for pid, s in stats.items() if pid in ids),
         "rollouts_not_in_problems": len(orphan),
+        "out_of_band": len(out_of_band),
     }
     stage_stats = write_stats(out_dir, counts, settings=cfg, stage="filter")
     report = {

@@ -136,6 +136,31 @@ def judge_hash(problem: Problem) -> str:
     return hashlib.sha256(json.dumps(fields, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()[:16]
 
 
+def model_revision(model: str, backend: str) -> str | None:
+    """The policy's revision, where it can be known: a local folder's content hash (`sha256:...` over
+    its files' names and bytes), a Hub id's commit in the local Hub cache (the snapshot a backend
+    loads offline), else None (an openai endpoint's served name, a Hub id not cached yet)."""
+    path = Path(model)
+    if backend != "openai" and path.is_dir():
+        h = hashlib.sha256()
+        for f in sorted(p for p in path.rglob("*") if p.is_file()
+                        and not any(part.startswith(".") for part in p.relative_to(path).parts)):
+            h.update(f.relative_to(path).as_posix().encode() + b"\x00")
+            with f.open("rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(block)
+            h.update(b"\x00")
+        return "sha256:" + h.hexdigest()[:16]
+    if backend == "openai" or "/" not in model:
+        return None
+    try:
+        from huggingface_hub.constants import HF_HUB_CACHE
+    except ImportError:
+        return None
+    ref = Path(HF_HUB_CACHE) / f"models--{model.replace('/', '--')}" / "refs" / "main"
+    return ref.read_text().strip() if ref.is_file() else None
+
+
 def evaluator_digest() -> str:
     """A hash of the judging code (the evaluator's code as validate's and testgen's caches key it,
     `code_digest`, plus the scoring path and code extraction): changed judging code means stale
@@ -171,7 +196,7 @@ def _discard(shards: list[Path], why: str) -> None:
 
 
 def prepare_resume(out_dir: Path, cfg: RolloutConfig, wanted: dict[str, tuple[str, str]],
-                   evaluator: Any = None) -> tuple[set[str], set[str]]:
+                   evaluator: Any = None, revision: str | None = None) -> tuple[set[str], set[str]]:
     """Check the manifest and the stored rows against `wanted` ({problem id: (prompt hash, judge
     hash)}); drop every row that cannot be kept. Returns the ids of problems already complete,
     and the subset of them whose stored verdicts must be judged again."""
@@ -193,6 +218,10 @@ def prepare_resume(out_dir: Path, cfg: RolloutConfig, wanted: dict[str, tuple[st
     changed = _changed(old.get("generation"), new["generation"])
     if changed:
         _discard(shards, f"rollout settings changed ({', '.join(changed)})")
+        return set(), set()
+    stored_revision = (stored.get("model") or {}).get("revision")
+    if stored_revision and revision and stored_revision != revision:  # same path or id, other weights
+        _discard(shards, f"the model changed (revision {stored_revision} -> {revision})")
         return set(), set()
     judge_changed = _changed(old.get("judge"), new["judge"])
     if judge_changed:
@@ -322,7 +351,8 @@ def run_rollout(cfg: RolloutConfig, problems_path: str | Path, out_dir: str | Pa
         log.warning("%d of %d input records cannot be rolled out: see %s", stats.rejected, loaded.read,
                     out_dir / "rejects.jsonl")
     wanted = {p.id: (prompt_hash(m), judge_hash(p)) for p, m in accepted}
-    done, rejudge = prepare_resume(out_dir, cfg, wanted, evaluator)
+    revision = model_revision(cfg.model, cfg.backend)
+    done, rejudge = prepare_resume(out_dir, cfg, wanted, evaluator, revision)
     pending = [(p, m) for p, m in accepted if p.id not in done]
 
     gen_s = eval_s = 0.0
@@ -338,7 +368,8 @@ def run_rollout(cfg: RolloutConfig, problems_path: str | Path, out_dir: str | Pa
         if rejudge:
             rejudged = rejudge_shards(out_dir, {p.id: p for p, _ in accepted}, rejudge, scorer, progress)
         write_json(out_dir / SHARDS / "manifest.json",
-                   {"format": MANIFEST_FORMAT, "fingerprint": cfg.fingerprint(evaluator)})
+                   {"format": MANIFEST_FORMAT, "fingerprint": cfg.fingerprint(evaluator),
+                    "model": {"id": cfg.model, "revision": revision}})
         if pending:
             gen_s, eval_s, generated_samples, generated_tokens = _generate(
                 cfg, pending, len(done), out_dir, backend, scorer, progress)
@@ -346,6 +377,8 @@ def run_rollout(cfg: RolloutConfig, problems_path: str | Path, out_dir: str | Pa
     _check_accounting(set(wanted), out_dir, cfg.k)
     stats.kept = len(wanted)
     stats.figures = rollout_figures(out_dir)
+    stats.figures["model"] = cfg.model
+    stats.figures["model_revision"] = revision
     stats.figures["this_run"] = {
         "problems_resumed": len(done), "problems_generated": len(pending), "samples_generated": generated_samples,
         "samples_rejudged": rejudged, "tokens_generated": generated_tokens, "generate_s": round(gen_s, 3),
