@@ -102,11 +102,12 @@ def parse_size(text: str | int) -> int:
 
 
 def git_revision(cwd: str | Path = ".") -> str:
-    """HEAD's commit, with `-dirty` when tracked files have uncommitted changes; `unknown` outside git."""
+    """HEAD's commit, with `-dirty` when tracked files have uncommitted changes; `unknown` outside git.
+    dvc.lock does not count: `dvc repro` itself rewrites it after each stage, before build runs."""
     try:
         rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd,
-                               capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)dvc.lock"],
+                               cwd=cwd, capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return rev + ("-dirty" if dirty else "")

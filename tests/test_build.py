@@ -286,3 +286,23 @@ def test_card_has_a_test_strength_section_with_tpr_tnr_per_source_and_difficulty
     assert "kill 50.0% (20/40), with its generated tests 87.5% (35/40)" in mutants and "TNR 9" not in mutants
     assert "10 generated tests rest on a single reference" in section and "agreeing: 1: 10, 2: 20." in section
     assert "known-wrong solutions the sources ship" in section and "no source ships other accepted" in section
+
+
+def test_git_revision_is_not_dirty_for_dvc_lock_alone(tmp_path):
+    """`dvc repro` rewrites dvc.lock after each stage, before build: that alone is not `-dirty`."""
+    import subprocess
+
+    from pipeline.build import git_revision
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "dvc.lock").write_text("a\n")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    (tmp_path / "dvc.lock").write_text("b\n")
+    assert not git_revision(tmp_path).endswith("-dirty")
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert git_revision(tmp_path).endswith("-dirty")
