@@ -11,7 +11,8 @@ The card states only what the build knows: local paths are shown relative to the
 `<local>/name` outside it), only enabled sources are listed, each source's license is a Hub license
 id (`other` where the statements belong to a platform), the summary claims a pass-rate band only
 when pass rates were measured, and the rollout model is named with its revision. It closes with how
-to load this version by tag, a citation, and the versions so far with what changed between them.
+to load this version by tag, a citation, and the versions so far with what changed between them
+(re-rendered by `publish`, which knows the versions already on the Hub).
 """
 
 from __future__ import annotations
@@ -354,11 +355,19 @@ def citation(cfg, repo_id: str | None, revision: str, tag_prefix: str = "v") -> 
             f"{revision}}}\n}}\n```")
 
 
+THRESHOLDS = ("min_pass_rate", "max_pass_rate")  # the filter's band, compared between versions
+
+
 def version_record(cfg, stats: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
     """What the versions section compares: rows, sources, pass-rate thresholds."""
+    return release_record(str(cfg.version), stats, settings)
+
+
+def release_record(version: str, stats: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]:
+    """`version_record` from a built release's figures (`publish` writes it to the Hub as version.json)."""
     band = settings.get("filter") or {}
-    return {"version": str(cfg.version), "rows": stats["kept"], "sources": dict(stats.get("by_source", {})),
-            "thresholds": {k: band[k] for k in ("min_pass_rate", "max_pass_rate") if k in band}}
+    return {"version": version, "rows": stats["kept"], "sources": dict(stats.get("by_source", {})),
+            "thresholds": {k: band[k] for k in THRESHOLDS if k in band}}
 
 
 def _changes(old: dict[str, Any], new: dict[str, Any]) -> str:
@@ -370,21 +379,57 @@ def _changes(old: dict[str, Any], new: dict[str, Any]) -> str:
     out += [f"source {s} added" for s in added] + [f"source {s} dropped" for s in dropped]
     out += [f"{s} {old['sources'][s]} -> {n}" for s, n in new["sources"].items()
             if s in old.get("sources", {}) and old["sources"][s] != n]
-    out += [f"{k} {old.get('thresholds', {}).get(k)} -> {v}" for k, v in new["thresholds"].items()
-            if old.get("thresholds", {}).get(k) != v]
+    before, after = old.get("thresholds", {}), new["thresholds"]  # in THRESHOLDS' order, however a record was stored
+    out += [f"{k} {before.get(k)} -> {after[k]}" for k in THRESHOLDS if k in after and before.get(k) != after[k]]
     return "; ".join(out) or "no change in rows, sources or thresholds"
 
 
-def versions_section(current: dict[str, Any], history: list[dict[str, Any]] | None, tag_prefix: str = "v") -> str:
-    """Every version so far (oldest first) and what changed from the one before."""
+def _load_line(repo_id: str | None, tag: str) -> str:
+    return f'`load_dataset("{repo_id or "<owner>/<name>"}", "default", split="train", revision="{tag}")`'
+
+
+def versions_section(current: dict[str, Any], history: list[dict[str, Any]] | None, tag_prefix: str = "v",
+                     repo_id: str | None = None) -> str:
+    """Every version so far (oldest first) and what changed from the one before, with how to load each.
+    `history` None: the earlier versions are not known (a build; publish re-renders this section from
+    the Hub's tags). An entry with `no_record` (a tag without version.json) is listed without figures,
+    and the next version is compared with the last one that has a record."""
     earlier = [h for h in history or [] if h.get("version") != current["version"]]
-    rows, previous = [], None
+    rows, previous, previous_tag = [], None, None
     for record in [*earlier, current]:
-        rows.append([f"{tag_prefix}{record['version']}", record.get("rows"), ", ".join(record.get("sources", {})),
-                     "first version" if previous is None else _changes(previous, record)])
-        previous = record
-    note = "" if earlier else ("\n\nNo earlier version's record was available when this one was built.")
-    return "## Versions\n\n" + _md_table(["tag", "rows", "sources", "changes from the previous version"], rows) + note
+        tag = f"{tag_prefix}{record['version']}"
+        if record.get("no_record"):
+            rows.append([tag, "no record", "", f"no record: {record['no_record']}", _load_line(repo_id, tag)])
+            previous_tag = tag
+            continue
+        if previous is None:
+            change = "first version" if previous_tag is None else "first version with a record"
+        else:
+            change = _changes(previous, record)
+            if previous_tag != f"{tag_prefix}{previous['version']}":  # a version without record in between
+                change = f"since {tag_prefix}{previous['version']}: {change}"
+        rows.append([tag, record.get("rows"), ", ".join(record.get("sources", {})), change, _load_line(repo_id, tag)])
+        previous, previous_tag = record, tag
+    note = "" if history is not None else ("\n\nNo earlier version's record was available when this one was built; "
+                                        "`microcoder publish` lists the versions on the Hub here.")
+    return "## Versions\n\n" + _md_table(["tag", "rows", "sources", "changes from the previous version", "load"],
+                                          rows) + note
+
+
+def replace_versions_section(readme: str, section: str) -> str:
+    """`readme` with its `## Versions` section (up to the next `## ` heading) replaced by `section`,
+    the rest of the card untouched; a card without one gets it before `## Citation`, or at the end."""
+    lines = readme.split("\n")
+    new = section.rstrip("\n").split("\n") + [""]
+    if "## Versions" in lines:
+        start = lines.index("## Versions")
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+        tail = lines[end:] if end < len(lines) else [""]
+        return "\n".join(lines[:start] + new + tail)
+    if "## Citation" in lines:
+        at = lines.index("## Citation")
+        return "\n".join(lines[:at] + new + lines[at:])
+    return readme.rstrip("\n") + "\n\n" + section.rstrip("\n") + "\n"
 
 
 def model_section(models: list[dict[str, Any]] | None) -> str:
@@ -498,6 +543,6 @@ def render_card(cfg, stats: dict[str, Any], upstream: dict[str, Any], settings: 
                  "settings.json records them, command-line overrides included; params.yaml where a stage recorded "
                  "none):\n\n```yaml\n"
                  + yaml.safe_dump(settings, sort_keys=True).rstrip() + "\n```")
-    parts.append(versions_section(version_record(cfg, stats, settings), history, tag_prefix))
+    parts.append(versions_section(version_record(cfg, stats, settings), history, tag_prefix, repo_id))
     parts.append(citation(cfg, repo_id, revision, tag_prefix))
     return "\n\n".join(parts) + "\n"

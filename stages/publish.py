@@ -20,18 +20,19 @@ def main(
     progress: ProgressOpt = True,
     debug: DebugOpt = False,
 ) -> None:
-    """Needs HF_TOKEN (a write token) for a real upload; the tag is the build version."""
+    """Needs HF_TOKEN (a write token) for a real upload; the tag is the build version. The dry run reads
+    the versions already on the Hub (no token needed for a public repo) and uploads nothing."""
     from pipeline.stage import run_stage
 
     def body() -> None:
         from pipeline.inputs import require_input
-        from pipeline.publish import PublishConfig, format_plan, publish, publish_plan
+        from pipeline.publish import PublishConfig, format_plan, preview, publish
         from pipeline.stage import load_config
 
         cfg = load_config(PublishConfig, "publish", params, set_)
         folder = require_input(dataset_dir, "built dataset folder")
         if dry_run:
-            typer.echo("dry run: nothing is uploaded\n" + format_plan(publish_plan(cfg, folder)))
+            typer.echo("dry run: nothing is uploaded\n" + format_plan(preview(cfg, folder)))
             return
         if not cfg.enabled:
             typer.echo("publish: disabled (publish.enabled is false); nothing uploaded. "

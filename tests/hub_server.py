@@ -13,8 +13,10 @@ file_download.py / hf_file_system.py):
     POST /api/datasets/{repo}/commit/{rev}               NDJSON: header, file (base64), deletedFile, deletedFolder;
                                                          parentCommit checked (412 when main moved on)
     POST /api/datasets/{repo}/tag/{rev}                  create_tag (409 when the tag exists)
-    HEAD/GET /datasets/{repo}/resolve/{rev}/{path}       hf_hub_download / HfFileSystem reads
-A wrong or missing token answers 401, as the Hub does for a write.
+    HEAD/GET /datasets/{repo}/resolve/{rev}/{path}       hf_hub_download / HfFileSystem reads, {rev} a
+                                                         branch, tag or commit
+A wrong or missing token answers 401, as the Hub does for a write; a missing repo, revision or file
+answers 404 with the Hub's X-Error-Code (RepoNotFound, RevisionNotFound, EntryNotFound).
 """
 
 from __future__ import annotations
@@ -52,9 +54,11 @@ def _json(data, status: int = 200) -> Response:
     return Response(json.dumps(data), status=status, mimetype="application/json")
 
 
-def _error(status: int, message: str) -> Response:
-    return Response(json.dumps({"error": message}), status=status, mimetype="application/json",
-                    headers={"X-Error-Message": message})
+def _error(status: int, message: str, code: str | None = None) -> Response:
+    """An error as the Hub sends it: X-Error-Code (RepoNotFound, RevisionNotFound, EntryNotFound) is what
+    huggingface_hub turns into its specific errors, the only clue a HEAD request carries."""
+    headers = {"X-Error-Message": message, **({"X-Error-Code": code} if code else {})}
+    return Response(json.dumps({"error": message}), status=status, mimetype="application/json", headers=headers)
 
 
 class HubServer:
@@ -108,7 +112,7 @@ class HubServer:
         repo_id, action, rev, rest = m.group(1), m.group(2), unquote(m.group(3) or "main"), unquote(m.group(4) or "")
         repo = self.repos.get(repo_id)
         if repo is None or (repo.private and not self._authorised(request)):
-            return _error(404, f"Repository Not Found for url: {path}")
+            return _error(404, f"Repository Not Found for url: {path}", "RepoNotFound")
         if method == "GET" and action in (None, "revision"):
             return self._info(repo_id, repo, rev)
         if method == "GET" and action == "refs":
@@ -148,7 +152,7 @@ class HubServer:
     def _info(self, repo_id: str, repo: Repo, rev: str) -> Response:
         oid = repo.resolve(rev)
         if oid is None and repo.commits:
-            return _error(404, f"Revision Not Found: {rev}")
+            return _error(404, f"Revision Not Found: {rev}", "RevisionNotFound")
         tree = repo.commits.get(oid or "", {})
         return _json({"id": repo_id, "_id": repo_id, "sha": oid, "private": repo.private, "disabled": False,
                       "gated": False, "downloads": 0, "likes": 0, "tags": [], "cardData": {},
@@ -164,7 +168,7 @@ class HubServer:
     def _tree(self, repo: Repo, rev: str, under: str, recursive: bool) -> Response:
         oid = repo.resolve(rev)
         if oid is None:
-            return _error(404, f"Revision Not Found: {rev}") if repo.commits else _json([])
+            return _error(404, f"Revision Not Found: {rev}", "RevisionNotFound") if repo.commits else _json([])
         prefix = f"{under.strip('/')}/" if under.strip("/") else ""
         entries = [e for e in self._entries(repo.commits[oid]) if e["path"].startswith(prefix)]
         if not recursive:
@@ -176,7 +180,7 @@ class HubServer:
     def _paths_info(self, repo: Repo, rev: str, paths: list[str]) -> Response:
         oid = repo.resolve(rev)
         if oid is None:
-            return _error(404, f"Revision Not Found: {rev}")
+            return _error(404, f"Revision Not Found: {rev}", "RevisionNotFound")
         wanted = {p.strip("/") for p in paths}
         return _json([e for e in self._entries(repo.commits[oid]) if e["path"] in wanted])
 
@@ -209,7 +213,7 @@ class HubServer:
     def _tag(self, repo: Repo, rev: str, body: dict) -> Response:
         oid = repo.resolve(rev)
         if oid is None:
-            return _error(404, f"Revision Not Found: {rev}")
+            return _error(404, f"Revision Not Found: {rev}", "RevisionNotFound")
         if body["tag"] in repo.tags:
             return _error(409, f"Tag {body['tag']} already exists")
         repo.tags[body["tag"]] = oid
@@ -217,12 +221,14 @@ class HubServer:
 
     def _resolve(self, repo_id: str, rev: str, path: str, method: str) -> Response:
         repo = self.repos.get(repo_id)
-        oid = repo and repo.resolve(rev)
+        if repo is None:
+            return _error(404, f"Repository not found: {repo_id}", "RepoNotFound")
+        oid = repo.resolve(rev)
         if oid is None:
-            return _error(404, f"Repository or revision not found: {repo_id}@{rev}")
+            return _error(404, f"Revision not found: {repo_id}@{rev}", "RevisionNotFound")
         content = repo.commits[oid].get(path)
         if content is None:
-            return _error(404, f"Entry not found: {path}")
+            return _error(404, f"Entry not found: {path}", "EntryNotFound")
         headers = {"X-Repo-Commit": oid, "ETag": f'"{git_blob_oid(content)}"', "Content-Length": str(len(content))}
         response = Response(content, mimetype="application/octet-stream")  # werkzeug sends no body for HEAD
         response.headers.update(headers)
