@@ -65,7 +65,7 @@ def build_random_model(out: Path, hidden: int, layers: int) -> Path:
 def run_backend(name: str, model: str, prompts, k: int, max_tokens: int, options: dict) -> dict:
     import torch
 
-    from pipeline.rollout.backends import SamplingParams, get_backend
+    from pipeline.generation.backends import SamplingParams, get_backend
 
     backend = get_backend(name, model=model, progress=False, **options)
     sampling = SamplingParams(temperature=1.0, top_p=1.0, max_tokens=max_tokens, seed=0)
@@ -88,7 +88,7 @@ def run_backend(name: str, model: str, prompts, k: int, max_tokens: int, options
 
 def within_budget(model: str, prompts: list, max_tokens: int, max_model_len: int) -> tuple[list, int]:
     """The prompts the stages would keep (prompt tokens + max_tokens <= max_model_len)."""
-    from pipeline.rollout.budget import budget_rejects
+    from pipeline.generation.budget import budget_rejects
 
     over = budget_rejects([(str(i), m) for i, m in enumerate(prompts)], models=[model], max_tokens=max_tokens,
                           max_model_len=max_model_len, what="bench")
@@ -119,7 +119,7 @@ def main() -> None:
 
     if not torch.cuda.is_available():
         sys.exit("rollout_gpu.py needs a CUDA GPU")
-    from pipeline.rollout.prompts import build_messages
+    from pipeline.generation.prompts import build_messages
 
     max_model_len = args.max_model_len or args.max_tokens + 4096
     with tempfile.TemporaryDirectory() as tmp:

@@ -79,7 +79,7 @@ def training_messages(problem: Problem) -> list[dict[str, str]]:
     stored = problem.extra.get("prompt")
     if stored:
         return [{"role": str(m["role"]), "content": str(m["content"])} for m in stored]
-    from pipeline.rollout.prompts import build_messages
+    from pipeline.generation.prompts import build_messages
 
     return build_messages(problem)
 

@@ -15,7 +15,7 @@ default 300).
 
 Scores: 1.0 when the code passes every test, 0.0 when it fails one or gives no code block. A
 sample the judge could not judge (SE: our harness failed, or the judge overran its deadline) is not
-the model's fault and must not score 0. TRL takes None for it (pipeline.release.reward_function),
+the model's fault and must not score 0. TRL takes None for it (training.release.reward_function),
 but none of these three trainers has a "no score": verl writes the value into a float tensor
 (`reward_tensor[i, valid_response_length - 1] = reward`), OpenRLHF into `torch.tensor([reward])`,
 rllm into a float reward. So after one re-judge of the failed samples, the call raises

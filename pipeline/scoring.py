@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pipeline.rollout.extract import extract_code
+from pipeline.generation.extract import extract_code
 from pipeline.schema import Problem, Verdict
 
 log = logging.getLogger(__name__)

@@ -9,7 +9,7 @@ import typer
 
 from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
 
-CONFIG = ("warmstart", "pipeline.warmstart:WarmStartConfig")
+CONFIG = ("warmstart", "training.warmstart:WarmStartConfig")
 
 
 def main(
@@ -29,7 +29,7 @@ def main(
 
     def body() -> None:
         from pipeline.stage import load_config
-        from pipeline.warmstart import WarmStartConfig, run_warmstart
+        from training.warmstart import WarmStartConfig, run_warmstart
 
         cfg = load_config(WarmStartConfig, "warmstart", params, set_)
         benchmarks = [str(b) for b in benchmark or [Path("data/seed/benchmark.jsonl")]]

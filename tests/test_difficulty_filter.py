@@ -7,8 +7,8 @@ import pytest
 
 from pipeline.config import config_from_params
 from pipeline.difficulty.filter import FilterConfig, histogram, run_filter
+from pipeline.generation.backends import Sample
 from pipeline.io import read_jsonl, read_problems, write_problems
-from pipeline.rollout.backends import Sample
 from pipeline.rollout.runner import write_shard
 from pipeline.schema import Problem, TestCase
 

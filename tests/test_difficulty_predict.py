@@ -14,7 +14,7 @@ from pipeline.difficulty.predict import (
     predict_difficulty,
     weighted_score,
 )
-from pipeline.rollout.backends import Sample
+from pipeline.generation.backends import Sample
 from pipeline.schema import Problem
 
 GOOD = {"algorithmic_thinking": 7, "implementation_complexity": 5, "mathematical_reasoning": 3,
@@ -113,7 +113,7 @@ def test_predict_config_refuses_what_vllm_refuses():
 
 def test_over_budget_prompts_are_missing_with_the_reason_never_sent(tiny_model_dir):
     from pipeline.difficulty.predict import rating_messages
-    from pipeline.rollout.budget import count_prompt_tokens, load_tokenizer
+    from pipeline.generation.budget import count_prompt_tokens, load_tokenizer
 
     long = Problem(id="p9", source="s", statement="statement-9 " + "more words here " * 100, style="stdio")
     budget = count_prompt_tokens([rating_messages(problem(0))], load_tokenizer(str(tiny_model_dir)))[0] + 120

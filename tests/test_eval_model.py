@@ -8,8 +8,8 @@ from math import comb
 import pytest
 
 from pipeline.difficulty.passrate import pass_at_k
+from pipeline.generation.backends import Sample
 from pipeline.inputs import InputError
-from pipeline.rollout.backends import Sample
 from pipeline.schema import Problem, TestCase, Verdict
 from training.eval_model import (
     EvalModelConfig,

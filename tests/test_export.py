@@ -199,7 +199,7 @@ def test_rllm_reward_fn_takes_the_row_as_task_info(exported, judge_env):
 
 
 def test_load_release_and_reward_function_for_trl(release):
-    from pipeline.release import CHAT_TEMPLATE_KWARGS, load_release, reward_function
+    from training.release import CHAT_TEMPLATE_KWARGS, load_release, reward_function
 
     dataset = load_release(release)
     assert set(dataset.column_names) >= {"problem_id", "prompt"} and len(dataset) == 2

@@ -59,7 +59,7 @@ def test_the_reward_scores_an_interactive_answer(problem):
 
 
 def test_the_prompt_says_interactive_and_flush(problem):
-    from pipeline.rollout.prompts import build_messages
+    from pipeline.generation.prompts import build_messages
 
     user = build_messages(problem, language="python")[-1]["content"]
     assert "interactive problem" in user and "flush" in user.lower()

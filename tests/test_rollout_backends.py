@@ -7,8 +7,8 @@ import sys
 import pytest
 from stand_in import use_stand_in_vllm
 
-from pipeline.rollout.backends import Sample, SamplingParams, get_backend, prompt_seed
-from pipeline.rollout.prompts import build_messages
+from pipeline.generation.backends import Sample, SamplingParams, get_backend, prompt_seed
+from pipeline.generation.prompts import build_messages
 from pipeline.schema import Problem
 
 
@@ -62,7 +62,7 @@ def test_hf_greedy_repeats_one_sequence(tiny_model_dir):
 def test_vllm_request_building_parsing_and_teardown(stand_in_vllm, tiny_model_dir):
     from transformers import AutoTokenizer
 
-    from pipeline.rollout.prompts import render_prompt
+    from pipeline.generation.prompts import render_prompt
 
     vllm = stand_in_vllm
     tok = AutoTokenizer.from_pretrained(str(tiny_model_dir))
@@ -175,8 +175,8 @@ def test_vllm_prompt_has_one_bos(stand_in_vllm, bos_tokenizer_dir):
 
 
 def test_vllm_prompt_over_max_model_len_is_refused_before_the_engine(stand_in_vllm, tiny_model_dir):
-    from pipeline.rollout.backends.vllm_engine import PromptTooLong
-    from pipeline.rollout.budget import count_prompt_tokens, load_tokenizer
+    from pipeline.generation.backends.vllm_engine import PromptTooLong
+    from pipeline.generation.budget import count_prompt_tokens, load_tokenizer
 
     (short,) = count_prompt_tokens(PROMPTS[:1], load_tokenizer(str(tiny_model_dir)))
     backend = get_backend("vllm", model=str(tiny_model_dir), max_model_len=short + 8, progress=False)
@@ -203,7 +203,7 @@ def test_vllm_thinking_prompt_and_missing_package(stand_in_vllm, tiny_model_dir,
 
 
 def test_vllm_engine_failures_are_retried_never_returned_as_answers(stand_in_vllm, tiny_model_dir):
-    from pipeline.rollout.backends import EngineFailure
+    from pipeline.generation.backends import EngineFailure
 
     vllm = stand_in_vllm
     backend = get_backend("vllm", model=str(tiny_model_dir), max_model_len=1024, engine_retries=2, progress=False)
@@ -221,8 +221,8 @@ def test_vllm_engine_failures_are_retried_never_returned_as_answers(stand_in_vll
 
 _DP_SCRIPT = """
 import json, sys
-from pipeline.rollout.backends import SamplingParams, get_backend
-from pipeline.rollout.prompts import build_messages
+from pipeline.generation.backends import SamplingParams, get_backend
+from pipeline.generation.prompts import build_messages
 from pipeline.schema import Problem
 prompts = [build_messages(Problem(id=f"p{i}", source="s", statement=f"Problem {i}: " + "x " * i, style="stdio"))
            for i in range(3)]
@@ -314,7 +314,7 @@ def test_openai_parse_counts_reasoning_and_length():
     data = chat_response(3, ["aaaa", "x" * 50, "aaaaaaaaaaaa"], ["stop", "length", "stop"], usage=50 + 40)
     counts = [s.token_count for s in backend.parse_response(data, 3, 50)]
     assert counts == [10, 50, 30]
-    from pipeline.rollout.backends.openai_api import OpenAIError
+    from pipeline.generation.backends.openai_api import OpenAIError
 
     with pytest.raises(OpenAIError, match="expected 2 choices"):
         backend.parse_response(chat_response(1), 2, 32)
@@ -363,7 +363,7 @@ def test_openai_retries_and_round_robin(httpserver):
 
 
 def test_openai_fatal_error_and_exhausted_retries(httpserver):
-    from pipeline.rollout.backends.openai_api import OpenAIError
+    from pipeline.generation.backends.openai_api import OpenAIError
 
     httpserver.expect_request("/v1/chat/completions").respond_with_data("model not found", status=404)
     backend = get_backend("openai", model="m", base_urls=httpserver.url_for("/v1"), progress=False)
@@ -376,8 +376,8 @@ def test_openai_fatal_error_and_exhausted_retries(httpserver):
 
 
 def test_open_think_in_the_prompt_is_restored():
-    from pipeline.rollout.backends import with_open_think
-    from pipeline.rollout.extract import extract_code
+    from pipeline.generation.backends import with_open_think
+    from pipeline.generation.extract import extract_code
 
     opened = "<|im_start|>assistant\n<think>\n"
     closed = "<|im_start|>assistant\n<think>\n\n</think>\n\n"
@@ -408,7 +408,7 @@ def test_openai_greedy_asks_one_choice_and_engine_failures_are_retried(httpserve
     assert [b["n"] for b in seen] == [1, 1, 1]  # vLLM refuses n > 1 when greedy
     assert len(out[0]) == 4 and len({id(s) for s in out[0]}) == 4 and len({s.text for s in out[0]}) == 1
     assert all(s.finish_reason == "stop" for s in out[0])
-    from pipeline.rollout.backends.openai_api import OpenAIError
+    from pipeline.generation.backends.openai_api import OpenAIError
 
     failures[:] = ["error"] * 3
     once = get_backend("openai", model="m", base_urls=httpserver.url_for("/v1"), max_retries=1, backoff_s=0.01,

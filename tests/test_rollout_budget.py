@@ -1,4 +1,4 @@
-"""Prompt token budgets (pipeline.rollout.budget) and the stages that reject over-budget prompts."""
+"""Prompt token budgets (pipeline.generation.budget) and the stages that reject over-budget prompts."""
 
 from __future__ import annotations
 
@@ -7,15 +7,15 @@ import shutil
 
 import pytest
 
-from pipeline.rollout.backends import Sample
-from pipeline.rollout.budget import (
+from pipeline.generation.backends import Sample
+from pipeline.generation.budget import (
     budget_rejects,
     context_length,
     count_prompt_tokens,
     load_tokenizer,
     resolve_budget,
 )
-from pipeline.rollout.prompts import build_messages, render_prompt
+from pipeline.generation.prompts import build_messages, render_prompt
 from pipeline.schema import Problem, TestCase, Verdict
 
 

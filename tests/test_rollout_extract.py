@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.rollout.extract import answer_part, extract_code, fenced_blocks
+from pipeline.generation.extract import answer_part, extract_code, fenced_blocks
 
 
 def test_no_code():

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.rollout.backends import SamplingParams, get_backend
-from pipeline.rollout.prompts import build_messages
+from pipeline.generation.backends import SamplingParams, get_backend
+from pipeline.generation.prompts import build_messages
 from pipeline.schema import Problem, TestCase
 
 torch = pytest.importorskip("torch")
@@ -51,7 +51,7 @@ def test_the_stand_in_refuses_what_vllm_refuses():
     from vllm.exceptions import VLLMValidationError
     from vllm.v1.engine import FINISH_REASON_STRINGS
 
-    from pipeline.rollout.backends import ENGINE_FAILURES
+    from pipeline.generation.backends import ENGINE_FAILURES
 
     sys.path.insert(0, str(STAND_IN.parent))
     try:
@@ -130,7 +130,7 @@ def test_vllm_refuses_a_prompt_at_max_model_len_for_the_whole_batch(tiny_model_d
     vllm = real_vllm()
     from vllm.exceptions import VLLMValidationError
 
-    from pipeline.rollout.backends.vllm_engine import PromptTooLong
+    from pipeline.generation.backends.vllm_engine import PromptTooLong
 
     llm = vllm.LLM(model=str(tiny_model_dir), max_model_len=64, enforce_eager=True, gpu_memory_utilization=0.3)
     try:
@@ -150,8 +150,8 @@ def test_vllm_refuses_a_prompt_at_max_model_len_for_the_whole_batch(tiny_model_d
 
 _BATCHING = """
 import json, sys
-from pipeline.rollout.backends import SamplingParams, get_backend
-from pipeline.rollout.prompts import build_messages
+from pipeline.generation.backends import SamplingParams, get_backend
+from pipeline.generation.prompts import build_messages
 from pipeline.schema import Problem
 prompts = [build_messages(Problem(id=f"g{i}", source="s", statement=f"Print {i}. " * (1 + 7 * i), style="stdio"))
            for i in range(4)]

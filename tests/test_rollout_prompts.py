@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.rollout.prompts import DEFAULT_SYSTEM_PROMPT, build_messages, render_prompt
+from pipeline.generation.prompts import DEFAULT_SYSTEM_PROMPT, build_messages, render_prompt
 from pipeline.schema import Checker, Problem
 
 

@@ -10,8 +10,8 @@ import signal
 import pytest
 from stand_in import STAND_IN, use_stand_in_vllm
 
-from pipeline.rollout.backends import SamplingParams, get_backend
-from pipeline.rollout.prompts import build_messages
+from pipeline.generation.backends import SamplingParams, get_backend
+from pipeline.generation.prompts import build_messages
 from pipeline.schema import Problem
 
 PROMPTS = [build_messages(Problem(id=f"p{i}", source="s", statement=f"Problem {i}: " + "x " * (7 - 2 * i), style="stdio"))
@@ -119,7 +119,7 @@ def test_executor_options_are_checked():
         get_backend("hf", model="m", executor="ray", replicas=0)
     with pytest.raises(ValueError, match="data_parallel_size"):
         get_backend("vllm", model="m", executor="ray", data_parallel_size=2)
-    from pipeline.rollout.backends.openai_api import OpenAIBackend
+    from pipeline.generation.backends.openai_api import OpenAIBackend
 
     assert isinstance(get_backend("openai", model="m", executor="ray"), OpenAIBackend)  # its servers scale it
 

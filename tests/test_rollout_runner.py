@@ -6,8 +6,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.config import config_from_params
+from pipeline.generation.backends import Sample
 from pipeline.io import read_jsonl, write_problems
-from pipeline.rollout.backends import Sample
 from pipeline.rollout.runner import RolloutConfig, read_rollouts, run_rollout, shard_paths
 from pipeline.schema import Problem, TestCase
 

@@ -195,8 +195,8 @@ def test_stdio_authored_generator_validator_and_references(tmp_path):
 
 def test_stdio_generator_from_a_backend_answer(tmp_path, monkeypatch):
     """The real path asks a rollout backend; here the backend's answer is an authored program."""
-    from pipeline.rollout import backends
-    from pipeline.rollout.backends import Sample
+    from pipeline.generation import backends
+    from pipeline.generation.backends import Sample
 
     class Authored:
         def __init__(self, **kw):

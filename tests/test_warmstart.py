@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.generation.extract import extract_code
+from pipeline.generation.prompts import build_messages, render_prompt
 from pipeline.inputs import load_problems
-from pipeline.rollout.extract import extract_code
-from pipeline.rollout.prompts import build_messages, render_prompt
-from pipeline.warmstart import (
+from training.warmstart import (
     BenchmarkGuard,
     WarmStartConfig,
     answer_text,

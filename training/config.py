@@ -238,7 +238,7 @@ class MicroCoderGRPOConfig(GRPOConfig):
 def _too_hot(cfg: MicroCoderGRPOConfig) -> list[str]:
     """vLLM 0.31 refuses temperatures above 2 (SamplingParams: "temperature must be in [0, 2]"): a
     probe or schedule stage that hot would stop a vLLM run at that stage, so it is refused here."""
-    from pipeline.rollout.backends import MAX_TEMPERATURE
+    from pipeline.generation.backends import MAX_TEMPERATURE
 
     temps = [cfg.temperature, *(cfg.temperature_probe or [])]
     if isinstance(cfg.temperature_schedule, list):

@@ -81,7 +81,7 @@ def prompt_dataset(problems: list[Problem], *, language: str = "python", thinkin
     """
     from datasets import Dataset
 
-    from pipeline.rollout.prompts import build_messages
+    from pipeline.generation.prompts import build_messages
 
     rows = []
     for p in problems:

@@ -1,7 +1,7 @@
 """The eval-model stage: pass@1 and unbiased pass@k on a benchmark split, overall and by platform
 and difficulty, for several models side by side (the base model and the trained checkpoint).
 
-Samples come from the rollout backends (`pipeline.rollout.backends`), prompts from the shared
+Samples come from the rollout backends (`pipeline.generation.backends`), prompts from the shared
 prompt builder, and every sample is scored by the one scoring path (`pipeline.scoring`:
 extraction, first-failure judging, a hard per-batch deadline) with the judge of the params'
 `evaluator:` section. A sample the judge did not finish (`deadline`: still queued or running at the
@@ -83,8 +83,8 @@ class EvalModelConfig(ExecutionFields):
         super().__post_init__()
         if self.n_samples < 1:
             raise ValueError(f"n_samples must be >= 1, got {self.n_samples}")
-        from pipeline.rollout.backends import SamplingParams
-        from pipeline.rollout.budget import resolve_budget
+        from pipeline.generation.backends import SamplingParams
+        from pipeline.generation.budget import resolve_budget
 
         # What vLLM refuses (temperature > 2, a budget with no room), refused before any model loads.
         SamplingParams(temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens, seed=self.seed)
@@ -236,8 +236,8 @@ def model_metrics(rows: list[dict[str, Any]], problems: list[Problem], ks: list[
 
 def generate_samples(path: str, problems: list[Problem], cfg: EvalModelConfig, backend_factory: Any = None):
     """`n_samples` samples per problem from the model at `path` (list per problem, in order)."""
-    from pipeline.rollout.backends import SamplingParams, get_backend
-    from pipeline.rollout.prompts import build_messages
+    from pipeline.generation.backends import SamplingParams, get_backend
+    from pipeline.generation.prompts import build_messages
 
     factory = backend_factory or get_backend
     backend = factory(cfg.backend, model=path, thinking=cfg.thinking, executor=cfg.executor,
@@ -356,8 +356,8 @@ def run_evaluation(cfg: EvalModelConfig, benchmark: str | Path, models: dict[str
 def _run_evaluation(cfg: EvalModelConfig, benchmark: Path, models: dict[str, str], out: Path, evaluator: Any,
                     judge: Any, backend_factory: Any, progress: bool) -> EvalResult:
     from pipeline.evaluator.factory import make_evaluator
+    from pipeline.generation.prompts import build_messages
     from pipeline.io import write_json, write_jsonl, write_text_atomic
-    from pipeline.rollout.prompts import build_messages
     from pipeline.stage import StageStats, write_stats
 
     for path in models.values():
@@ -424,7 +424,7 @@ def _settings(cfg: EvalModelConfig) -> dict[str, Any]:
 
 def _over_budget(cfg: EvalModelConfig, models: dict[str, str], prompts: dict[str, list[dict[str, str]]]) -> dict[str, str]:
     """{problem id: reason} for prompts that leave less than max_tokens in the context (rollout's check)."""
-    from pipeline.rollout.budget import budget_rejects
+    from pipeline.generation.budget import budget_rejects
 
     options = cfg.backend_options
     return budget_rejects(prompts.items(), models=models.values(), max_tokens=cfg.max_tokens,

@@ -233,8 +233,8 @@ def _within_prompt_budget(model: str, cfg: TrainConfig, args: Any, dataset: Any,
     mode answers them with HTTP 400, which stops training; colocate mode cuts them silently). The
     budget: grpo.vllm_max_model_length (in server mode, set it to the server's --max-model-len)
     - max_completion_length, else the model's context length - max_completion_length."""
+    from pipeline.generation.budget import budget_rejects
     from pipeline.io import reject_row
-    from pipeline.rollout.budget import budget_rejects
 
     over = budget_rejects(zip(dataset["problem_id"], dataset["prompt"], strict=True), models=[model],
                           max_tokens=args.max_completion_length, thinking=cfg.thinking,

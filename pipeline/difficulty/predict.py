@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.rollout.backends import SamplingParams, close_backend, get_backend
-from pipeline.rollout.budget import budget_rejects, resolve_budget
-from pipeline.rollout.extract import answer_part
+from pipeline.generation.backends import SamplingParams, close_backend, get_backend
+from pipeline.generation.budget import budget_rejects, resolve_budget
+from pipeline.generation.extract import answer_part
 from pipeline.schema import Problem
 
 log = logging.getLogger(__name__)

@@ -33,9 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.executor import ExecutionFields
-from pipeline.inputs import InputError, check_model_path, load_problems
-from pipeline.io import RejectsWriter, atomic_path, write_json
-from pipeline.rollout.backends import (
+from pipeline.generation.backends import (
     BACKENDS,
     ENGINE_FAILURES,
     Sample,
@@ -43,8 +41,10 @@ from pipeline.rollout.backends import (
     close_backend,
     get_backend,
 )
-from pipeline.rollout.budget import budget_rejects, resolve_budget
-from pipeline.rollout.prompts import build_messages
+from pipeline.generation.budget import budget_rejects, resolve_budget
+from pipeline.generation.prompts import build_messages
+from pipeline.inputs import InputError, check_model_path, load_problems
+from pipeline.io import RejectsWriter, atomic_path, write_json
 from pipeline.schema import Problem
 from pipeline.scoring import Scorer
 
@@ -169,7 +169,7 @@ def evaluator_digest() -> str:
 
     h = hashlib.sha256(code_digest().encode() + b"\x00")
     here = Path(__file__).resolve()
-    for f in (here.parents[1] / "scoring.py", here.parent / "extract.py"):
+    for f in (here.parents[1] / "scoring.py", here.parents[1] / "generation" / "extract.py"):
         h.update(f.name.encode() + b"\x00" + f.read_bytes())
     return h.hexdigest()[:16]
 

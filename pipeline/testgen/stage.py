@@ -79,7 +79,7 @@ class GeneratorModelConfig:
     temperature: float = field(default=0.0, metadata={"help": "Sampling temperature of the generator answer."})
 
     def __post_init__(self) -> None:
-        from pipeline.rollout.backends import BACKENDS, check_temperature
+        from pipeline.generation.backends import BACKENDS, check_temperature
 
         if self.backend is not None and self.backend not in BACKENDS:
             raise ValueError(f"backend must be one of {list(BACKENDS)} or null, got {self.backend!r}")

@@ -78,8 +78,8 @@ def authored_generators(path: str | Path | None) -> dict[str, Generator]:
 def model_generators(problems: list[Problem], backend: str, model: str, options: dict[str, Any],
                      max_tokens: int, temperature: float, seed: int) -> dict[str, Generator]:
     """Ask the model (rollout backends) for a generator and a validator per problem."""
-    from pipeline.rollout.backends import SamplingParams, get_backend
-    from pipeline.rollout.extract import answer_part, fenced_blocks
+    from pipeline.generation.backends import SamplingParams, get_backend
+    from pipeline.generation.extract import answer_part, fenced_blocks
 
     if not problems:
         return {}

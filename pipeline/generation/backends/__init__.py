@@ -8,7 +8,7 @@
 `executor="ray"` runs `hf` or `vllm` as replicas on a Ray cluster (`ray_replicas`), with the same
 interface; `openai` already spreads over its servers and runs as it is.
 
-`prompts` are chat messages (`pipeline.rollout.prompts.build_messages`); each backend renders or
+`prompts` are chat messages (`pipeline.generation.prompts.build_messages`); each backend renders or
 sends them with the same thinking switch. The result has one list of `n` samples per prompt.
 """
 
@@ -135,7 +135,7 @@ def get_backend(name: str, *, executor: str = "local", ray_address: str | None =
     check_executor(executor, ray_address)
     ray_options = {key: options.pop(key) for key in RAY_OPTIONS if key in options}
     if executor == "ray" and name in ("hf", "vllm"):
-        from pipeline.rollout.backends.ray_replicas import RayReplicasBackend
+        from pipeline.generation.backends.ray_replicas import RayReplicasBackend
 
         return RayReplicasBackend(name, ray_address=ray_address, **ray_options, **options)
     if ray_options:
@@ -144,15 +144,15 @@ def get_backend(name: str, *, executor: str = "local", ray_address: str | None =
         log.info("executor: ray has nothing to spread for backend %s: requests go from this process to "
                  "every base_url (the servers are the replicas)", name)
     if name == "hf":
-        from pipeline.rollout.backends.hf import HFBackend
+        from pipeline.generation.backends.hf import HFBackend
 
         return HFBackend(**options)
     if name == "vllm":
-        from pipeline.rollout.backends.vllm_engine import VLLMBackend
+        from pipeline.generation.backends.vllm_engine import VLLMBackend
 
         return VLLMBackend(**options)
     if name == "openai":
-        from pipeline.rollout.backends.openai_api import OpenAIBackend
+        from pipeline.generation.backends.openai_api import OpenAIBackend
 
         return OpenAIBackend(**options)
     raise ValueError(f"unknown backend {name!r}; choose one of {list(BACKENDS)}")

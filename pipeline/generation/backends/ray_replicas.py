@@ -21,7 +21,7 @@ import os
 from collections import deque
 from typing import Any
 
-from pipeline.rollout.backends import Sample, SamplingParams
+from pipeline.generation.backends import Sample, SamplingParams
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ class Replica:
     """A Ray actor's body: one backend, built in the actor's process (the model loads on first use)."""
 
     def __init__(self, name: str, options: dict[str, Any]):
-        from pipeline.rollout.backends import get_backend
+        from pipeline.generation.backends import get_backend
 
         self.backend = get_backend(name, **options)
 
@@ -76,7 +76,7 @@ class RayReplicasBackend:
         self.restarts = 0  # replicas replaced after dying, over this backend's life
         self.progress = None  # optional callback(prompts_done) after each chunk (progress, tests)
         self._actors: list[Any] = []
-        from pipeline.rollout.backends import get_backend
+        from pipeline.generation.backends import get_backend
 
         # Built here too: bad options fail now, in one line, not in every actor; for hf it renders
         # the prompts (tokenizer only, the model is never loaded here) to plan the batches.
@@ -125,7 +125,7 @@ class RayReplicasBackend:
     # --- work -----------------------------------------------------------------------------------
     def _chunks(self, prompts: list[list[dict[str, str]]]) -> list[list[int]]:
         if self.name == "hf":
-            from pipeline.rollout.backends.hf import batch_plan
+            from pipeline.generation.backends.hf import batch_plan
 
             return batch_plan(self._planner.render(prompts), self.options.get("batch_size", 8))
         size = self.chunk_prompts or -(-len(prompts) // self.replicas)

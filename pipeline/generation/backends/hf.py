@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.rollout.backends import Sample, SamplingParams, prompt_seed, repeat_greedy, with_open_think
-from pipeline.rollout.prompts import render_prompt
+from pipeline.generation.backends import Sample, SamplingParams, prompt_seed, repeat_greedy, with_open_think
+from pipeline.generation.prompts import render_prompt
 
 
 def batch_plan(texts: list[str], batch_size: int) -> list[list[int]]:

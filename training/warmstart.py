@@ -158,7 +158,7 @@ def strip_docstrings(code: str) -> str:
 
 
 def answer_text(code: str, language: str = "python") -> str:
-    """The answer the policy learns: one fenced block, as `pipeline.rollout.extract` reads it."""
+    """The answer the policy learns: one fenced block, as `pipeline.generation.extract` reads it."""
     return f"```{language}\n{code.strip(chr(10))}\n```"  # the prompt's fence tag is the language name
 
 
@@ -181,8 +181,8 @@ class SFTData:
 def build_sft_data(problems: list[Problem], tokenizer: Any, cfg: WarmStartConfig, guard: BenchmarkGuard,
                    ) -> SFTData:
     """Tokenised prompt + answer examples; the prompt tokens are exactly the rollout's."""
+    from pipeline.generation.prompts import build_messages, render_prompt
     from pipeline.io import reject_row
-    from pipeline.rollout.prompts import build_messages, render_prompt
 
     rows: list[dict[str, Any]] = []
     rejects: list[dict[str, Any]] = []

@@ -1,7 +1,7 @@
 """The public API for training on a MicroCoder release with plain TRL (or anything that takes a
 `datasets.Dataset` and a reward callable), outside this project's own trainer:
 
-    from pipeline.release import CHAT_TEMPLATE_KWARGS, load_release, reward_function
+    from training.release import CHAT_TEMPLATE_KWARGS, load_release, reward_function
     from trl import GRPOConfig, GRPOTrainer
 
     dataset = load_release("data/curated")            # or a Hub download of the release
@@ -12,7 +12,7 @@
 
 `load_release` gives a `problem_id` column (TRL hands dataset columns to reward functions; the
 reward looks the problem up by it) and a conversational `prompt` built by
-`pipeline.rollout.prompts.build_messages` (the title once). Qwen3's chat template thinks unless
+`pipeline.generation.prompts.build_messages` (the title once). Qwen3's chat template thinks unless
 told not to: without `chat_template_kwargs={"enable_thinking": False}` the model spends its
 completion budget thinking and most answers hold no code (21 of 24 samples in one trial).
 
@@ -48,7 +48,7 @@ def load_release(path: str | Path, *, thinking: bool = False, language: str = "p
     `system_prompt` change the prompts' wording as `build_messages` does."""
     from datasets import Dataset
 
-    from pipeline.rollout.prompts import build_messages
+    from pipeline.generation.prompts import build_messages
 
     rows = []
     for p in load_problems(path):
