@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
+from stages.common import DebugOpt, ParamsOpt, SetOpt
 
 CONFIG = ("build", "pipeline.build:BuildConfig")
 
@@ -18,7 +18,6 @@ def main(
     data_dir: Annotated[Path, typer.Option(help="Where the upstream stages' stats.json and settings.json live (for the card).")] = Path("data"),
     params: ParamsOpt = Path("params.yaml"),
     set_: SetOpt = None,
-    progress: ProgressOpt = True,
     debug: DebugOpt = False,
 ) -> None:
     from pipeline.stage import run_stage

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
+from stages.common import DebugOpt, ParamsOpt, SetOpt
 
 CONFIG = ("filter", "pipeline.difficulty.filter:FilterConfig")
 
@@ -28,7 +28,6 @@ def main(
                                                    "default: the release's pass_rate).")] = None,
     params: ParamsOpt = Path("params.yaml"),
     set_: SetOpt = None,
-    progress: ProgressOpt = True,
     debug: DebugOpt = False,
 ) -> None:
     from pipeline.stage import run_stage

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
+from stages.common import DebugOpt, ParamsOpt, SetOpt
 
 CONFIG = ("publish", "pipeline.publish:PublishConfig")
 
@@ -17,7 +17,6 @@ def main(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print exactly what would be uploaded; upload nothing.")] = False,
     params: ParamsOpt = Path("params.yaml"),
     set_: SetOpt = None,
-    progress: ProgressOpt = True,
     debug: DebugOpt = False,
 ) -> None:
     """Needs HF_TOKEN (a write token) for a real upload; the tag is the build version. The dry run reads

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
+from stages.common import DebugOpt, ParamsOpt, SetOpt
 
 CONFIG = ("tiny_model", "pipeline.models:TinyModelConfig")
 
@@ -16,7 +16,6 @@ def main(
     out_dir: Annotated[Path, typer.Option(help="Directory to save the model and tokenizer to.")] = Path("models/tiny"),
     params: ParamsOpt = Path("params.yaml"),
     set_: SetOpt = None,
-    progress: ProgressOpt = True,
     debug: DebugOpt = False,
 ) -> None:
     from pipeline.stage import run_stage

@@ -11,7 +11,7 @@ import p_multitest  # noqa: E402,F401
 import p_neardup  # noqa: E402,F401
 import p_special  # noqa: E402,F401
 import p_stdio  # noqa: E402,F401
-import p_stdio2  # noqa: E402,F401
+import p_stdio_hard  # noqa: E402,F401
 from common import RECORDS  # noqa: E402
 
 from pipeline.schema import Problem, ReferenceSolution, TestCase  # noqa: E402
