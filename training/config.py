@@ -6,99 +6,121 @@ std, conditional truncation masking with rho = 0.1 and a 128-token repetition wi
 masking of truncated samples, and the main runs' scale (4K completions, T = 1.2, 300 steps,
 learning rate 1e-6, a checkpoint every 50 steps). The CPU smoke values live in params.yaml only.
 
-`preset()` builds one of the paper's three columns (`grpo`, `dapo`, `microcoder`): each preset pins
-the method-defining keys (METHOD_KEYS); an explicit override that contradicts a pinned value is an
-error naming both. `custom` pins nothing (ablations: any key may be set).
+A knob's role is written once, in its field's metadata: "method" (defines a training method: the
+presets pin it; `METHOD_KEYS`) and "resume_fixed" (a resumed run must keep it: training.train's
+`RESUME_FIXED`). `preset()` builds one of the paper's three columns (`grpo`, `dapo`, `microcoder`):
+each preset pins the method keys; an explicit override that contradicts a pinned value is an error
+naming both. `custom` pins nothing (ablations: any key may be set).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from trl import GRPOConfig
 
+# Field marks, read by METHOD_KEYS here and training.train.RESUME_FIXED: the one place a knob's role is written.
+_FIXED = {"resume_fixed": True}  # a resumed run must keep the interrupted run's value
+_METHOD = {"method": True, **_FIXED}  # defines a training method (the presets pin it); fixed on resume too
+
+
+def _trl_field(name: str, **marks: Any) -> Any:
+    """TRL's own GRPOConfig field `name` (its default and help, unchanged) with MicroCoder marks added."""
+    parent = GRPOConfig.__dataclass_fields__[name]
+    if parent.default is dataclasses.MISSING:
+        return field(default_factory=parent.default_factory, metadata={**parent.metadata, **marks})
+    return field(default=parent.default, metadata={**parent.metadata, **marks})
+
 
 @dataclass
 class MicroCoderGRPOConfig(GRPOConfig):
+    # --- TRL's fields with TRL's defaults, marked: the batch geometry a resumed run must keep ---
+    per_device_train_batch_size: int = _trl_field("per_device_train_batch_size", **_FIXED)
+    gradient_accumulation_steps: int = _trl_field("gradient_accumulation_steps", **_FIXED)
+    num_generations: int | None = _trl_field("num_generations", **_FIXED)
+    steps_per_generation: int | None = _trl_field("steps_per_generation", **_FIXED)
+    num_iterations: int = _trl_field("num_iterations", **_FIXED)
+
     # --- defaults changed from GRPOConfig (repeated even where TRL agrees, so a TRL default change
     # cannot silently change the method) ---
-    beta: float = field(default=0.0, metadata={"help": "KL coefficient; MicroCoder-GRPO uses none (0.0)."})
-    epsilon: float = field(default=0.2, metadata={"help": "Lower clipping bound: ratio >= 1 - epsilon."})
+    beta: float = field(default=0.0, metadata={**_METHOD, "help": "KL coefficient; MicroCoder-GRPO uses none (0.0)."})
+    epsilon: float = field(default=0.2, metadata={**_METHOD, "help": "Lower clipping bound: ratio >= 1 - epsilon."})
     epsilon_high: float | None = field(
-        default=0.28, metadata={"help": "Upper clipping bound: ratio <= 1 + epsilon_high (clip-higher)."}
+        default=0.28, metadata={**_METHOD, "help": "Upper clipping bound: ratio <= 1 + epsilon_high (clip-higher)."}
     )
     loss_type: str = field(
-        default="dapo", metadata={"help": "Loss aggregation; 'dapo' = token-level over the global batch."}
+        default="dapo", metadata={**_METHOD, "help": "Loss aggregation; 'dapo' = token-level over the global batch."}
     )
     scale_rewards: str = field(
         default="group",
-        metadata={"help": "Advantage scaling: 'group' divides by the group's reward std (METHOD.md's formula)."},
+        metadata={**_METHOD, "help": "Advantage scaling: 'group' divides by the group's reward std (METHOD.md's formula)."},
     )
     # --- the paper's main-run scale (TRL's defaults are a small demo) ---
     max_completion_length: int | None = field(
-        default=4096, metadata={"help": "L_max: maximum completion tokens (the paper trains at 4K)."})
+        default=4096, metadata={**_FIXED, "help": "L_max: maximum completion tokens (the paper trains at 4K)."})
     temperature: float = field(
-        default=1.2, metadata={"help": "Sampling (and log-prob) temperature when no schedule/probe is set (paper: 1.2)."})
-    learning_rate: float = field(default=1e-6, metadata={"help": "AdamW learning rate."})
+        default=1.2, metadata={**_FIXED, "help": "Sampling (and log-prob) temperature when no schedule/probe is set (paper: 1.2)."})
+    learning_rate: float = field(default=1e-6, metadata={**_FIXED, "help": "AdamW learning rate."})
     max_steps: int = field(default=300, metadata={"help": "Optimizer steps (the paper: about 300)."})
     save_steps: float = field(
         default=50, metadata={"help": "Checkpoint every this many steps (save_strategy 'steps'); resume from the last."})
     mask_truncated_completions: bool = field(
         default=False,
-        metadata={"help": "Mask *every* truncated sample (DAPO's overlong filtering). MicroCoder-GRPO masks "
+        metadata={**_METHOD, "help": "Mask *every* truncated sample (DAPO's overlong filtering). MicroCoder-GRPO masks "
                           "conditionally instead (truncation_mask_rho); the paper reports that masking all collapses training."},
     )
 
     # --- conditional truncation masking (METHOD.md section 3, conditions 1-4) ---
     truncation_mask_rho: float = field(
         default=0.1,
-        metadata={"help": "Probability rho of zeroing the advantage of a truncated, non-incorrect, non-repetitive "
+        metadata={**_METHOD, "help": "Probability rho of zeroing the advantage of a truncated, non-incorrect, non-repetitive "
                           "sample (condition 4: U(0,1) < rho). 0 disables the mask."},
     )
     repetition_window: int = field(
         default=128,
-        metadata={"help": "m: a sample is repetitive when its last m tokens equal the m tokens before them; "
+        metadata={**_FIXED, "help": "m: a sample is repetitive when its last m tokens equal the m tokens before them; "
                           "samples shorter than 2m are non-repetitive."},
     )
 
     # --- temperature control T(D) ---
     temperature_probe: list[float] | None = field(
         default=None,
-        metadata={"help": "Candidate temperatures probed on the first generation batch before training; the lowest "
+        metadata={**_METHOD, "help": "Candidate temperatures probed on the first generation batch before training; the lowest "
                           "whose group diversity reaches diversity_target becomes the initial temperature. "
                           "None: start at `temperature`. Paper-style list: [0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8]."},
     )
     diversity_target: float = field(
-        default=0.7, metadata={"help": "Diversity the temperature probe must reach (1 - mean pairwise 4-gram Jaccard)."}
+        default=0.7, metadata={**_FIXED, "help": "Diversity the temperature probe must reach (1 - mean pairwise 4-gram Jaccard)."}
     )
     diversity_ngram: int = field(default=4, metadata={"help": "Token n-gram size of the diversity metric."})
     temperature_schedule: list[list[float]] | None = field(
         default=None,
-        metadata={"help": "Staged schedule [[step, temperature], ...]: from global step `step` on, sample (and "
+        metadata={**_METHOD, "help": "Staged schedule [[step, temperature], ...]: from global step `step` on, sample (and "
                           "compute log-probs) at `temperature`. Stages only, never ramps. Example: [[0, 0.6], [140, 1.2]]."},
     )
     diversity_floor: float | None = field(
         default=None,
-        metadata={"help": "Guard: when diversity stays below this for diversity_patience generation steps, move to "
+        metadata={**_METHOD, "help": "Guard: when diversity stays below this for diversity_patience generation steps, move to "
                           "the next schedule stage early. None disables the guard."},
     )
     diversity_patience: int = field(
-        default=3, metadata={"help": "Generation steps below diversity_floor before the guard moves to the next stage."}
+        default=3, metadata={**_FIXED, "help": "Generation steps below diversity_floor before the guard moves to the next stage."}
     )
 
     # --- reward (the evaluator; its judges, time limits and sandbox: the params' `evaluator:` section) ---
-    reward_pass: float = field(default=1.0, metadata={"help": "Reward of a sample that passes every test (AC)."})
+    reward_pass: float = field(default=1.0, metadata={**_FIXED, "help": "Reward of a sample that passes every test (AC)."})
     reward_fail: float = field(
-        default=0.0, metadata={"help": "Reward of a sample whose code ran and failed (WA/TLE/MLE/RE/CE/OLE)."}
+        default=0.0, metadata={**_FIXED, "help": "Reward of a sample whose code ran and failed (WA/TLE/MLE/RE/CE/OLE)."}
     )
     reward_no_code: float = field(
-        default=0.0, metadata={"help": "Reward of a sample without an extractable code block (often truncated)."}
+        default=0.0, metadata={**_FIXED, "help": "Reward of a sample without an extractable code block (often truncated)."}
     )
     reward: str = field(
         default="binary",
-        metadata={"help": "What a failing sample earns: 'binary' (reward_fail; the paper's), 'fraction' (reward_fail + "
+        metadata={**_METHOD, "help": "What a failing sample earns: 'binary' (reward_fail; the paper's), 'fraction' (reward_fail + "
                           "(reward_pass - reward_fail) x the share of tests passed, as Klear-Reasoner; judges every "
                           "test, not only up to the first failure) or 'groups' (the same with the share of the points "
                           "of the test groups whose every test passed; problems without scored groups: 'fraction'). "
@@ -125,29 +147,29 @@ class MicroCoderGRPOConfig(GRPOConfig):
     # --- online difficulty filtering (off in the paper's MicroCoder-GRPO; `dynamic_sampling` is DAPO's) ---
     dynamic_sampling: bool = field(
         default=False,
-        metadata={"help": "DAPO dynamic sampling: drop groups whose rewards are all equal (zero std, no learning signal) "
+        metadata={**_METHOD, "help": "DAPO dynamic sampling: drop groups whose rewards are all equal (zero std, no learning signal) "
                           "and generate more prompts until the generation batch is full, for at most "
                           "dynamic_sampling_max_rounds extra rounds; then train on what there is (the missing groups' "
                           "samples are masked out of the loss). Logged per step: filtered_frac, extra_rounds."},
     )
     dynamic_sampling_max_rounds: int = field(
-        default=3, metadata={"help": "Cap on extra generation rounds per generation step under dynamic_sampling (>= 0)."}
+        default=3, metadata={**_FIXED, "help": "Cap on extra generation rounds per generation step under dynamic_sampling (>= 0)."}
     )
     easy_threshold: float | None = field(
         default=None,
-        metadata={"help": "Difficulty pools: a problem whose group pass rate is >= this moves to the easy pool (None: "
+        metadata={**_METHOD, "help": "Difficulty pools: a problem whose group pass rate is >= this moves to the easy pool (None: "
                           "no easy pool). It is sampled again with probability easy_fraction."},
     )
     hard_threshold: float | None = field(
         default=None,
-        metadata={"help": "Difficulty pools: a problem whose group pass rate is <= this moves to the hard pool (None: "
+        metadata={**_METHOD, "help": "Difficulty pools: a problem whose group pass rate is <= this moves to the hard pool (None: "
                           "no hard pool; 0.0: never solved). It is sampled again with probability hard_fraction."},
     )
     easy_fraction: float = field(
-        default=0.1, metadata={"help": "Probability that a sampled easy-pool problem is trained on (else replaced)."}
+        default=0.1, metadata={**_FIXED, "help": "Probability that a sampled easy-pool problem is trained on (else replaced)."}
     )
     hard_fraction: float = field(
-        default=0.1, metadata={"help": "Probability that a sampled hard-pool problem is trained on (else replaced)."}
+        default=0.1, metadata={**_FIXED, "help": "Probability that a sampled hard-pool problem is trained on (else replaced)."}
     )
 
     def __post_init__(self) -> None:
@@ -282,12 +304,15 @@ def _schedule_errors(schedule: Any) -> list[str]:
     return errs
 
 
-# The keys that define a training method (the paper's columns). A named preset pins each of them
-# (the temperature controller keys only for the baselines: MicroCoder-GRPO's schedule is tunable).
-# The paper's three columns share the binary reward; a graded one is an ablation (`custom`).
-METHOD_KEYS = ("beta", "epsilon", "epsilon_high", "loss_type", "scale_rewards", "truncation_mask_rho",
-               "mask_truncated_completions", "temperature_probe", "temperature_schedule", "diversity_floor",
-               "reward", "dynamic_sampling", "easy_threshold", "hard_threshold")
+def marked(mark: str) -> tuple[str, ...]:
+    """The MicroCoderGRPOConfig fields whose metadata sets `mark` ("method", "resume_fixed"), in field order."""
+    return tuple(f.name for f in dataclasses.fields(MicroCoderGRPOConfig) if f.metadata.get(mark))
+
+
+# The keys that define a training method (the paper's columns; marked "method" above). A named preset
+# pins each of them (the temperature controller keys only for the baselines: MicroCoder-GRPO's schedule
+# is tunable). The paper's three columns share the binary reward; a graded one is an ablation (`custom`).
+METHOD_KEYS = marked("method")
 _NO_TEMPERATURE_CONTROL = {"temperature_probe": None, "temperature_schedule": None, "diversity_floor": None}
 # Difficulty pools change which problems are trained on: not part of any of the paper's columns.
 _NO_POOLS = {"easy_threshold": None, "hard_threshold": None}

@@ -48,16 +48,11 @@ log = logging.getLogger(__name__)
 
 TRAINER_DIR = "trainer"  # TRL's output_dir under the stage's output: checkpoints survive the run
 RUN_FILE = "run.json"
-# Settings a resumed run must share with the interrupted one (anything else may change, with a warning:
-# max_steps to train longer, reward_deadline_s or the evaluator's workers to fix a slow judge...).
-RESUME_FIXED = ("preset", "model", "seed", "dtype", "thinking", "system_prompt", "use_dataset_prompts",
-                "max_problems", "num_generations", "per_device_train_batch_size", "gradient_accumulation_steps",
-                "steps_per_generation", "num_iterations", "max_completion_length", "repetition_window",
-                "learning_rate", "temperature", "temperature_probe", "diversity_target", "diversity_floor",
-                "diversity_patience", "beta", "epsilon", "epsilon_high", "loss_type", "scale_rewards",
-                "truncation_mask_rho", "mask_truncated_completions", "temperature_schedule", "reward_pass",
-                "reward_fail", "reward_no_code", "reward", "dynamic_sampling", "dynamic_sampling_max_rounds",
-                "easy_threshold", "hard_threshold", "easy_fraction", "hard_fraction")
+# Settings a resumed run must share with the interrupted one are marked `resume_fixed` in their field's
+# metadata (TrainConfig, TrainRun.model, MicroCoderGRPOConfig); `RESUME_FIXED` lists them. Anything else
+# may change, with a warning: max_steps to train longer, reward_deadline_s or the evaluator's workers
+# to fix a slow judge...
+_FIXED = {"resume_fixed": True}
 
 
 @dataclass
@@ -71,26 +66,56 @@ class PresetGrpo:
     custom: dict[str, Any] = field(default_factory=dict, metadata={"help": "Over `grpo` for preset custom."})
 
 
+class _GrpoHelp:
+    """The `grpo` field's help: the text below plus every MicroCoder knob, rendered only when shown
+    (`--help`), since listing the knobs imports TRL."""
+
+    def __str__(self) -> str:
+        from rich.markup import escape  # typer renders help as rich markup: `[float]` would vanish as a tag
+
+        return escape("MicroCoderGRPOConfig fields (TRL GRPOConfig + MicroCoder knobs) over the preset. An absent "
+                      "key takes the paper default; a key that contradicts the preset is an error. The knobs "
+                      "MicroCoder adds or sets (any other TRL GRPOConfig field is accepted too):\n"
+                      + "\n".join(grpo_knob_lines()))
+
+
+def grpo_knob_lines() -> list[str]:
+    """One line per field MicroCoderGRPOConfig declares: `grpo.NAME (type) = default [marks]: help`."""
+    import inspect
+
+    from training.config import MicroCoderGRPOConfig
+
+    own = inspect.get_annotations(MicroCoderGRPOConfig)  # strings: this class's fields only, not TRL's others
+    lines = []
+    for f in dataclasses.fields(MicroCoderGRPOConfig):
+        if f.name in own:
+            default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+            marks = [label for key, label in (("method", "method"), ("resume_fixed", "fixed on resume"))
+                     if f.metadata.get(key)]
+            tag = f" [{', '.join(marks)}]" if marks else ""
+            lines.append(f"    grpo.{f.name} ({own[f.name]}) = {default!r}{tag}: {f.metadata.get('help', '')}")
+    return lines
+
+
 @dataclass
 class TrainConfig(ExecutionFields):
-    preset: str = field(default="microcoder", metadata={"help": "Recipe: microcoder | dapo | grpo | custom."})
-    max_problems: int | None = field(default=None, metadata={"help": "Train on at most this many problems."})
-    thinking: bool = field(default=False, metadata={"help": "Chat-template thinking switch (Qwen3)."})
+    preset: str = field(default="microcoder", metadata={**_FIXED, "help": "Recipe: microcoder | dapo | grpo | custom."})
+    max_problems: int | None = field(default=None, metadata={**_FIXED, "help": "Train on at most this many problems."})
+    thinking: bool = field(default=False, metadata={**_FIXED, "help": "Chat-template thinking switch (Qwen3)."})
     system_prompt: str | None = field(default=None, metadata={
-        "help": "System prompt (None: the rollout default; '' for none)."})
-    use_dataset_prompts: bool = field(default=True, metadata={
-        "help": "Use the curated rows' own `prompt` column when present (else build prompts with the settings here)."})
-    dtype: str = field(default="float32", metadata={"help": "Model weights dtype: float32 | bfloat16 | float16."})
-    seed: int = field(default=0, metadata={"help": "Seed for data order, sampling and the mask's draws."})
+        **_FIXED, "help": "System prompt (None: the rollout default; '' for none)."})
+    use_dataset_prompts: bool = field(default=True, metadata={**_FIXED, "help": (
+        "Use the curated rows' own `prompt` column when present (else build prompts with the settings here).")})
+    dtype: str = field(default="float32", metadata={
+        **_FIXED, "help": "Model weights dtype: float32 | bfloat16 | float16."})
+    seed: int = field(default=0, metadata={**_FIXED, "help": "Seed for data order, sampling and the mask's draws."})
     torch_threads: int | None = field(default=None, metadata={
         "help": "CPU threads for torch (None: torch's default). 1 avoids thread thrashing on a busy small CPU box."})
     # A mapping on purpose: only the keys written here override the preset (an absent key takes the
     # paper default, a key that contradicts the preset is an error), which a typed copy of TRL's
-    # ~200-field GRPOConfig would lose; MicroCoderGRPOConfig itself checks names and values
-    # (build_grpo_config), before any model loads.
-    grpo: dict[str, Any] = field(default_factory=dict, metadata={
-        "help": "MicroCoderGRPOConfig fields (TRL GRPOConfig + MicroCoder knobs) over the preset. An absent key takes "
-                "the paper default (MicroCoderGRPOConfig); a key that contradicts the preset is an error."})
+    # ~200-field GRPOConfig would lose; build_grpo_config checks names (close matches suggested) and
+    # MicroCoderGRPOConfig values, before any input or model loads.
+    grpo: dict[str, Any] = field(default_factory=dict, metadata={"help": _GrpoHelp()})
     preset_grpo: PresetGrpo = field(default_factory=PresetGrpo, metadata={
         "help": "Fields applied only when that preset is chosen, over `grpo`. For keys a baseline pins (e.g. a "
                 "temperature_schedule for microcoder only), so one params file builds every preset."})
@@ -109,6 +134,7 @@ def build_grpo_config(cfg: TrainConfig, output_dir: Path, progress: bool = True)
     `progress` False turns TRL's progress bars off (`--no-progress`)."""
     from training.config import preset
 
+    _check_grpo_names(cfg)
     chosen = {**(cfg.grpo or {}), **(getattr(cfg.preset_grpo, cfg.preset, None) or {})}
     # YAML reads an unquoted `no` as False: `save_strategy: no` means the strategy "no".
     grpo = {k: ("no" if k.endswith("_strategy") and v is False else v) for k, v in chosen.items()}
@@ -121,15 +147,50 @@ def build_grpo_config(cfg: TrainConfig, output_dir: Path, progress: bool = True)
                   chat_template_kwargs={"enable_thinking": cfg.thinking}, **grpo)
 
 
+def _check_grpo_names(cfg: TrainConfig) -> None:
+    """Raise ValueError naming each unknown `grpo` / `preset_grpo.<preset>` key and its close matches."""
+    import difflib
+
+    from training.config import MicroCoderGRPOConfig
+
+    valid = [f.name for f in dataclasses.fields(MicroCoderGRPOConfig) if f.init]
+    sections = {"grpo": cfg.grpo, **{f"preset_grpo.{f.name}": getattr(cfg.preset_grpo, f.name)
+                                     for f in dataclasses.fields(PresetGrpo)}}
+    errs = []
+    for where, keys in sections.items():
+        for key in sorted(set(keys or {}) - set(valid), key=str):
+            close = difflib.get_close_matches(str(key), valid, n=3)
+            hint = f" (did you mean {', '.join(close)}?)" if close else " (see `microcoder train --help`)"
+            errs.append(f"unknown {where} field {key!r}{hint}")
+    if errs:
+        raise ValueError("; ".join(errs))
+
+
 @dataclass
 class TrainRun:
     """What one `microcoder train` works on (command-line options, not params)."""
 
-    model: str  # policy model: local directory or Hub id
+    model: str = field(metadata=_FIXED)  # policy model: local directory or Hub id
     problems: Path  # curated shards (Hub layout), a Problem parquet file / shard directory, or our jsonl
     out_dir: Path
     fallback: Path | None = None  # used only when `problems` does not exist (before the first build)
     resume: bool = False  # continue the interrupted run in out_dir/trainer from its latest checkpoint
+
+
+def resume_fixed_keys() -> tuple[str, ...]:
+    """The settings a resumed run must share with the interrupted one: every field marked `resume_fixed`
+    (TrainConfig's, TrainRun's `model`, MicroCoderGRPOConfig's), in that order."""
+    from training.config import marked
+
+    own = [f.name for cls in (TrainConfig, TrainRun) for f in dataclasses.fields(cls) if f.metadata.get("resume_fixed")]
+    return (*own, *marked("resume_fixed"))
+
+
+def __getattr__(name: str) -> Any:
+    # RESUME_FIXED reads MicroCoderGRPOConfig (TRL): built on first use, so importing this module stays light.
+    if name == "RESUME_FIXED":
+        return resume_fixed_keys()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def run_training(cfg: TrainConfig, run: TrainRun, *, evaluator: Any = None, judge: Any = None,
@@ -167,12 +228,12 @@ def _run_training(cfg: TrainConfig, run: TrainRun, evaluator: Any, judge: Any,
 
     out_dir = Path(run.out_dir)
     trainer_dir = out_dir / TRAINER_DIR
-    source = resolve_input(run.problems, run.fallback)
-    check_model_path(run.model, "train model")
-    try:
+    try:  # the params first: a typo in a knob is reported before the inputs are looked at
         args = build_grpo_config(cfg, trainer_dir, progress)
     except (ValueError, TypeError) as e:  # an unknown preset or GRPO field, a bad value, a preset conflict
         raise InputError(f"params `train`: {e}") from e
+    source = resolve_input(run.problems, run.fallback)
+    check_model_path(run.model, "train model")
     _warn_about_precision(cfg, args)
     state = PartialState()
     settings = run_settings(cfg, args, run.model, source)
@@ -276,13 +337,12 @@ def _warn_about_precision(cfg: TrainConfig, args: Any) -> None:
 
 def run_settings(cfg: TrainConfig, args: Any, model: str, source: str | Path) -> dict[str, Any]:
     """The run's effective settings (recorded in trainer/run.json and settings.json; compared on resume)."""
-    top = {k: getattr(cfg, k) for k in ("preset", "seed", "dtype", "thinking", "system_prompt",
-                                         "use_dataset_prompts", "max_problems")}
+    top = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(TrainConfig) if f.metadata.get("resume_fixed")}
     top.update(model=model, input=str(source))
     from training.config import MicroCoderGRPOConfig
 
     names = [f.name for f in dataclasses.fields(MicroCoderGRPOConfig)]
-    grpo = {k: getattr(args, k) for k in names if k in set(RESUME_FIXED) | set(cfg.grpo or {}) | {"max_steps"}}
+    grpo = {k: getattr(args, k) for k in names if k in set(resume_fixed_keys()) | set(cfg.grpo or {}) | {"max_steps"}}
     return json.loads(json.dumps({**top, **grpo}, default=str))
 
 
@@ -320,7 +380,7 @@ def plan_run(trainer_dir: Path, resume: bool, settings: dict[str, Any], processe
         raise InputError(f"resume: no complete checkpoint in {trainer_dir} to continue from")
     if previous is not None:
         before = previous.get("settings", {})
-        fixed = [k for k in RESUME_FIXED if k in before and before.get(k) != settings.get(k)]
+        fixed = [k for k in resume_fixed_keys() if k in before and before.get(k) != settings.get(k)]
         if fixed:
             raise InputError("resume: these settings differ from the interrupted run's, so it would not continue the "
                              "same run: " + ", ".join(f"{k} {before.get(k)!r} -> {settings.get(k)!r}" for k in fixed))
