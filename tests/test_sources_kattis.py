@@ -271,7 +271,8 @@ def test_multi_pass_and_submit_answer_problems_are_rejected_by_type(tmp_path):
 
 
 def test_a_validator_program_directory_is_packed_as_a_bundle():
-    bundle = pytest.importorskip("pipeline.evaluator.verdict.bundle")
+    from pipeline.evaluator.verdict import bundle
+
     p = only_problem(KINDS / "bundled")
     assert (p.checker.kind, p.checker.language, p.checker.protocol) == ("program", "bundle", "kattis")
     assert p.checker.program == bundle.pack_program_dir(KINDS / "bundled" / "output_validators" / "checker")

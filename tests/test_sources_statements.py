@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from pipeline.sources.latex import tex_statement, tex_to_markdown
+from pipeline.sources.latex import tex_statement
 from pipeline.sources.normalize import fix_math_delimiters, html_statement, html_to_markdown
 from pipeline.sources.stated_limits import named_test_set, stated_limits
 
@@ -131,11 +131,11 @@ def test_problemtools_latex_to_markdown():
                         {"src": "snarks", "alt": "The seven *snarks*"}]
 
 
-def test_tex_to_markdown_keeps_its_signature():
-    assert tex_to_markdown(r"\problemname{Half It}Print $x/2$.\section*{Input}A real $x$.") == (
+def test_a_short_statement_title_and_sections():
+    assert tex_statement(r"\problemname{Half It}Print $x/2$.\section*{Input}A real $x$.")[:2] == (
         "Half It", "Print $x/2$.\n\n## Input\n\nA real $x$.")
-    assert tex_to_markdown("No title, $a_i$ here.") == (None, "No title, $a_i$ here.")
-    assert tex_to_markdown(r"\problemname{}x")[0] is None
+    assert tex_statement("No title, $a_i$ here.")[:2] == (None, "No title, $a_i$ here.")
+    assert tex_statement(r"\problemname{}x")[0] is None
 
 
 def test_latex_odds_and_ends():

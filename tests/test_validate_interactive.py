@@ -11,6 +11,8 @@ and skips while the evaluator refuses interactive problems."""
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from pipeline.evaluator.config import EvaluatorConfig
@@ -168,16 +170,11 @@ def test_ungrouped_records_and_caps_are_as_before():
     assert choose_tests(tests, list(range(5)), ValidateConfig(max_tests=3)).kept == [0, 2, 3]
 
 
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 def test_a_real_interactor_validates_its_problem(cfg):
-    """End to end through the evaluator; skipped while the evaluator refuses interactive problems."""
-    from pipeline.evaluator import Evaluator, Submission
-
+    """End to end through the evaluator (in the sandbox)."""
     tests = [TestCase(f"{n}\n", "") for n in range(1, 4)]
     p = interactive("t/real", tests, wrong_solutions=[WrongSolution("python", "input()\nprint(1, flush=True)\n")])
-    with Evaluator(workers=1, config=EvaluatorConfig(wall_factor=3.0, wall_slack_s=2.0)) as ev:
-        probe = ev.evaluate_batch([p], [Submission("t/real", "probe", "python", DOUBLE)])[0]
-    if probe.status == "SE" and "not supported" in str(probe.reason):
-        pytest.skip(f"the evaluator does not run interactors yet: {probe.reason}")
     res = validate_problems([p], cfg, evaluator=EV, progress=False)
     assert [q.id for q in res.kept] == ["t/real"], res.rejects
     v = res.kept[0].extra["validation"]

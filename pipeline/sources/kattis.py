@@ -145,7 +145,7 @@ def _convert(pkg: Path, source: str, opts: Options, native: str, config: dict[st
     limits = config.get("limits") or {}
     if not isinstance(limits, dict):
         raise PackageError("bad_package", f"limits: expected a mapping, got {type(limits).__name__}")
-    stated = _stated_limits(statement)
+    stated = stated_limits(statement)  # "Time limit: 20 seconds.", as Code Jam statements state them
     time_limit, time_source = _time_limit(pkg, limits, opts.default_time_limit_s, stated)
     memory, memory_source = _memory_limit(limits, stated)
     meta: dict[str, Any] = {"skipped_tests": skipped, "time_limit_from": time_source,
@@ -446,12 +446,6 @@ def _codejam_test_sets(statement: str) -> list[TestCase]:
         return codejam_judge.interactive_tests(statement)
     except codejam_judge.Unsupported as e:
         raise PackageError("no_tests", f"interactive Code Jam problem: {e}") from e
-
-
-def _stated_limits(statement: str) -> dict[str, Any]:
-    """The limits the statement states ("Time limit: 20 seconds.", "Memory limit: 1 GB."), as Code Jam
-    statements do: {"time_limit_s": seconds or {test set: seconds}, "memory_limit_mb": ...}."""
-    return stated_limits(statement)
 
 
 def _time_limit(pkg: Path, limits: dict[str, Any], default: float, stated: dict[str, Any]) -> tuple[float, str]:

@@ -75,12 +75,6 @@ class _State:
         return _MARK.format(len(self.protected) - 1)
 
 
-def tex_to_markdown(tex: str) -> tuple[str | None, str]:
-    """problemtools LaTeX statement -> (title from `\\problemname`, or None; Markdown)."""
-    title, markdown, _ = tex_statement(tex)
-    return title, markdown
-
-
 def tex_statement(tex: str) -> tuple[str | None, str, list[dict[str, str]]]:
     """(title, Markdown, pictures) for a LaTeX statement; pictures are `{"src", "alt"}` dicts
     (alt: the figure caption or illustration credit, "" when none), in order of appearance."""
