@@ -55,12 +55,14 @@ def _command_class(config: tuple[str, str] | None, judges: bool) -> type:
     class StageCommand(TyperCommand):
         @property
         def epilog(self) -> str:
+            from rich.markup import escape
+
             from pipeline.stage import config_help
 
             section, ref = config
             module, cls = ref.split(":")
-            text = config_help(getattr(importlib.import_module(module), cls), section, judges)
-            return text
+            # typer renders help as rich markup: `[float]` would vanish as a tag
+            return escape(config_help(getattr(importlib.import_module(module), cls), section, judges))
 
         @epilog.setter
         def epilog(self, value: str | None) -> None:

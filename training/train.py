@@ -71,12 +71,10 @@ class _GrpoHelp:
     (`--help`), since listing the knobs imports TRL."""
 
     def __str__(self) -> str:
-        from rich.markup import escape  # typer renders help as rich markup: `[float]` would vanish as a tag
-
-        return escape("MicroCoderGRPOConfig fields (TRL GRPOConfig + MicroCoder knobs) over the preset. An absent "
-                      "key takes the paper default; a key that contradicts the preset is an error. The knobs "
-                      "MicroCoder adds or sets (any other TRL GRPOConfig field is accepted too):\n"
-                      + "\n".join(grpo_knob_lines()))
+        return ("MicroCoderGRPOConfig fields (TRL GRPOConfig + MicroCoder knobs) over the preset. An absent "
+                "key takes the paper default; a key that contradicts the preset is an error. The knobs "
+                "MicroCoder adds or sets (any other TRL GRPOConfig field is accepted too):\n"
+                + "\n".join(grpo_knob_lines()))
 
 
 def grpo_knob_lines() -> list[str]:
