@@ -716,7 +716,7 @@ def main() -> None:
             f"testgen + validate with {extra['workers']} workers ({extra['worker_h']} worker-hours), assuming the "
             "cost stays linear in problems and workers.")
     if args.out:
-        from pipeline.config import settings_record
+        from pipeline.stage import settings_record
 
         doc = {"code": git_revision(), "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
                "settings": {"burn": args.burn, "testgen": settings_record(cfg.testgen), "validate": settings_record(cfg.validate),

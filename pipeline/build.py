@@ -40,11 +40,10 @@ import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 
 from pipeline.card import DEFAULT_TAGS, portable, render_card, upstream_records
-from pipeline.config import settings_record
 from pipeline.generation.prompts import build_messages
 from pipeline.inputs import InputError, load_problems
 from pipeline.io import RejectsWriter, atomic_path, problems_to_table, write_text_atomic
-from pipeline.stage import StageStats, write_stats
+from pipeline.stage import StageStats, settings_record, write_stats
 
 log = logging.getLogger(__name__)
 

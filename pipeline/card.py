@@ -25,8 +25,8 @@ from typing import Any
 import yaml
 
 from pipeline import strength
-from pipeline.config import settings_record
 from pipeline.params import load_yaml
+from pipeline.stage import settings_record
 
 SHARD_PATTERN = "data/train-*"
 # Upstream stage -> its output folder under the data directory (in pipeline order).

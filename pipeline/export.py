@@ -191,9 +191,7 @@ def write_export(release: str | Path, out_dir: str | Path, formats: list[str] | 
 
 def usage(written: dict[str, dict[str, Any]]) -> str:
     """How to point each trainer at what was written (docs/export.md has the full story)."""
-    import pipeline.rewards_api as api
-
-    reward = api.__file__
+    reward = str(Path(__file__).with_name("rewards_api.py"))  # a path: the trainers load it as a file
     lines = []
     for fmt, info in written.items():
         path = info["path"]

@@ -15,7 +15,6 @@ staging folder) are never read. Columns that a Hub export flattened to JSON stri
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -177,25 +176,3 @@ def check_model_path(path: str, what: str = "model") -> None:
     local = path.startswith((".", "/")) or (len(p.parts) > 1 and Path(p.parts[0]).exists())
     if local and not p.exists():
         raise InputError(f"{what} {path} does not exist (run the stage that produces it first)")
-
-
-# --- stage commands -------------------------------------------------------------------------------
-def stage_config(cls: type, section: str, params_path: str | Path, overrides: list[str] | None):
-    """The stage's config from params.yaml and `--set`; a bad setting is an InputError
-    (`pipeline.stage.load_config`)."""
-    from pipeline.stage import load_config
-
-    return load_config(cls, section, params_path, overrides)
-
-
-@contextlib.contextmanager
-def stage_errors(command: str) -> Iterator[None]:
-    """Around a stage command: an InputError ends it with one line on stderr and exit status 1
-    (any other exception is a bug and keeps its traceback)."""
-    try:
-        yield
-    except InputError as e:
-        import typer
-
-        typer.echo(f"{command}: error: {e}", err=True)
-        raise typer.Exit(1) from None

@@ -30,6 +30,7 @@ import _thread
 import dataclasses
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -65,9 +66,10 @@ class StageInterrupted(KeyboardInterrupt):
 
 
 # --- typed configs ---------------------------------------------------------------------------------
-def build_config(cls: type[T], data: Any, where: str) -> T:
+def build_config(cls: type[T], data: Any, where: str | None = None) -> T:
     """Dataclass `cls` from mapping `data`, nested dataclasses included; `where` names the section
-    (`validate`, `train.grpo`) in errors."""
+    (`validate`, `train.grpo`; default: the class name) in errors."""
+    where = where or cls.__name__
     if data is None:
         data = {}
     if isinstance(data, cls):
@@ -204,6 +206,27 @@ def _field_lines(cls: type, prefix: str) -> list[str]:
     return lines
 
 
+# --- settings records ----------------------------------------------------------------------------
+# api_key, secret_key, hf_token, password, passwd, credentials, cookie, Authorization, auth_header...
+_SECRET_KEY = re.compile(r"(?:key|token|secret|passw(?:or)?d|credentials?|cookie)$|(?:^|[_-])auth", re.IGNORECASE)
+_URL_SECRETS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@|(?P<query>\?[^\s#]+)", re.IGNORECASE)
+
+
+def settings_record(cfg: Any) -> Any:
+    """A config (dataclass or mapping) as plain data for stats files and dataset cards, with every
+    value under a secret-looking key (`api_key`, `hf_token`, `password`, `Authorization`, ...)
+    redacted, and credentials and query strings cut out of URLs."""
+    data = dataclasses.asdict(cfg) if dataclasses.is_dataclass(cfg) and not isinstance(cfg, type) else cfg
+    if isinstance(data, dict):
+        return {k: "<redacted>" if v not in (None, "") and _SECRET_KEY.search(str(k)) else settings_record(v)
+                for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [settings_record(v) for v in data]
+    if isinstance(data, str) and "://" in data:
+        return _URL_SECRETS.sub(lambda m: f"{m['scheme']}<redacted>@" if m["scheme"] else "?<redacted>", data)
+    return data
+
+
 # --- stats ---------------------------------------------------------------------------------------
 VOCABULARY = ("unit", "read", "kept", "rejected", "rejected_by_reason")
 
@@ -287,7 +310,6 @@ def write_stats(out_dir: str | Path, stats: StageStats | dict[str, Any], setting
                 stage: str = "stage") -> dict[str, Any]:
     """`stats.json` (figures only, checked), `headline.json` (the few tracked by DVC as metrics)
     and, given settings, `settings.json` (secrets redacted)."""
-    from pipeline.config import settings_record
     from pipeline.io import write_json
 
     data = stats.as_dict() if isinstance(stats, StageStats) else stats

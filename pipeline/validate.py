@@ -1152,9 +1152,8 @@ def run_validate(cfg: ValidateConfig, problems_path: str | Path, out_dir: str | 
     import pyarrow.parquet as pq
 
     from pipeline import io
-    from pipeline.config import settings_record
     from pipeline.inputs import load_problems
-    from pipeline.stage import write_stats
+    from pipeline.stage import settings_record, write_stats
 
     evaluator = evaluator or EvaluatorConfig()
     out_dir = Path(out_dir)

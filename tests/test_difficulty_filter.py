@@ -5,12 +5,12 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.config import config_from_params
 from pipeline.difficulty.filter import FilterConfig, histogram, run_filter
 from pipeline.generation.backends import Sample
 from pipeline.io import read_jsonl, read_problems, write_problems
 from pipeline.rollout.runner import write_shard
 from pipeline.schema import Problem, TestCase
+from pipeline.stage import build_config
 
 
 def problem(i: int) -> Problem:
@@ -93,7 +93,7 @@ def test_predict_calibrate_select(stage_inputs):
     # Rater difficulty rises as the pass rate falls; p10 rated easy, p11 hard, p12 medium, p13 unparseable.
     difficulty = {f"statement-{i:02d}": 1 + i // 2 for i in range(10)}
     difficulty |= {"statement-10": 1, "statement-11": 5, "statement-12": 3, "statement-13": 3}
-    cfg = config_from_params(FilterConfig, {"predict": {"enabled": True, "min_calibration_problems": 5,
+    cfg = build_config(FilterConfig, {"predict": {"enabled": True, "min_calibration_problems": 5,
                                                         "cv_folds": 2, "retries": 1}})
     backend = ScoreBackend(difficulty, broken={"statement-13"})
     report = run_filter(cfg, tmp / "validated.parquet", tmp / "rollouts", tmp / "out", predict_backend=backend)
@@ -172,14 +172,14 @@ def test_predict_section_is_typed(tmp_path):
     from pipeline.difficulty.predict import PredictConfig
     from pipeline.stage import ConfigError
 
-    cfg = config_from_params(FilterConfig, {"predict": {"enabled": True, "temperature": 1}})
+    cfg = build_config(FilterConfig, {"predict": {"enabled": True, "temperature": 1}})
     assert isinstance(cfg.predict, PredictConfig) and cfg.predict.temperature == 1.0 and cfg.predict.enabled
     with pytest.raises(ConfigError, match=r"unknown FilterConfig.predict params \['temprature'\]; valid: \["):
-        config_from_params(FilterConfig, {"predict": {"temprature": 0.5}})
+        build_config(FilterConfig, {"predict": {"temprature": 0.5}})
     with pytest.raises(ConfigError, match="FilterConfig.predict.retries`: expected int, got 'two'"):
-        config_from_params(FilterConfig, {"predict": {"retries": "two"}})
+        build_config(FilterConfig, {"predict": {"retries": "two"}})
     with pytest.raises(ConfigError, match="predict.weights must have exactly the keys"):
-        config_from_params(FilterConfig, {"predict": {"weights": {"edge_cases": 1.0}}})
+        build_config(FilterConfig, {"predict": {"weights": {"edge_cases": 1.0}}})
 
 
 def test_filter_command_contract(stage_inputs):

@@ -4,7 +4,6 @@ import json
 
 import pytest
 
-from pipeline.config import config_from_params
 from pipeline.difficulty.predict import (
     DEFAULT_WEIGHTS,
     DIMENSIONS,
@@ -16,6 +15,7 @@ from pipeline.difficulty.predict import (
 )
 from pipeline.generation.backends import Sample
 from pipeline.schema import Problem
+from pipeline.stage import build_config
 
 GOOD = {"algorithmic_thinking": 7, "implementation_complexity": 5, "mathematical_reasoning": 3,
         "edge_cases": 6, "problem_comprehension": 2}
@@ -99,7 +99,7 @@ def test_predict_config_checks_weights():
     with pytest.raises(ValueError, match="exactly the keys"):
         PredictConfig(weights={"algorithmic_thinking": 1.0})
     with pytest.raises(ValueError, match="unknown PredictConfig"):
-        config_from_params(PredictConfig, {"weight": {}})
+        build_config(PredictConfig, {"weight": {}})
     with pytest.raises(ValueError, match="isotonic or logistic"):
         PredictConfig(calibration="spline")
 

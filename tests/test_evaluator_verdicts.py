@@ -180,19 +180,19 @@ def test_a_three_million_digit_number_is_wa_not_a_checker_failure(ev):
 
 
 def test_the_peak_that_counts_is_the_programs_own():
-    from pipeline.evaluator.verdict.judge import _peak_over
+    from pipeline.evaluator.verdict.runs import peak_over
 
     mb = 1 << 20
     # an exec'd binary: the kernel's peak starts at the forked judge's (base_rss_kb); absent: 0
-    assert _peak_over(70 * 1024, None, 64 * mb, native=True) is not None
-    assert _peak_over(70 * 1024, 70 * 1024, 64 * mb, native=True) is None  # the judge's pages, not its own
-    assert _peak_over(60 * 1024, 0, 64 * mb, native=True) is None
+    assert peak_over(70 * 1024, None, 64 * mb, native=True) is not None
+    assert peak_over(70 * 1024, 70 * 1024, 64 * mb, native=True) is None  # the judge's pages, not its own
+    assert peak_over(60 * 1024, 0, 64 * mb, native=True) is None
     # a Python program forked from the warm judge: its peak less the RSS it started from; without
     # that figure, no verdict from the peak
-    assert _peak_over(80 * 1024, None, 64 * mb, native=False) is None
-    assert _peak_over(80 * 1024, 20 * 1024, 64 * mb, native=False) is None
-    assert _peak_over(90 * 1024, 20 * 1024, 64 * mb, native=False) == "peak memory 70.0 MB > limit 64 MB"
-    assert _peak_over(float("inf"), 0, 64 * mb, native=True) is None  # (frame values come from the program)
+    assert peak_over(80 * 1024, None, 64 * mb, native=False) is None
+    assert peak_over(80 * 1024, 20 * 1024, 64 * mb, native=False) is None
+    assert peak_over(90 * 1024, 20 * 1024, 64 * mb, native=False) == "peak memory 70.0 MB > limit 64 MB"
+    assert peak_over(float("inf"), 0, 64 * mb, native=True) is None  # (frame values come from the program)
 
 
 def test_a_functional_call_over_the_memory_limit_is_mle_and_the_rest_run_in_a_fresh_session(ev):

@@ -12,11 +12,11 @@ from pipeline.inputs import (
     load_problems,
     parquet_files,
     row_count,
-    stage_config,
 )
 from pipeline.io import write_problems
 from pipeline.rollout.runner import RolloutConfig
 from pipeline.schema import Problem, TestCase
+from pipeline.stage import load_config
 
 
 def problem(pid: str, **kw) -> Problem:
@@ -58,7 +58,7 @@ def test_whole_input_errors(tmp_path):
     with pytest.raises(InputError, match="not a readable parquet file"):
         row_count(bad)
     with pytest.raises(InputError, match="params `rollout`"):
-        stage_config(RolloutConfig, "rollout", tmp_path / "none.yaml", ["k=0"])
+        load_config(RolloutConfig, "rollout", tmp_path / "none.yaml", ["k=0"])  # a ConfigError is an InputError
     (tmp_path / "models").mkdir()
     with pytest.raises(InputError, match="model .*models/tiny does not exist"):
         check_model_path(str(tmp_path / "models" / "tiny"))

@@ -127,14 +127,14 @@ def test_executor_options_are_checked():
 def test_rollout_stage_on_ray_replicas_resumes_and_matches_local(ray_hf, tiny_model_dir, tmp_path):
     """Through the stage's runner: a rollout started on one machine and finished on Ray replicas
     (resumed by content hash) stores what a rollout on one machine stores."""
-    from pipeline.config import config_from_params
     from pipeline.io import write_problems
     from pipeline.rollout.runner import RolloutConfig, read_rollouts, run_rollout
     from pipeline.schema import TestCase
+    from pipeline.stage import build_config
 
     probs = [Problem(id=f"p{i}", source="seed", statement=f"Print the number {i}." + " Really." * i, style="stdio",
                      tests=[TestCase("\n", f"{i}\n")]) for i in range(4)]
-    cfg = config_from_params(RolloutConfig, {"model": str(tiny_model_dir), "k": 2, "max_tokens": 12, "shard_size": 2,
+    cfg = build_config(RolloutConfig, {"model": str(tiny_model_dir), "k": 2, "max_tokens": 12, "shard_size": 2,
                                              "backend_options": {"batch_size": 2}})
     write_problems(tmp_path / "half.parquet", probs[:2])
     write_problems(tmp_path / "all.parquet", probs)

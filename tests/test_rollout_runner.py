@@ -5,11 +5,11 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.config import config_from_params
 from pipeline.generation.backends import Sample
 from pipeline.io import read_jsonl, write_problems
 from pipeline.rollout.runner import RolloutConfig, read_rollouts, run_rollout, shard_paths
 from pipeline.schema import Problem, TestCase
+from pipeline.stage import build_config
 
 
 def problems(n: int = 4) -> list[Problem]:
@@ -44,7 +44,7 @@ class NoEvaluator:
 def run(tmp_path, probs, backend, **params):
     path = tmp_path / "validated.parquet"
     write_problems(path, probs)
-    cfg = config_from_params(RolloutConfig, {"k": 2, "shard_size": 1, **params})
+    cfg = build_config(RolloutConfig, {"k": 2, "shard_size": 1, **params})
     return run_rollout(cfg, path, tmp_path / "rollouts", backend=backend, judge=NoEvaluator(), progress=False)
 
 
@@ -237,7 +237,7 @@ def test_config_validation():
     with pytest.raises(ValueError, match="leaves no room"):
         RolloutConfig(max_tokens=128, backend="vllm", backend_options={"max_model_len": 128})
     with pytest.raises(ValueError, match="unknown RolloutConfig"):
-        config_from_params(RolloutConfig, {"samples": 3})
+        build_config(RolloutConfig, {"samples": 3})
 
 
 # --- with the real evaluator --------------------------------------------------------------------
@@ -289,7 +289,7 @@ def test_samples_are_judged_by_the_evaluator(tmp_path):
 def test_tiny_model_end_to_end(tmp_path, tiny_model_dir):
     path = tmp_path / "validated.parquet"
     write_problems(path, problems(2))
-    cfg = config_from_params(RolloutConfig, {"model": str(tiny_model_dir), "k": 2, "max_tokens": 16})
+    cfg = build_config(RolloutConfig, {"model": str(tiny_model_dir), "k": 2, "max_tokens": 16})
     stats = run_rollout(cfg, path, tmp_path / "out", progress=False)
     assert stats["samples"] == 4 and stats["kept"] == 2
     assert stats["this_run"]["tokens_generated"] > 0 and stats["this_run"]["tokens_per_s"] > 0
@@ -348,7 +348,7 @@ def stand_in_vllm(monkeypatch):
 def test_vllm_rollout_rejects_a_long_prompt_instead_of_losing_its_shard(tmp_path, tiny_model_dir, stand_in_vllm):
     path = tmp_path / "validated.parquet"
     write_problems(path, [*problems(2), long_problem()])
-    cfg = config_from_params(RolloutConfig, {"backend": "vllm", "model": str(tiny_model_dir), "k": 3, "max_tokens": 16,
+    cfg = build_config(RolloutConfig, {"backend": "vllm", "model": str(tiny_model_dir), "k": 3, "max_tokens": 16,
                                              "temperature": 0, "shard_size": 8,
                                              "backend_options": {"max_model_len": 600}})
     stats = run_rollout(cfg, path, tmp_path / "out", judge=StubVerdicts(), progress=False)
@@ -449,7 +449,7 @@ def test_the_executor_reaches_the_backend(tmp_path, monkeypatch):
     monkeypatch.setattr(runner, "get_backend", factory)
     path = tmp_path / "validated.parquet"
     write_problems(path, problems(1))
-    cfg = config_from_params(RolloutConfig, {"k": 1, "executor": "ray", "ray_address": "auto", "model": "org/model",
+    cfg = build_config(RolloutConfig, {"k": 1, "executor": "ray", "ray_address": "auto", "model": "org/model",
                                              "backend_options": {"replicas": 2}})
     run_rollout(cfg, path, tmp_path / "out", judge=NoEvaluator(), progress=False)
     assert (asked["executor"], asked["ray_address"], asked["replicas"], asked["model"]) == ("ray", "auto", 2, "org/model")

@@ -123,9 +123,8 @@ def test_since_filters_dated_records_as_rejects(tmp_path):
 
 def test_config_errors_are_clear():
     """`scrape.sources` entries are typed on load (disabled ones too): a mistake names the entry."""
-    from pipeline.config import config_from_params
     from pipeline.scrape import SourceEntry
-    from pipeline.stage import ConfigError
+    from pipeline.stage import ConfigError, build_config
 
     with pytest.raises(ConfigError, match="unknown source kind 'ftp'"):
         ScrapeConfig(sources=[{"kind": "ftp"}])
@@ -140,7 +139,7 @@ def test_config_errors_are_clear():
     with pytest.raises(ConfigError, match="scrape.sources.0` needs a `kind`"):
         ScrapeConfig(sources=[{"name": "nameless"}])
     with pytest.raises(ConfigError, match="is not one of"):
-        config_from_params(ScrapeConfig, {"on_source_error": "ignore"})
+        build_config(ScrapeConfig, {"on_source_error": "ignore"})
     (entry,) = ScrapeConfig(sources=[{"kind": "codeforces", "since": "2024-08-01", "limit": 3,
                                       "min_interval_s": 2}]).entries
     assert isinstance(entry, SourceEntry) and entry.name == "codeforces" and entry.limit == 3
@@ -211,14 +210,14 @@ def test_cli_reports_source_errors(tmp_path):
 
 
 def test_proposed_params_section_loads_and_runs_the_defaults(tmp_path, monkeypatch):
-    from pipeline.config import config_from_params
     from pipeline.params import load_params
+    from pipeline.stage import build_config
 
     seed = tmp_path / "data" / "seed"
     seed.mkdir(parents=True)
     shutil.copy(FIX / "seed.jsonl", seed / "problems.jsonl")
     monkeypatch.chdir(tmp_path)
-    cfg = config_from_params(ScrapeConfig, load_params("scrape", FIX / "params_scrape.yaml"))
+    cfg = build_config(ScrapeConfig, load_params("scrape", FIX / "params_scrape.yaml"))
     stats = run_scrape(cfg, "data/raw")
     assert set(stats["sources"]) == {"seed", "humaneval"}  # only the defaults are enabled
     assert stats["sources"]["humaneval"]["read"] == 164

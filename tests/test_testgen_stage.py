@@ -13,8 +13,9 @@ import pytest
 from pipeline.evaluator.config import EvaluatorConfig
 from pipeline.schema import Problem, ReferenceSolution, TestCase
 from pipeline.testgen import stage as stage_mod
+from pipeline.testgen.config import GeneratorModelConfig, TestgenConfig
 from pipeline.testgen.space import parse_input
-from pipeline.testgen.stage import GeneratorModelConfig, TestgenConfig, testgen_problems
+from pipeline.testgen.stage import testgen_problems
 from pipeline.testgen.stdio import Generator
 
 STATEMENT = """Return the largest element of nums that is at most k, or -1.

@@ -55,8 +55,8 @@ EXPECTED = {
 
 
 def project_train_config(**top):
-    from pipeline.config import config_from_params
     from pipeline.params import load_params
+    from pipeline.stage import build_config
     from training.train import TrainConfig
 
     section = load_params("train", ROOT / "params.yaml", None)
@@ -65,7 +65,7 @@ def project_train_config(**top):
     for key in ("model", "input", "fallback_input", "output_dir", "resume"):
         section.pop(key, None)
     section.get("grpo", {}).pop("reward_workers", None)
-    cfg = config_from_params(TrainConfig, section)
+    cfg = build_config(TrainConfig, section)
     for k, v in top.items():
         setattr(cfg, k, v)
     return cfg

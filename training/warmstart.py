@@ -237,9 +237,8 @@ def run_warmstart(cfg: WarmStartConfig, problems_path: str | Path, out_dir: str 
                   progress: bool = True) -> WarmStartResult:
     """Fine-tune `model` into `out_dir` (model + tokenizer), never on a problem of `benchmarks`;
     stats.json, settings.json and rejects.jsonl in `report_dir`."""
-    from pipeline.config import settings_record
     from pipeline.io import RejectsWriter
-    from pipeline.stage import StageStats, write_stats
+    from pipeline.stage import StageStats, settings_record, write_stats
 
     out_dir, report_dir = Path(out_dir), Path(report_dir)
     started = time.monotonic()

@@ -95,8 +95,7 @@ def decide(table: pa.Table, band: Band) -> list[tuple[bool, str]]:
 def reband(release: str | Path, out_dir: str | Path, band: Band, *, model: str | None = None) -> dict[str, Any]:
     """Write the release `release` re-banded to `band` into `out_dir`; returns its stats."""
     from pipeline.build import PROVENANCE, BuildConfig, write_release
-    from pipeline.config import config_from_params
-    from pipeline.stage import StageStats
+    from pipeline.stage import StageStats, build_config
 
     release, out_dir = require_input(release, "release"), Path(out_dir)
     if out_dir.resolve() == release.resolve():
@@ -106,7 +105,7 @@ def reband(release: str | Path, out_dir: str | Path, band: Band, *, model: str |
     if not settings_path.is_file():
         raise InputError(f"{release} has no settings.json: not a built release")
     try:
-        cfg = config_from_params(BuildConfig, json.loads(settings_path.read_text()))
+        cfg = build_config(BuildConfig, json.loads(settings_path.read_text()))
     except ValueError as e:
         raise InputError(f"{settings_path}: not a build's settings ({e})") from None
     provenance_path = release / PROVENANCE

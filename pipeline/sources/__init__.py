@@ -11,8 +11,8 @@ import importlib
 from collections.abc import Iterator
 from typing import Any
 
-from pipeline.config import config_from_params
 from pipeline.sources.base import Item, Reject, SourceContext, SourceError
+from pipeline.stage import build_config
 
 KINDS = {
     "jsonl": "pipeline.sources.jsonl",
@@ -52,7 +52,7 @@ def build_options(kind: str, options: dict[str, Any]) -> Any:
     """The kind's Options dataclass from the entry's remaining keys (unknown keys are an error)."""
     module = source_module(kind)
     try:
-        return config_from_params(module.Options, options)
+        return build_config(module.Options, options)
     except (TypeError, ValueError) as e:
         raise SourceError(f"source kind {kind!r}: {e}") from e
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import gzip
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -44,13 +43,6 @@ class SourceContext:
 
     def skip(self, reason: str, n: int = 1) -> None:
         self.skipped[reason] += n
-
-
-def open_text(path: Path):
-    """Open a text file, transparently gunzipping `.gz` files."""
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
-    return open(path, encoding="utf-8", errors="replace")
 
 
 def iter_json_lines(path: str | Path) -> Iterator[tuple[int, dict[str, Any] | None, Reject | None]]:
@@ -130,3 +122,23 @@ def jsonable(record: Any, limit: int = 200_000) -> Any:
     if isinstance(record, (str, int, float, bool)) or record is None:
         return record
     return str(record)
+
+
+# datasets builder per local data file suffix (hub sources, submissions files)
+BUILDERS = {".parquet": "parquet", ".jsonl": "json", ".json": "json", ".gz": "json", ".arrow": "arrow"}
+
+
+def local_files(path: Path) -> list[Path]:
+    """The data files of a local file or folder (suffixes of BUILDERS); a SourceError when none."""
+    if path.is_dir():
+        files = sorted(f for f in path.rglob("*") if f.is_file() and f.suffix in BUILDERS)
+    elif path.is_file():
+        files = [path]
+    else:
+        raise SourceError(f"{path}: no such file or folder")
+    if not files:
+        raise SourceError(f"{path}: no {sorted(BUILDERS)} files")
+    unknown = [f.name for f in files if f.suffix not in BUILDERS]
+    if unknown:
+        raise SourceError(f"{path}: unsupported file types {unknown}")
+    return files

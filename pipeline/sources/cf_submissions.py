@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.schema import Problem, ReferenceSolution, WrongSolution
-from pipeline.sources.base import SourceContext, SourceError, iter_json_lines
+from pipeline.sources.base import SourceContext, SourceError, iter_json_lines, local_files
 
 KEY_COLUMNS = ("submission_id", "problem_id", "contestId", "problem_index", "programmingLanguage", "verdict",
                "testset")
@@ -148,8 +148,6 @@ class SubmissionIndex:
 def build_index(path: Path, ctx: SourceContext, *, max_accepted: int, max_wrong: int,
                 wanted: set[str] | None = None) -> SubmissionIndex:
     """One streaming pass over the submissions file(s) at `path` (parquet or jsonl)."""
-    from pipeline.sources.hub import local_files
-
     index = SubmissionIndex(str(path), ctx, max_accepted, max_wrong, wanted)
     for f in local_files(path):
         if f.suffix == ".parquet":
@@ -211,8 +209,6 @@ def wanted_keys(path: Path) -> set[str] | None:
     columns only; None when that is not cheap (jsonl, a Hub stream), and every problem's capped
     submissions are kept instead."""
     import pyarrow.parquet as pq
-
-    from pipeline.sources.hub import local_files
 
     try:
         files = local_files(path)

@@ -24,6 +24,7 @@ from typing import Any
 
 from pipeline.sources import apps_folders, cf_submissions, hub_rows
 from pipeline.sources.base import (
+    BUILDERS,
     RECORD_ERRORS,
     Item,
     Reject,
@@ -31,6 +32,7 @@ from pipeline.sources.base import (
     SourceError,
     iter_json_lines,
     jsonable,
+    local_files,
 )
 
 DEFAULT_DATASETS = {
@@ -41,7 +43,6 @@ DEFAULT_DATASETS = {
     "deepcoder": "agentica-org/DeepCoder-Preview-Dataset",
     "livecodebench": "livecodebench/code_generation_lite",
 }
-BUILDERS = {".parquet": "parquet", ".jsonl": "json", ".json": "json", ".gz": "json", ".arrow": "arrow"}
 PARQUET_REVISION = "refs/convert/parquet"  # the Hub's automatic parquet conversion of every dataset repo
 _SCRIPT_REFUSED = re.compile(r"scripts? (?:are|is) no longer supported|found \S+\.py\b|trust_remote_code",
                              re.IGNORECASE)
@@ -276,18 +277,3 @@ def script_fix(dataset: str | None, error: BaseException, opts: Options) -> str:
             f"`data_files` relative to that branch, e.g. `{config}/{opts.split}/*.parquet`, or none), or give "
             f"`data_files: hf://datasets/{dataset}@refs%2Fconvert%2Fparquet/{config}/{opts.split}/*.parquet`; "
             "or download the files and point `path` at them.")
-
-
-def local_files(path: Path) -> list[Path]:
-    if path.is_dir():
-        files = sorted(f for f in path.rglob("*") if f.is_file() and f.suffix in BUILDERS)
-    elif path.is_file():
-        files = [path]
-    else:
-        raise SourceError(f"{path}: no such file or folder")
-    if not files:
-        raise SourceError(f"{path}: no {sorted(BUILDERS)} files")
-    unknown = [f.name for f in files if f.suffix not in BUILDERS]
-    if unknown:
-        raise SourceError(f"{path}: unsupported file types {unknown}")
-    return files

@@ -48,7 +48,7 @@ from pipeline.testgen.space import Space
 from pipeline.testgen.stdio import Generator, Plan, keep_valid, run_generators, tier_plan
 
 if TYPE_CHECKING:
-    from pipeline.testgen.stage import TestgenConfig
+    from pipeline.testgen.config import TestgenConfig
 
 NOT_RUN = ("CE", "SE")  # the solution did not build, or our harness failed: not measured
 INCORRECT = ("known_wrong", "mutant")

@@ -40,12 +40,12 @@ from tqdm import tqdm
 from pipeline import strength
 from pipeline.evaluator.config import EvaluatorConfig
 from pipeline.evaluator.verdict_key import verdict_key
-from pipeline.executor import ExecutionFields
 from pipeline.io import content_hash
 from pipeline.schema import Problem, TestCase
 from pipeline.sources.judging import is_interactive
 from pipeline.stage import StageStats
 from pipeline.testgen import search as hunt
+from pipeline.testgen.config import TestgenConfig
 from pipeline.testgen.functional import Candidate, case_seed, example_values, generate_inputs
 from pipeline.testgen.runner import reference_outputs
 from pipeline.testgen.search import Kept, Trial
@@ -64,72 +64,6 @@ from pipeline.testgen.types import Unsupported, signature_of
 
 STAGE = "testgen"
 VERSION = "4"  # bump when generation changes: cached results of older versions are not reused
-
-
-@dataclass
-class GeneratorModelConfig:
-    """The model that writes generator programs for stdio problems without an authored one."""
-
-    backend: str | None = field(default=None, metadata={
-        "help": "Rollout backend that writes stdio generators (hf | vllm | openai); null: none."})
-    model: str = field(default="models/tiny", metadata={"help": "Model for the stdio generator programs."})
-    backend_options: dict[str, Any] = field(default_factory=dict, metadata={
-        "help": "The backend's constructor options (as rollout.backend_options)."})
-    max_tokens: int = field(default=2048, metadata={"help": "Token budget of a generator answer."})
-    temperature: float = field(default=0.0, metadata={"help": "Sampling temperature of the generator answer."})
-
-    def __post_init__(self) -> None:
-        from pipeline.generation.backends import BACKENDS, check_temperature
-
-        if self.backend is not None and self.backend not in BACKENDS:
-            raise ValueError(f"backend must be one of {list(BACKENDS)} or null, got {self.backend!r}")
-        check_temperature(self.temperature)
-        if self.max_tokens < 1:
-            raise ValueError(f"max_tokens must be >= 1, got {self.max_tokens}")
-
-
-@dataclass
-class TestgenConfig(ExecutionFields):
-    __test__ = False  # not a pytest test class
-    target_tests: int = field(default=32, metadata={"help": "Add generated tests until a problem has this many."})
-    seed: int = field(default=0, metadata={"help": "Seed of every random draw (same seed, same tests)."})
-    max_elements: int = field(default=10_000, metadata={
-        "help": "Most numbers / characters in one edge or random input (caps the stated maxima there); the max "
-                "and hack tiers reach the stated maxima, capped by max_input_bytes only."})
-    max_input_bytes: int = field(default=4_000_000, metadata={
-        "help": "Most bytes of one generated input (a 10^5-element array of 10^9 values is ~1.1 MB)."})
-    max_problem_bytes: int = field(default=16_000_000, metadata={
-        "help": "Most bytes of a problem's generated inputs together (the search's included)."})
-    max_output_bytes: int = field(default=1_000_000, metadata={"help": "Drop an input whose reference output is longer."})
-    overgenerate: float = field(default=1.5, metadata={"help": "Candidates per missing test (some are dropped)."})
-    slow_fraction: float = field(default=0.5, metadata={"help": "A reference taking more than this fraction of the time limit on an input does not vote on its output (none left: the input is dropped)."})
-    time_budget_s: float = field(default=20.0, metadata={"help": "Most reference CPU seconds a problem's generated tests may take together (the largest, last, go first)."})
-    mutants: int = field(default=8, metadata={"help": "Mutants of the first Python reference per problem, a TNR of their own (0: off)."})
-    search_rounds: int = field(default=2, metadata={
-        "help": "Rounds of the wrong-solution-guided search for tests that fail surviving known-wrong solutions "
-                "and mutants (0: off)."})
-    search_inputs: int = field(default=16, metadata={"help": "Candidate inputs per search round and problem."})
-    search_budget_s: float = field(default=10.0, metadata={
-        "help": "A problem's search starts no further round once its references spent this many CPU seconds on "
-                "search candidates."})
-    search_max_tests: int = field(default=4, metadata={
-        "help": "Most tests the search adds to a problem (beyond target_tests; validate's cover prefers them)."})
-    batch_size: int = field(default=32, metadata={"help": "Problems per evaluator batch (and per cache commit)."})
-    limit: int | None = field(default=None, metadata={"help": "Generate for at most this many problems (the rest pass through, counted)."})
-    cache_path: str = field(default=".cache/microcoder/testgen.sqlite", metadata={"help": "Result cache (not a DVC output)."})
-    stdio_generators: str | None = field(default=None, metadata={"help": "jsonl of authored {id, generator, validator?} programs for stdio problems."})
-    generator_model: GeneratorModelConfig = field(default_factory=GeneratorModelConfig, metadata={
-        "help": "The model that writes stdio generator programs (where stdio_generators has none)."})
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.target_tests < 1 or self.overgenerate < 1 or self.max_elements < 1:
-            raise ValueError("target_tests and max_elements must be >= 1, overgenerate >= 1")
-        if self.max_input_bytes < 1 or self.max_problem_bytes < self.max_input_bytes:
-            raise ValueError(f"max_input_bytes must be >= 1 and max_problem_bytes >= max_input_bytes, got "
-                             f"{self.max_input_bytes} and {self.max_problem_bytes}")
-        if self.search_rounds < 0 or self.search_inputs < 1 or self.search_max_tests < 0 or self.search_budget_s < 0:
-            raise ValueError("search_rounds, search_max_tests and search_budget_s must be >= 0, search_inputs >= 1")
 
 
 def judge_config(cfg: TestgenConfig, evaluator: EvaluatorConfig | None) -> EvaluatorConfig:
@@ -552,9 +486,8 @@ def run_testgen(cfg: TestgenConfig, problems_path: str | Path, out_dir: str | Pa
     generate, write problems.parquet, rejects.jsonl, report.jsonl, stats.json and settings.json to
     `out_dir`; returns the stats as written."""
     from pipeline import io
-    from pipeline.config import settings_record
     from pipeline.inputs import load_problems
-    from pipeline.stage import write_stats
+    from pipeline.stage import settings_record, write_stats
 
     out_dir = Path(out_dir)
     loaded = load_problems(problems_path, "testgen input problems")

@@ -66,8 +66,7 @@ from typing import Any
 
 from pipeline.evaluator.sandbox.box import Box, BoxError, BoxKilled, Reply
 from pipeline.evaluator.sandbox.workspace import MB
-from pipeline.evaluator.verdict import checkers
-from pipeline.evaluator.verdict import judge as judging
+from pipeline.evaluator.verdict import checkers, runs
 from pipeline.schema import TestResult
 
 PROTOCOLS = ("kattis", "testlib")
@@ -96,7 +95,7 @@ def exchange(box: Box, req: dict[str, Any], timeout: float, fds: tuple[int, ...]
             os.close(fd)
 
 
-def interactor_request(job: judging.Job, box: Box, protocol: str, args: list[str] | None = None) -> dict[str, Any]:
+def interactor_request(job: runs.Job, box: Box, protocol: str, args: list[str] | None = None) -> dict[str, Any]:
     """The interactor's run request: its stdin and stdout are the pipes, then two extra
     descriptors, the test's input and answer (`play` sends them in that order); `args`: a Kattis
     validator's flags (checkers.validator_args)."""
@@ -149,12 +148,12 @@ def interactor_verdict(side: Side, protocol: str) -> tuple[str, str]:
     return "WA", f"{failed}: {how}: {stderr[-300:]}"  # the end: a traceback's last line says what failed
 
 
-def combine(job: judging.Job, sub: Side, inter: Side, protocol: str, native: bool) -> TestResult:
+def combine(job: runs.Job, sub: Side, inter: Side, protocol: str, native: bool) -> TestResult:
     """The test's verdict from both sides (the rules in the module docstring)."""
     h = sub.reply.header
     stderr = sub.reply.blobs[1].decode("utf-8", "replace") if len(sub.reply.blobs) > 1 else ""
-    tr = judging.run_result(h)
-    failure = judging.run_failure(job, h, stderr, native)
+    tr = runs.run_result(h)
+    failure = runs.run_failure(job, h, stderr, native)
     verdict, message = interactor_verdict(inter, protocol)
     interactor_first = inter.ended < sub.ended
     if failure is not None and (failure[0] == "SE" or not interactor_first or verdict == "AC"):
@@ -168,7 +167,7 @@ def combine(job: judging.Job, sub: Side, inter: Side, protocol: str, native: boo
     return tr
 
 
-def play(job: judging.Job, run_box: Box, sreq: dict[str, Any], check_box: Box, ireq: dict[str, Any],
+def play(job: runs.Job, run_box: Box, sreq: dict[str, Any], check_box: Box, ireq: dict[str, Any],
          files: tuple[str, str]) -> tuple[Side, Side]:
     """Run the submission and the interactor at once, joined by two pipes; (submission, interactor).
     `files`: the test's input and answer, which only the interactor gets (sealed memory files)."""
@@ -183,7 +182,7 @@ def play(job: judging.Job, run_box: Box, sreq: dict[str, Any], check_box: Box, i
     inp, ans, to_inter_r, to_inter_w, to_sub_r, to_sub_w = fds
     sub_side, inter = Side(), Side()
     thread = threading.Thread(target=exchange, name="interactor", daemon=True,
-                              args=(check_box, ireq, ireq["wall_s"] + judging.REPLY_GRACE_S,
+                              args=(check_box, ireq, ireq["wall_s"] + runs.REPLY_GRACE_S,
                                     (to_inter_r, to_sub_w, inp, ans), inter))
     try:
         thread.start()
@@ -192,13 +191,13 @@ def play(job: judging.Job, run_box: Box, sreq: dict[str, Any], check_box: Box, i
             os.close(fd)
         raise
     try:
-        exchange(run_box, sreq, job.limits.wall_s + judging.REPLY_GRACE_S, (to_sub_r, to_inter_w), sub_side)
+        exchange(run_box, sreq, job.limits.wall_s + runs.REPLY_GRACE_S, (to_sub_r, to_inter_w), sub_side)
     finally:
         thread.join()  # its request has a timeout: this ends
     return sub_side, inter
 
 
-def run_interactive_test(job: judging.Job, base: dict[str, Any], index: int, input_path) -> TestResult | str:
+def run_interactive_test(job: runs.Job, base: dict[str, Any], index: int, input_path) -> TestResult | str:
     """One test of an interactive problem; a TestResult, or the compile error text (Python
     syntax errors), like judge.run_stdio_test. `input_path` is not used: the submission never
     gets the input, the interactor reads it (its own sealed copy, see `play`)."""

@@ -5,7 +5,7 @@ time); the wall-clock limit (x wall_factor + wall_slack_s) only catches sleeping
 programs. Memory: address-space limit = the problem's memory limit (+ the warm interpreter's own
 mappings for Python, + memory_slack_mb for native code); MemoryError / bad_alloc / a peak RSS at
 the limit reads as MLE. A program that finishes normally with its own peak RSS over the problem's
-limit is MLE too, as contest judges report it (`_peak_over`: native programs get slack address
+limit is MLE too, as contest judges report it (`peak_over`: native programs get slack address
 space, so they can finish over the limit).
 
 Checker programs (`checkers.py`): one that fails on the contestant's output but accepts the
@@ -17,52 +17,38 @@ box, and the interactor gives the verdict (`interactive.py`).
 
 from __future__ import annotations
 
-import math
 import os
-import signal
-import threading
 import time
 from contextlib import nullcontext
-from dataclasses import dataclass
 from typing import Any
 
 from pipeline.evaluator.config import EvaluatorConfig, Submission
 from pipeline.evaluator.sandbox.box import BoxError, BoxKilled
-from pipeline.evaluator.sandbox.workspace import MB, Worker, private_copy, write_file
+from pipeline.evaluator.sandbox.workspace import MB, private_copy, write_file
 from pipeline.evaluator.verdict import checkers, interactive
 from pipeline.evaluator.verdict.compare import Comparison, compare_functional, compare_stdio
-from pipeline.evaluator.verdict.compile import Compiler, install
+from pipeline.evaluator.verdict.compile import install
+from pipeline.evaluator.verdict.runs import (
+    REPLY_GRACE_S,
+    Cancelled,
+    Job,
+    Limits,
+    checkpoint,
+    memory_exceeded,
+    num,
+    peak_over,
+    run_failure,
+    run_limits,
+    run_result,
+    signal_name,
+    tail,
+    tle_diff,
+)
 from pipeline.schema import PROGRAM_KINDS, STYLES, Problem, TestResult, Verdict
 
 LANGUAGES = ("python", "cpp")
 MODES = ("first-failure", "all")
-REPLY_GRACE_S = 15.0  # on top of a run's wall limit before the judge process is declared stuck
 CALLS_CHUNK_BYTES = 1 << 20  # test inputs per pipelined `calls` request (at least one test)
-
-
-class Cancelled(Exception):
-    """The batch deadline passed: stop judging this submission."""
-
-
-@dataclass
-class Limits:
-    cpu_s: float
-    wall_s: float
-    mem_bytes: int
-    out_bytes: int
-
-
-@dataclass
-class Job:
-    problem: Problem
-    sub: Submission
-    worker: Worker
-    cfg: EvaluatorConfig
-    compiler: Compiler
-    mode: str
-    keep_outputs: bool
-    cancel: threading.Event
-    limits: Limits | None = None
 
 
 def bad_input_reason(problem: Problem | None, sub: Submission) -> tuple[str, str] | None:
@@ -114,57 +100,6 @@ def limits_for(problem: Problem, cfg: EvaluatorConfig, timeout_scale: float) -> 
     cpu = problem.time_limit_s * timeout_scale
     return Limits(cpu_s=cpu, wall_s=cpu * cfg.wall_factor + cfg.wall_slack_s,
                   mem_bytes=problem.memory_limit_mb * MB, out_bytes=output_limit(problem, cfg))
-
-
-def run_limits(job: Job, native: bool) -> dict[str, Any]:
-    lim = job.limits
-    mem = lim.mem_bytes + (job.cfg.memory_slack_mb * MB if native else 0)
-    return {"cpu_s": lim.cpu_s, "wall_s": lim.wall_s, "mem_bytes": mem, "stack_bytes": lim.mem_bytes,
-            "fsize_bytes": job.cfg.file_size_mb * MB, "nofile": job.cfg.nofile, "out_bytes": lim.out_bytes}
-
-
-def _checkpoint(job: Job) -> None:
-    if job.cancel.is_set():
-        raise Cancelled()
-
-
-def _tail(text: str, lines: int = 4, chars: int = 400) -> str:
-    return "\n".join(text.strip().splitlines()[-lines:])[-chars:]
-
-
-def _signal_name(sig: int) -> str:
-    try:
-        return signal.Signals(sig).name
-    except ValueError:
-        return f"signal {sig}"
-
-
-def _memory_exceeded(stderr: str, maxrss_kb: float, mem_bytes: int) -> bool:
-    return ("MemoryError" in stderr or "bad_alloc" in stderr or "Cannot allocate memory" in stderr
-            or maxrss_kb * 1024 >= 0.95 * mem_bytes)
-
-
-def _peak_over(maxrss_kb: Any, base_rss_kb: Any, mem_bytes: int, native: bool) -> str | None:
-    """The MLE diff when the program's own peak RSS is over the problem's limit, else None.
-    `base_rss_kb` (the judge's reply): for a Python program forked from the warm judge, its RSS
-    before the program started, which its peak includes (without it the peak is not the
-    program's: no verdict from it); for an exec'd binary, the forked judge's peak before the
-    exec, which the kernel keeps as the binary's starting peak (a peak not above it is not the
-    binary's own; absent: 0)."""
-    peak, base, limit_kb = _num(maxrss_kb), _num(base_rss_kb), mem_bytes / 1024
-    if native:
-        own = peak if peak > base else 0.0
-    else:
-        own = peak - base if base > 0 else 0.0
-    if own <= limit_kb:
-        return None
-    return f"peak memory {own / 1024:.1f} MB > limit {mem_bytes >> 20} MB"
-
-
-def _tle(cpu: float, limit: float, why: str | None) -> str:
-    if why == "wall":
-        return f"wall-clock limit exceeded ({cpu:.2f} s CPU)"
-    return f"CPU time {cpu:.2f} s > limit {limit:.2f} s"
 
 
 # --- comparison ------------------------------------------------------------------------------------
@@ -280,41 +215,6 @@ def run_stdio_test(job: Job, base: dict[str, Any], index: int, input_path) -> Te
     return tr
 
 
-def run_result(h: dict[str, Any]) -> TestResult:
-    """A TestResult (SE until judged) with the run's CPU time and peak memory. total_cpu_s:
-    every process of the run, including children it never waited for (with a run group, from
-    its counter: children the kernel reaped by itself included; see cgroups.py)."""
-    cpu = max(h["cpu_s"], _num(h.get("total_cpu_s")))
-    return TestResult("SE", time_s=round(cpu, 4), memory_mb=round(h["maxrss_kb"] / 1024, 2))
-
-
-def run_failure(job: Job, h: dict[str, Any], stderr: str, native: bool) -> tuple[str, str] | None:
-    """(status, diff) of a stdio run that did not end cleanly (SE when the judge could not
-    start it, MLE, TLE, OLE, RE), or None when it exited 0 within its limits."""
-    cpu, lim, sig = max(h["cpu_s"], _num(h.get("total_cpu_s"))), job.limits, h["signal"]
-    if h.get("harness_error"):
-        return "SE", f"judge failed to start the program: {h['harness_error']}"[:500]
-    if _num(h.get("cg_oom_kills")) > 0:  # the run's processes together, whatever each one held
-        # (first: a program whose helper was killed for memory often waits for it until the wall)
-        return "MLE", f"the run's processes together exceeded {lim.mem_bytes >> 20} MB"
-    if h["why"] in ("cpu", "wall") or cpu > lim.cpu_s or sig == signal.SIGXCPU:
-        return "TLE", _tle(cpu, lim.cpu_s, h["why"])
-    if peak := _peak_over(h["maxrss_kb"], h.get("base_rss_kb"), lim.mem_bytes, native):
-        return "MLE", peak  # it may have finished, even printed the right answer
-    if h["ole"]:
-        return "OLE", f"output exceeded {lim.out_bytes} bytes"
-    if h.get("exec_enomem"):
-        return "MLE", "the program's static memory exceeds the limit"
-    if sig is None and h["exit"] == 0:
-        return None
-    if _memory_exceeded(stderr, h["maxrss_kb"], lim.mem_bytes):
-        return "MLE", _tail(stderr) or f"peak memory {round(h['maxrss_kb'] / 1024, 2)} MB"
-    if sig == signal.SIGXFSZ:
-        return "RE", "file size limit exceeded"
-    what = f"killed by {_signal_name(sig)}" if sig is not None else f"exit code {h['exit']}"
-    return "RE", (f"{what}: {_tail(stderr)}" if stderr.strip() else what)[:500]
-
-
 def judge_stdio(job: Job, folder) -> tuple[list[TestResult], Verdict | None, dict[str, Any]]:
     try:
         base, early = prepare_stdio(job)
@@ -324,7 +224,7 @@ def judge_stdio(job: Job, folder) -> tuple[list[TestResult], Verdict | None, dic
         ck = job.problem.checker
         run_test = interactive.run_interactive_test if ck is not None and ck.kind == "interactor" else run_stdio_test
         for i in range(len(job.problem.tests)):
-            _checkpoint(job)
+            checkpoint(job)
             tr = run_test(job, base, i, folder / f"{i}.in")
             if isinstance(tr, str):
                 sub = job.sub
@@ -339,13 +239,6 @@ def judge_stdio(job: Job, folder) -> tuple[list[TestResult], Verdict | None, dic
 
 
 # --- functional ------------------------------------------------------------------------------------------
-def _num(x: Any) -> float:
-    """A number from a reply (frame values come from the program): 0.0 unless finite."""
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return 0.0
-    return float(x) if math.isfinite(x) else 0.0
-
-
 class Session:
     """The functional submission loaded in the run box; reopened after a crash or a timeout.
 
@@ -460,23 +353,23 @@ class Session:
         frame = h.get("frame") if isinstance(h.get("frame"), dict) else None
         if frame is None or frame.get("event") != "result":
             return self._failure(h, frame, payload.decode("utf-8", "replace"), loading=False)
-        cpu = max(_num(frame.get("cpu_s")), _num(h.get("kernel_cpu_s")))
-        tr = TestResult("RE", time_s=round(cpu, 4), memory_mb=round(_num(frame.get("maxrss_kb")) / 1024, 2))
+        cpu = max(num(frame.get("cpu_s")), num(h.get("kernel_cpu_s")))
+        tr = TestResult("RE", time_s=round(cpu, 4), memory_mb=round(num(frame.get("maxrss_kb")) / 1024, 2))
         text = payload.decode("utf-8", "replace")
         if cpu > lim.cpu_s:
-            tr.status, tr.diff = "TLE", _tle(cpu, lim.cpu_s, None)
+            tr.status, tr.diff = "TLE", tle_diff(cpu, lim.cpu_s, None)
         elif self._oom():  # processes the call started, together over the limit (cgroups.py)
             tr.status, tr.diff = "MLE", f"the call's processes together exceeded {lim.mem_bytes >> 20} MB"
-        elif peak := _peak_over(frame.get("maxrss_kb"), self._base(h), lim.mem_bytes, native=False):
+        elif peak := peak_over(frame.get("maxrss_kb"), self._base(h), lim.mem_bytes, native=False):
             tr.status, tr.diff, self.retire = "MLE", peak, True
         elif frame.get("ok") is True:
             return judged(job, index, text, tr, converted=bool(frame.get("converted")))
         elif frame.get("error_type") == "Unserialisable":
             tr.status, tr.diff = "WA", text[:300]
         elif frame.get("error_type") == "MemoryError":
-            tr.status, tr.diff = "MLE", _tail(text)
+            tr.status, tr.diff = "MLE", tail(text)
         else:
-            tr.diff = _tail(text) or str(frame.get("error_type"))
+            tr.diff = tail(text) or str(frame.get("error_type"))
         if job.keep_outputs:
             tr.output = text[: job.cfg.keep_output_bytes]
         return tr
@@ -497,26 +390,26 @@ class Session:
         """The session child died, was killed, or misbehaved: it is gone either way."""
         self.is_open = False
         lim = self.job.limits
-        cpu = _num(h.get("kernel_cpu_s"))
-        tr = TestResult("RE", time_s=round(cpu, 4), memory_mb=round(_num(h.get("maxrss_kb")) / 1024, 2))
+        cpu = num(h.get("kernel_cpu_s"))
+        tr = TestResult("RE", time_s=round(cpu, 4), memory_mb=round(num(h.get("maxrss_kb")) / 1024, 2))
         where = " while loading the code" if loading else ""
         killed = h.get("killed")
         if killed in ("cpu", "wall") or cpu > lim.cpu_s:
-            tr.status, tr.diff = "TLE", _tle(cpu, lim.cpu_s, killed) + where
+            tr.status, tr.diff = "TLE", tle_diff(cpu, lim.cpu_s, killed) + where
         elif killed == "ole":
             tr.status, tr.diff = "OLE", f"return value exceeded {lim.out_bytes} bytes"
         elif killed == "protocol":
             tr.diff = "the program corrupted the judge's result channel"
         elif h.get("died"):
             sig = h.get("signal")
-            if (self._oom() or _memory_exceeded(text, _num(h.get("maxrss_kb")), lim.mem_bytes)
-                    or _peak_over(h.get("maxrss_kb"), self._base(h), lim.mem_bytes, native=False)):
+            if (self._oom() or memory_exceeded(text, num(h.get("maxrss_kb")), lim.mem_bytes)
+                    or peak_over(h.get("maxrss_kb"), self._base(h), lim.mem_bytes, native=False)):
                 tr.status = "MLE"
-            what = f"killed by {_signal_name(sig)}" if sig is not None else f"exit code {h.get('exit')}"
-            tr.diff = (f"{what}{where}: {_tail(text)}" if text.strip() else what + where)[:500]
+            what = f"killed by {signal_name(sig)}" if sig is not None else f"exit code {h.get('exit')}"
+            tr.diff = (f"{what}{where}: {tail(text)}" if text.strip() else what + where)[:500]
         elif frame is not None and frame.get("event") in ("load_error", "entry_error"):
             tr.status = "MLE" if "MemoryError" in text else "RE"
-            tr.diff = (f"error{where}: {_tail(text)}" if frame["event"] == "load_error" else text)[:500]
+            tr.diff = (f"error{where}: {tail(text)}" if frame["event"] == "load_error" else text)[:500]
         else:
             tr.diff = f"unexpected message from the program's process{where}"
         return tr
@@ -530,7 +423,7 @@ def judge_functional(job: Job, folder) -> tuple[list[TestResult], Verdict | None
 
     def keep_going(index: int, tr: TestResult) -> bool:
         nonlocal done
-        _checkpoint(job)
+        checkpoint(job)
         results.append(tr)
         done = tr.status != "AC" and job.mode == "first-failure"
         return not done
@@ -548,7 +441,7 @@ def judge_functional(job: Job, folder) -> tuple[list[TestResult], Verdict | None
         # mode all: the session died on a test (crash, time or memory limit) or went over the
         # memory limit (`retire`); reopen for the rest
         while not done and len(results) < n_tests:
-            _checkpoint(job)
+            checkpoint(job)
             rest = list(range(len(results), n_tests))
             failed = session.open()
             if failed is None:
@@ -578,7 +471,7 @@ def judge(job: Job, timeout_scale: float, base_meta: dict[str, Any]) -> Verdict:
     job.limits = limits_for(problem, job.cfg, timeout_scale)
     ck = problem.checker
     meta["comparison"] = f"checker:{ck.kind}" if ck is not None else "cascade"
-    _checkpoint(job)
+    checkpoint(job)
     # stdin files for stdio; functional arguments travel inline (a checker program gets the
     # test's input as a file of its own, written by checkers.run_checker)
     with job.worker.inputs.use(problem) if problem.style == "stdio" else nullcontext() as folder:

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.generation.backends import Sample, SamplingParams, prompt_seed, repeat_greedy, with_open_think
+from pipeline.generation.backends.base import (
+    Sample,
+    SamplingParams,
+    prompt_seed,
+    repeat_greedy,
+    with_open_think,
+)
 from pipeline.generation.prompts import render_prompt
 
 

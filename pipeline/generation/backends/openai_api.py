@@ -22,7 +22,13 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from pipeline.generation.backends import ENGINE_FAILURES, Sample, SamplingParams, prompt_seed, repeat_greedy
+from pipeline.generation.backends.base import (
+    ENGINE_FAILURES,
+    Sample,
+    SamplingParams,
+    prompt_seed,
+    repeat_greedy,
+)
 
 log = logging.getLogger(__name__)
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}

@@ -21,7 +21,7 @@ import os
 from collections import deque
 from typing import Any
 
-from pipeline.generation.backends import Sample, SamplingParams
+from pipeline.generation.backends.base import Sample, SamplingParams
 
 log = logging.getLogger(__name__)
 
@@ -30,9 +30,9 @@ class Replica:
     """A Ray actor's body: one backend, built in the actor's process (the model loads on first use)."""
 
     def __init__(self, name: str, options: dict[str, Any]):
-        from pipeline.generation.backends import get_backend
+        from pipeline.generation.backends.local import local_backend
 
-        self.backend = get_backend(name, **options)
+        self.backend = local_backend(name, **options)
 
     def generate(self, prompts: list[list[dict[str, str]]], n: int, sampling: SamplingParams) -> list[list[Sample]]:
         return self.backend.generate(prompts, n, sampling)
@@ -76,11 +76,11 @@ class RayReplicasBackend:
         self.restarts = 0  # replicas replaced after dying, over this backend's life
         self.progress = None  # optional callback(prompts_done) after each chunk (progress, tests)
         self._actors: list[Any] = []
-        from pipeline.generation.backends import get_backend
+        from pipeline.generation.backends.local import local_backend
 
         # Built here too: bad options fail now, in one line, not in every actor; for hf it renders
         # the prompts (tokenizer only, the model is never loaded here) to plan the batches.
-        self._planner = get_backend(name, **self._inner())
+        self._planner = local_backend(name, **self._inner())
 
     # --- replicas -----------------------------------------------------------------------------
     def _start(self):

@@ -33,7 +33,7 @@ import traceback
 from multiprocessing import util as mp_util
 from typing import Any
 
-from pipeline.generation.backends import (
+from pipeline.generation.backends.base import (
     ENGINE_FAILURES,
     EngineFailure,
     Sample,
