@@ -6,53 +6,16 @@ what each stage is missing, or with `--write` to regenerate every stage's code d
 
 from __future__ import annotations
 
-import ast
 import sys
 from pathlib import Path
 
 import yaml
+from project_imports import LAYERS as PACKAGES
+from project_imports import ROOT, imports, module_file
 
 from pipeline.cli import COMMANDS
 
-ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("pipeline", "training", "stages")
 NOT_DEPS = {"pipeline/cli.py"}  # registers every stage; a stage's behaviour does not depend on it
-
-
-def _module_file(name: str) -> Path | None:
-    base = ROOT.joinpath(*name.split("."))
-    for path in (base.with_suffix(".py"), base / "__init__.py"):
-        if path.is_file():
-            return path
-    return None
-
-
-def _imports(path: Path) -> set[str]:
-    """Project modules that `path` imports (`from pkg import mod` counts mod when it is a module)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    package = ".".join(path.relative_to(ROOT).with_suffix("").parts)
-    if path.name != "__init__.py":
-        package = package.rpartition(".")[0]
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join(parts + ([base] if base else []))
-            names.add(base)
-            names.update(f"{base}.{alias.name}" for alias in node.names)
-    found = set()
-    for name in names:
-        if name.split(".")[0] not in PACKAGES:
-            continue
-        parts = name.split(".")
-        for i in range(1, len(parts) + 1):  # importing a.b.c runs a/__init__ and a/b/__init__ too
-            if _module_file(".".join(parts[:i])) is not None:
-                found.add(".".join(parts[:i]))
-    return found
 
 
 def stage_files(module: str) -> set[str]:
@@ -64,8 +27,8 @@ def stage_files(module: str) -> set[str]:
         if name in seen:
             continue
         seen.add(name)
-        todo.extend(_imports(_module_file(name)))
-    files = {str(_module_file(n).relative_to(ROOT)) for n in seen}
+        todo.extend(imports(module_file(name), packages_run=True))
+    files = {str(module_file(n).relative_to(ROOT)) for n in seen}
     return {f for f in files if f not in NOT_DEPS and (ROOT / f).stat().st_size > 0}
 
 

@@ -4,26 +4,18 @@ itself through its imports (function-level and TYPE_CHECKING imports included: r
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
+from project_imports import LAYERS, ROOT, imported_names, imports, modules
 
-ROOT = Path(__file__).resolve().parents[1]
 HIGHER = {"pipeline": ("training", "stages"), "training": ("stages",)}
 
 
-LAYERS = ("pipeline", "training", "stages")
 
 
 def imported_modules(path: Path) -> set[str]:
-    out = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-        if isinstance(node, ast.Import):
-            out.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            out.add(node.module)
-    return out
+    return {name for name in imported_names(path) if name.split(".")[0] in LAYERS}
 
 
 @pytest.mark.parametrize("layer", sorted(HIGHER))
@@ -36,40 +28,9 @@ def test_a_layer_never_imports_a_higher_one(layer):
     assert not wrong, f"{layer}/ imports a higher layer: {wrong}"
 
 
-def our_modules() -> dict[str, Path]:
-    mods = {}
-    for layer in LAYERS:
-        for path in (ROOT / layer).rglob("*.py"):
-            parts = path.relative_to(ROOT).with_suffix("").parts
-            mods[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
-    return mods
-
-
 def import_graph() -> dict[str, set[str]]:
-    """Module -> the modules of ours it imports (`from a.b import c` is a.b.c when that is a module,
-    else a.b; relative imports resolved)."""
-    mods = our_modules()
-
-    def ours(name: str) -> str | None:
-        while name and name not in mods:
-            name = name.rpartition(".")[0]
-        return name or None
-
-    graph = {}
-    for mod, path in mods.items():
-        package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
-        out = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-            if isinstance(node, ast.Import):
-                out.update(ours(a.name) for a in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    up = package.split(".")[:len(package.split(".")) - node.level + 1]
-                    base = ".".join(up + ([base] if base else []))
-                out.update(ours(f"{base}.{a.name}") if f"{base}.{a.name}" in mods else ours(base) for a in node.names)
-        graph[mod] = out - {None, mod}
-    return graph
+    """Module -> the modules of ours it imports."""
+    return {name: imports(path) for name, path in modules().items()}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
