@@ -196,10 +196,11 @@ def test_the_graded_reward_is_a_method_key_fixed_on_resume(tmp_path):
 
     from pipeline.inputs import InputError
     from training.config import METHOD_KEYS, PRESETS
-    from training.train import RESUME_FIXED, TrainConfig, build_grpo_config, plan_run, run_settings
+    from training.run_folder import plan_run
+    from training.train import TrainConfig, build_grpo_config, resume_fixed_keys, run_settings
     from training.trainer import STATE_FILE
 
-    assert cfg(tmp_path).reward == "binary" and "reward" in METHOD_KEYS and "reward" in RESUME_FIXED
+    assert cfg(tmp_path).reward == "binary" and "reward" in METHOD_KEYS and "reward" in resume_fixed_keys()
     assert all(PRESETS[name]["reward"] == "binary" for name in ("grpo", "dapo", "microcoder"))
     with pytest.raises(ValueError, match="preset 'microcoder' sets reward='binary' but the override sets "
                                          "reward='fraction'"):
@@ -215,23 +216,23 @@ def test_the_graded_reward_is_a_method_key_fixed_on_resume(tmp_path):
     settings = run_settings(graded, build_grpo_config(graded, tmp_path / "a"), "m", "in")
     assert settings["reward"] == "fraction"
     (trainer_dir / "run.json").write_text(json.dumps({"finished": False, "settings": settings}))
-    assert plan_run(trainer_dir, True, settings) == checkpoint
+    assert plan_run(trainer_dir, True, settings, resume_fixed_keys()) == checkpoint
     with pytest.raises(InputError, match="reward 'fraction' -> 'binary'"):
-        plan_run(trainer_dir, True, {**settings, "reward": "binary"})
+        plan_run(trainer_dir, True, {**settings, "reward": "binary"}, resume_fixed_keys())
 
 
 def test_online_filtering_presets_and_validation(tmp_path):
     """DAPO's preset has dynamic sampling on, the others off; the pools are pinned off in the paper's
     columns (an ablation under `custom`); bad values are named."""
     from training.config import METHOD_KEYS, PRESETS
-    from training.train import RESUME_FIXED
+    from training.train import resume_fixed_keys
 
     built = {n: preset(n, output_dir=str(tmp_path), report_to="none") for n in ("grpo", "dapo", "microcoder")}
     assert [built[n].dynamic_sampling for n in ("grpo", "dapo", "microcoder")] == [False, True, False]
     assert all(built[n].easy_threshold is None and built[n].hard_threshold is None for n in built)
     assert cfg(tmp_path).dynamic_sampling is False and cfg(tmp_path).easy_threshold is None
     assert {"dynamic_sampling", "easy_threshold", "hard_threshold"} <= set(METHOD_KEYS)
-    assert {"dynamic_sampling", "dynamic_sampling_max_rounds", "easy_threshold", "hard_fraction"} <= set(RESUME_FIXED)
+    assert {"dynamic_sampling", "dynamic_sampling_max_rounds", "easy_threshold", "hard_fraction"} <= set(resume_fixed_keys())
     assert all("dynamic_sampling" in PRESETS[n] for n in ("grpo", "dapo", "microcoder"))
     with pytest.raises(ValueError, match="preset 'microcoder' sets dynamic_sampling=False but the override sets "
                                          "dynamic_sampling=True"):

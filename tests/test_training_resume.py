@@ -155,7 +155,7 @@ def train(model_dir, inputs, out, resume=False, **kw):
 
 
 def test_stage_resume_from_the_latest_checkpoint(tiny_model_dir, tmp_path):
-    from training.train import RUN_FILE
+    from training.run_folder import RUN_FILE
 
     inputs = write_inputs(tmp_path)
     whole = train(tiny_model_dir, inputs, tmp_path / "whole")

@@ -109,18 +109,18 @@ def test_train_help_lists_the_fields():
 
 
 def test_leftovers_of_a_killed_run_are_removed(tmp_path):
-    from training.train import _remove_leftovers
+    from training.run_folder import remove_leftovers
 
     for name in (".trainer-abc", ".checkpoint-def", ".checkpoint.old"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "model.safetensors").write_bytes(b"x")
     (tmp_path / "checkpoint").mkdir()
-    _remove_leftovers(tmp_path)
+    remove_leftovers(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint"]
     # Killed between moving the old checkpoint aside and moving the new one in: the old one returns.
     (tmp_path / "checkpoint").rename(tmp_path / ".checkpoint.old")
     (tmp_path / ".checkpoint-new").mkdir()
-    _remove_leftovers(tmp_path)
+    remove_leftovers(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint"]
 
 
@@ -151,26 +151,26 @@ class FakeTokenizer:
 
 
 def test_final_save_runs_on_every_process_and_only_the_main_one_swaps(tmp_path):
-    from training.train import _save_checkpoint
+    from training.run_folder import save_checkpoint
 
     checkpoint = tmp_path / "checkpoint"
     checkpoint.mkdir()
     (checkpoint / "model.safetensors").write_text("old")
     (tmp_path / ".checkpoint-new").mkdir()  # another process's view: the main one made it
     worker = FakeTrainer(main=False)
-    _save_checkpoint(worker, FakeTokenizer(), checkpoint)
+    save_checkpoint(worker, FakeTokenizer(), checkpoint)
     # FSDP / ZeRO-3 need every process in save_model (a collective gather); a worker never touches the folders
     assert "save_model" in worker.log and worker.log.count("barrier") >= 2
     assert (checkpoint / "model.safetensors").read_text() == "old"
     main = FakeTrainer(main=True)
-    _save_checkpoint(main, FakeTokenizer(), checkpoint)
+    save_checkpoint(main, FakeTokenizer(), checkpoint)
     assert "save_model" in main.log
     assert (checkpoint / "model.safetensors").read_text() == "new" and (checkpoint / "tokenizer.json").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint"]
 
 
 def test_only_the_main_process_cleans_the_output_folder(tmp_path):
-    from training.train import RUN_FILE, prepare_output
+    from training.run_folder import RUN_FILE, prepare_output
 
     out, trainer_dir = tmp_path / "train", tmp_path / "train" / "trainer"
     (out / ".checkpoint-new").mkdir(parents=True)  # e.g. the main rank's final save in progress

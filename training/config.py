@@ -8,21 +8,23 @@ learning rate 1e-6, a checkpoint every 50 steps). The CPU smoke values live in p
 
 A knob's role is written once, in its field's metadata: "method" (defines a training method: the
 presets pin it; `METHOD_KEYS`) and "resume_fixed" (a resumed run must keep it: training.train's
-`RESUME_FIXED`). `preset()` builds one of the paper's three columns (`grpo`, `dapo`, `microcoder`):
-each preset pins the method keys; an explicit override that contradicts a pinned value is an error
-naming both. `custom` pins nothing (ablations: any key may be set).
+`resume_fixed_keys()`). `preset()` builds one of the paper's three columns (`grpo`, `dapo`,
+`microcoder`): each preset pins the method keys; an override (a field explicitly set) that
+contradicts a pinned value is an error naming both. `custom` pins nothing (ablations: any key may be
+set).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from trl import GRPOConfig
 
-# Field marks, read by METHOD_KEYS here and training.train.RESUME_FIXED: the one place a knob's role is written.
+# Field marks, read by METHOD_KEYS here and training.train.resume_fixed_keys: the one place a knob's role is written.
 _FIXED = {"resume_fixed": True}  # a resumed run must keep the interrupted run's value
 _METHOD = {"method": True, **_FIXED}  # defines a training method (the presets pin it); fixed on resume too
 
@@ -54,7 +56,7 @@ class MicroCoderGRPOConfig(GRPOConfig):
     loss_type: str = field(
         default="dapo", metadata={**_METHOD, "help": "Loss aggregation; 'dapo' = token-level over the global batch."}
     )
-    scale_rewards: str = field(
+    scale_rewards: str | bool = field(  # TRL reads True as "group" and False as "none"
         default="group",
         metadata={**_METHOD, "help": "Advantage scaling: 'group' divides by the group's reward std (METHOD.md's formula)."},
     )
@@ -346,12 +348,15 @@ def _same(key: str, a: Any, b: Any) -> bool:
                       and not isinstance(a, bool) and not isinstance(b, bool) and float(a) == float(b))
 
 
-def preset_conflicts(name: str, overrides: dict[str, Any]) -> list[str]:
-    """The overrides that contradict what preset `name` pins, one message each (empty: none)."""
+def preset_conflicts(name: str, overrides: Mapping[str, Any]) -> list[str]:
+    """The overrides that contradict what preset `name` pins, one message each (empty: none).
+    `overrides` holds only the fields explicitly set (training.train.GrpoFields records them): a
+    method field left out takes the preset's value, one set to another value is a conflict."""
     if name not in PRESETS:
         raise ValueError(f"unknown preset {name!r}; valid: {sorted(PRESETS)}")
-    return [f"preset {name!r} sets {key}={pinned!r} but the override sets {key}={overrides[key]!r}"
-            for key, pinned in PRESETS[name].items() if key in overrides and not _same(key, pinned, overrides[key])]
+    pinned = PRESETS[name]
+    return [f"preset {name!r} sets {key}={pinned[key]!r} but the override sets {key}={overrides[key]!r}"
+            for key in METHOD_KEYS if key in overrides and key in pinned and not _same(key, pinned[key], overrides[key])]
 
 
 def preset(name: str, **overrides: Any) -> MicroCoderGRPOConfig:

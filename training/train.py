@@ -17,7 +17,8 @@ Outputs (under `out_dir`, default `data/train/`):
 - `trainer/`: TRL's checkpoints (`checkpoint-<step>/`: weights, optimizer, scheduler, RNG states,
   trainer state, and MicroCoderGRPOTrainer's own state) and `run.json` (the run's settings and
   whether it finished). `microcoder train --resume` continues an interrupted run from its latest
-  complete checkpoint; a new run refuses to start over an interrupted one.
+  complete checkpoint; a new run refuses to start over an interrupted one (training/run_folder.py:
+  the folder's invariants).
 
 Under `accelerate launch` every process runs this; only the main process touches the output folder
 (cleanup, swaps, writes), the others wait for it at barriers, and every process takes part in
@@ -29,12 +30,12 @@ from __future__ import annotations
 import contextlib
 import csv
 import dataclasses
+import functools
 import io
 import json
 import logging
 import math
-import re
-import shutil
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,17 +43,95 @@ from typing import Any
 from pipeline.executor import ExecutionFields
 from pipeline.inputs import InputError, check_model_path
 from pipeline.io import write_json, write_jsonl, write_text_atomic
+from training.run_folder import TRAINER_DIR, finish, plan_run, prepare_output, save_checkpoint
 
 log = logging.getLogger(__name__)
 
-
-TRAINER_DIR = "trainer"  # TRL's output_dir under the stage's output: checkpoints survive the run
-RUN_FILE = "run.json"
 # Settings a resumed run must share with the interrupted one are marked `resume_fixed` in their field's
-# metadata (TrainConfig, TrainRun.model, MicroCoderGRPOConfig); `RESUME_FIXED` lists them. Anything else
-# may change, with a warning: max_steps to train longer, reward_deadline_s or the evaluator's workers
-# to fix a slow judge...
+# metadata (TrainConfig, TrainRun.model, MicroCoderGRPOConfig); `resume_fixed_keys()` lists them.
+# Anything else may change, with a warning: max_steps to train longer, reward_deadline_s or the
+# evaluator's workers to fix a slow judge...
 _FIXED = {"resume_fixed": True}
+
+
+class GrpoFields(Mapping[str, Any]):
+    """A `train.grpo` / `train.preset_grpo.<preset>` section: MicroCoderGRPOConfig fields set over the
+    preset, typed the way HfArgumentParser types its dataclasses. Invariants, checked on construction
+    (else one ConfigError naming `WHERE.NAME`, listing every bad key of the section):
+    - every name is a MicroCoderGRPOConfig field (TRL's GRPOConfig ones included); a misspelt one
+      names its close matches;
+    - every value fits that field's type annotation (pipeline.stage's checker, as for every params
+      section) and is kept as written, so the built config and settings.json are what the params
+      say (an int stays an int); only YAML's bare `no` under a `*_strategy` key (read as False) is
+      read as the strategy "no";
+    - `explicit` records the fields set: only these override the preset (an absent one takes the
+      preset's value or the paper default) and may contradict it."""
+
+    def __init__(self, values: Mapping[str, Any] | None = None, where: str = "train.grpo"):
+        from pipeline.stage import ConfigError
+
+        if values is None:
+            values = {}
+        if not isinstance(values, Mapping):
+            raise ConfigError(f"params `{where}` must be a mapping, got {type(values).__name__} {values!r}")
+        # YAML reads an unquoted `no` as False: `save_strategy: no` means the strategy "no".
+        self._values = {k: ("no" if str(k).endswith("_strategy") and v is False else v) for k, v in values.items()}
+        if self._values:  # an empty section needs no types (nor TRL)
+            _check_grpo_fields(self._values, where)
+
+    @property
+    def explicit(self) -> frozenset[str]:
+        return frozenset(self._values)
+
+    def over(self, other: GrpoFields) -> GrpoFields:
+        """This section with `other`'s fields set over it (both already checked)."""
+        merged = GrpoFields()
+        merged._values = {**self._values, **other._values}
+        return merged
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return repr(self._values)
+
+
+@functools.cache
+def _grpo_types() -> dict[str, Any]:
+    """Each MicroCoderGRPOConfig init field's resolved type annotation (TRL's included); imports TRL."""
+    import typing
+
+    from training.config import MicroCoderGRPOConfig
+
+    hints = typing.get_type_hints(MicroCoderGRPOConfig)
+    return {f.name: hints.get(f.name, Any) for f in dataclasses.fields(MicroCoderGRPOConfig) if f.init}
+
+
+def _check_grpo_fields(values: Mapping[str, Any], where: str) -> None:
+    import difflib
+
+    from pipeline.stage import ConfigError, _coerce
+
+    types = _grpo_types()
+    errs = []
+    for key, value in values.items():
+        if key not in types:
+            close = difflib.get_close_matches(str(key), list(types), n=3)
+            hint = f" (did you mean {', '.join(close)}?)" if close else " (see `microcoder train --help`)"
+            errs.append(f"unknown {where} field {key!r}{hint}")
+            continue
+        try:
+            _coerce(types[key], value, f"{where}.{key}")  # a check: the value is kept as written
+        except ConfigError as e:
+            errs.append(str(e))
+    if errs:
+        raise ConfigError("; ".join(errs))
 
 
 @dataclass
@@ -60,10 +139,22 @@ class PresetGrpo:
     """`train.preset_grpo`: GRPO fields applied only when that preset is chosen (one per preset of
     training.config.PRESETS)."""
 
-    microcoder: dict[str, Any] = field(default_factory=dict, metadata={"help": "Over `grpo` for preset microcoder."})
-    dapo: dict[str, Any] = field(default_factory=dict, metadata={"help": "Over `grpo` for preset dapo."})
-    grpo: dict[str, Any] = field(default_factory=dict, metadata={"help": "Over `grpo` for preset grpo."})
-    custom: dict[str, Any] = field(default_factory=dict, metadata={"help": "Over `grpo` for preset custom."})
+    microcoder: GrpoFields = field(default_factory=GrpoFields, metadata={"help": "Over `grpo` for preset microcoder."})
+    dapo: GrpoFields = field(default_factory=GrpoFields, metadata={"help": "Over `grpo` for preset dapo."})
+    grpo: GrpoFields = field(default_factory=GrpoFields, metadata={"help": "Over `grpo` for preset grpo."})
+    custom: GrpoFields = field(default_factory=GrpoFields, metadata={"help": "Over `grpo` for preset custom."})
+
+    def __post_init__(self) -> None:
+        from pipeline.stage import ConfigError
+
+        errs = []
+        for f in dataclasses.fields(self):  # every section's errors at once
+            try:
+                setattr(self, f.name, GrpoFields(getattr(self, f.name), f"train.preset_grpo.{f.name}"))
+            except ConfigError as e:
+                errs.append(str(e))
+        if errs:
+            raise ConfigError("; ".join(errs))
 
 
 class _GrpoHelp:
@@ -71,10 +162,10 @@ class _GrpoHelp:
     (`--help`), since listing the knobs imports TRL."""
 
     def __str__(self) -> str:
-        return ("MicroCoderGRPOConfig fields (TRL GRPOConfig + MicroCoder knobs) over the preset. An absent "
-                "key takes the paper default; a key that contradicts the preset is an error. The knobs "
-                "MicroCoder adds or sets (any other TRL GRPOConfig field is accepted too):\n"
-                + "\n".join(grpo_knob_lines()))
+        return ("MicroCoderGRPOConfig fields (TRL GRPOConfig + MicroCoder knobs) over the preset, each "
+                "value checked against its field's type. An absent key takes the paper default; a key "
+                "that contradicts the preset is an error. The knobs MicroCoder adds or sets (any other TRL "
+                "GRPOConfig field is accepted too):\n" + "\n".join(grpo_knob_lines()))
 
 
 def grpo_knob_lines() -> list[str]:
@@ -109,14 +200,17 @@ class TrainConfig(ExecutionFields):
     seed: int = field(default=0, metadata={**_FIXED, "help": "Seed for data order, sampling and the mask's draws."})
     torch_threads: int | None = field(default=None, metadata={
         "help": "CPU threads for torch (None: torch's default). 1 avoids thread thrashing on a busy small CPU box."})
-    # A mapping on purpose: only the keys written here override the preset (an absent key takes the
-    # paper default, a key that contradicts the preset is an error), which a typed copy of TRL's
-    # ~200-field GRPOConfig would lose; build_grpo_config checks names (close matches suggested) and
-    # MicroCoderGRPOConfig values, before any input or model loads.
-    grpo: dict[str, Any] = field(default_factory=dict, metadata={"help": _GrpoHelp()})
+    # Only the fields set here override the preset (GrpoFields records which), so this is not a typed
+    # copy of TRL's ~200-field GRPOConfig with every default filled in; names and types are checked
+    # when the params load, the MicroCoderGRPOConfig values and the preset when the run starts.
+    grpo: GrpoFields = field(default_factory=GrpoFields, metadata={"help": _GrpoHelp()})
     preset_grpo: PresetGrpo = field(default_factory=PresetGrpo, metadata={
         "help": "Fields applied only when that preset is chosen, over `grpo`. For keys a baseline pins (e.g. a "
                 "temperature_schedule for microcoder only), so one params file builds every preset."})
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.grpo = GrpoFields(self.grpo, "train.grpo")
 
 
 @dataclass
@@ -127,15 +221,21 @@ class TrainResult:
     stats: dict[str, Any] = field(default_factory=dict)  # stats.json: problems read / kept / rejected
 
 
+def chosen_grpo(cfg: TrainConfig) -> GrpoFields:
+    """`cfg.grpo` with the chosen preset's `preset_grpo` section over it; `explicit` is every field set
+    in either. Checked again here: a field assigned after construction (tests do) may hold a plain dict."""
+    chosen = GrpoFields(cfg.grpo, "train.grpo")
+    section = getattr(cfg.preset_grpo, cfg.preset, None)
+    return chosen.over(GrpoFields(section, f"train.preset_grpo.{cfg.preset}")) if section else chosen
+
+
 def build_grpo_config(cfg: TrainConfig, output_dir: Path, progress: bool = True):
-    """The MicroCoderGRPOConfig of the preset with `cfg.grpo` over it (absent keys: the paper defaults);
-    `progress` False turns TRL's progress bars off (`--no-progress`)."""
+    """The MicroCoderGRPOConfig of the preset with the set fields of `chosen_grpo(cfg)` over it (absent
+    keys: the preset's or the paper defaults); `progress` False turns TRL's progress bars off
+    (`--no-progress`)."""
     from training.config import preset
 
-    _check_grpo_names(cfg)
-    chosen = {**(cfg.grpo or {}), **(getattr(cfg.preset_grpo, cfg.preset, None) or {})}
-    # YAML reads an unquoted `no` as False: `save_strategy: no` means the strategy "no".
-    grpo = {k: ("no" if k.endswith("_strategy") and v is False else v) for k, v in chosen.items()}
+    grpo = dict(chosen_grpo(cfg))
     for key in ("output_dir", "seed"):
         if key in grpo:
             raise ValueError(f"set `{key}` at the top of the train params, not under `grpo`")
@@ -143,25 +243,6 @@ def build_grpo_config(cfg: TrainConfig, output_dir: Path, progress: bool = True)
         grpo["disable_tqdm"] = True
     return preset(cfg.preset, output_dir=str(output_dir), seed=cfg.seed, data_seed=cfg.seed,
                   chat_template_kwargs={"enable_thinking": cfg.thinking}, **grpo)
-
-
-def _check_grpo_names(cfg: TrainConfig) -> None:
-    """Raise ValueError naming each unknown `grpo` / `preset_grpo.<preset>` key and its close matches."""
-    import difflib
-
-    from training.config import MicroCoderGRPOConfig
-
-    valid = [f.name for f in dataclasses.fields(MicroCoderGRPOConfig) if f.init]
-    sections = {"grpo": cfg.grpo, **{f"preset_grpo.{f.name}": getattr(cfg.preset_grpo, f.name)
-                                     for f in dataclasses.fields(PresetGrpo)}}
-    errs = []
-    for where, keys in sections.items():
-        for key in sorted(set(keys or {}) - set(valid), key=str):
-            close = difflib.get_close_matches(str(key), valid, n=3)
-            hint = f" (did you mean {', '.join(close)}?)" if close else " (see `microcoder train --help`)"
-            errs.append(f"unknown {where} field {key!r}{hint}")
-    if errs:
-        raise ValueError("; ".join(errs))
 
 
 @dataclass
@@ -177,18 +258,11 @@ class TrainRun:
 
 def resume_fixed_keys() -> tuple[str, ...]:
     """The settings a resumed run must share with the interrupted one: every field marked `resume_fixed`
-    (TrainConfig's, TrainRun's `model`, MicroCoderGRPOConfig's), in that order."""
+    (TrainConfig's, TrainRun's `model`, MicroCoderGRPOConfig's), in that order. Imports TRL."""
     from training.config import marked
 
     own = [f.name for cls in (TrainConfig, TrainRun) for f in dataclasses.fields(cls) if f.metadata.get("resume_fixed")]
     return (*own, *marked("resume_fixed"))
-
-
-def __getattr__(name: str) -> Any:
-    # RESUME_FIXED reads MicroCoderGRPOConfig (TRL): built on first use, so importing this module stays light.
-    if name == "RESUME_FIXED":
-        return resume_fixed_keys()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def run_training(cfg: TrainConfig, run: TrainRun, *, evaluator: Any = None, judge: Any = None,
@@ -236,7 +310,7 @@ def _run_training(cfg: TrainConfig, run: TrainRun, evaluator: Any, judge: Any,
     state = PartialState()
     settings = run_settings(cfg, args, run.model, source)
     # Every process decides from the same files (read-only), then the main process alone changes them.
-    resume_from = plan_run(trainer_dir, run.resume, settings, state.num_processes)
+    resume_from = plan_run(trainer_dir, run.resume, settings, resume_fixed_keys(), state.num_processes)
     prepare_output(state, out_dir, trainer_dir, resume_from, settings)
     loaded = load_training_problems(source, language=args.reward_language, max_problems=cfg.max_problems)
     if not loaded.problems:
@@ -267,7 +341,7 @@ def _run_training(cfg: TrainConfig, run: TrainRun, evaluator: Any, judge: Any,
                                         args=args, train_dataset=dataset, callbacks=callbacks)
         trainer.train(resume_from_checkpoint=str(resume_from) if resume_from else None)
     checkpoint = out_dir / "checkpoint"
-    _save_checkpoint(trainer, tokenizer, checkpoint)
+    save_checkpoint(trainer, tokenizer, checkpoint)
     curves = trainer.generation_log
     metrics = summarise(trainer, reward)
     stats = stage_stats(loaded, metrics)
@@ -281,7 +355,7 @@ def _run_training(cfg: TrainConfig, run: TrainRun, evaluator: Any, judge: Any,
                                                "executor": cfg.executor, "ray_address": cfg.ray_address},
                     stage="train")
         write_text_atomic(out_dir / "curves.csv", curves_csv(curves))
-        write_json(trainer_dir / RUN_FILE, {"finished": True, "settings": settings})
+        finish(trainer_dir, settings)
     trainer.accelerator.wait_for_everyone()
     return TrainResult(metrics=metrics, curves=curves, checkpoint=checkpoint, stats=stats.as_dict())
 
@@ -310,21 +384,6 @@ def _within_prompt_budget(model: str, cfg: TrainConfig, args: Any, dataset: Any,
     return dataset.filter(lambda row: row["problem_id"] not in over)
 
 
-def prepare_output(state: Any, out_dir: Path, trainer_dir: Path, resume_from: Path | None,
-                   settings: dict[str, Any]) -> None:
-    """The main process alone cleans and prepares the output folder while the others wait: under
-    `accelerate launch` a rank must never delete what another rank is writing."""
-    state.wait_for_everyone()
-    if state.is_main_process:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        _remove_leftovers(out_dir)
-        if resume_from is None:
-            shutil.rmtree(trainer_dir, ignore_errors=True)  # a finished run's checkpoints (plan_run checked)
-        trainer_dir.mkdir(parents=True, exist_ok=True)
-        write_json(trainer_dir / RUN_FILE, {"finished": False, "settings": settings})
-    state.wait_for_everyone()
-
-
 def _warn_about_precision(cfg: TrainConfig, args: Any) -> None:
     # AdamW at lr 1e-6 on bf16 weights: most updates are below half a bf16 ulp and round to nothing.
     if cfg.dtype != "float32" and not (args.deepspeed or args.fsdp):
@@ -334,103 +393,17 @@ def _warn_about_precision(cfg: TrainConfig, args: Any) -> None:
 
 
 def run_settings(cfg: TrainConfig, args: Any, model: str, source: str | Path) -> dict[str, Any]:
-    """The run's effective settings (recorded in trainer/run.json and settings.json; compared on resume)."""
+    """The run's effective settings (recorded in trainer/run.json and settings.json; compared on resume):
+    the top-level resume-fixed fields, model, input, and the GRPO fields that are resume-fixed, set
+    (`chosen_grpo(cfg).explicit`) or max_steps, as the built config `args` holds them."""
     top = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(TrainConfig) if f.metadata.get("resume_fixed")}
     top.update(model=model, input=str(source))
     from training.config import MicroCoderGRPOConfig
 
     names = [f.name for f in dataclasses.fields(MicroCoderGRPOConfig)]
-    grpo = {k: getattr(args, k) for k in names if k in set(resume_fixed_keys()) | set(cfg.grpo or {}) | {"max_steps"}}
+    recorded = set(resume_fixed_keys()) | chosen_grpo(cfg).explicit | {"max_steps"}
+    grpo = {k: getattr(args, k) for k in names if k in recorded}
     return json.loads(json.dumps({**top, **grpo}, default=str))
-
-
-_CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
-
-
-def latest_checkpoint(trainer_dir: Path, processes: int = 1) -> Path | None:
-    """The highest-step checkpoint whose save completed on every process (MicroCoderGRPOTrainer
-    writes its per-process state file last); a folder cut short by a kill is skipped."""
-    from training.trainer import STATE_FILE
-
-    found = []
-    for path in trainer_dir.glob("checkpoint-*") if trainer_dir.is_dir() else []:
-        match = _CHECKPOINT.match(path.name)
-        complete = (path / "trainer_state.json").exists() and all(
-            (path / STATE_FILE.format(rank=r)).exists() for r in range(processes))
-        if match and complete:
-            found.append((int(match.group(1)), path))
-    return max(found)[1] if found else None
-
-
-def plan_run(trainer_dir: Path, resume: bool, settings: dict[str, Any], processes: int = 1) -> Path | None:
-    """The checkpoint to resume from (None: a new run). Raises InputError when `resume` has nothing to
-    continue or conflicts with the interrupted run's settings, and when a new run would silently
-    discard an interrupted one's checkpoints."""
-    run_file = trainer_dir / RUN_FILE
-    previous = json.loads(run_file.read_text(encoding="utf-8")) if run_file.exists() else None
-    last = latest_checkpoint(trainer_dir, processes)
-    if not resume:
-        if last is not None and not (previous or {}).get("finished", False):
-            raise InputError(f"{trainer_dir} holds checkpoints of an interrupted run (latest {last.name}): rerun with "
-                             f"--resume to continue it, or delete {trainer_dir} to start over")
-        return None
-    if last is None:
-        raise InputError(f"resume: no complete checkpoint in {trainer_dir} to continue from")
-    if previous is not None:
-        before = previous.get("settings", {})
-        fixed = [k for k in resume_fixed_keys() if k in before and before.get(k) != settings.get(k)]
-        if fixed:
-            raise InputError("resume: these settings differ from the interrupted run's, so it would not continue the "
-                             "same run: " + ", ".join(f"{k} {before.get(k)!r} -> {settings.get(k)!r}" for k in fixed))
-        changed = sorted(k for k in set(before) | set(settings) if before.get(k) != settings.get(k))
-        if changed:
-            log.warning("resume: settings changed since the interrupted run: %s",
-                        ", ".join(f"{k} {before.get(k)!r} -> {settings.get(k)!r}" for k in changed))
-    return last
-
-
-def _remove_leftovers(out_dir: Path) -> None:
-    """Scratch and half-saved checkpoint folders of a run that was killed (a finished or failed run
-    removes its own). A run killed in the middle of the checkpoint swap left the previous
-    checkpoint as `.checkpoint.old`: it is put back, not deleted. Main process only."""
-    checkpoint, retired = out_dir / "checkpoint", out_dir / ".checkpoint.old"
-    if retired.is_dir() and not checkpoint.exists():
-        log.warning("restoring %s from %s (a run was killed while replacing it)", checkpoint, retired)
-        retired.rename(checkpoint)
-    # `.trainer-*`: the scratch output_dir of earlier versions of this stage.
-    for leftover in [*out_dir.glob(".trainer-*"), *out_dir.glob(".checkpoint-*"), out_dir / ".checkpoint.old"]:
-        if leftover.is_dir():
-            log.warning("removing %s, left by an interrupted run", leftover)
-            shutil.rmtree(leftover, ignore_errors=True)
-
-
-def _save_checkpoint(trainer: Any, tokenizer: Any, path: Path) -> None:
-    """`save_model` into a temp dir next to `path` on *every* process (FSDP and ZeRO-3 gather the
-    full weights collectively; transformers writes the files from the main process), then the main
-    process alone writes the tokenizer and swaps the folder in."""
-    acc = trainer.accelerator
-    tmp = path.with_name(f".{path.name}-new")
-    if acc.is_main_process:
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-    acc.wait_for_everyone()
-    try:
-        trainer.save_model(str(tmp))
-        acc.wait_for_everyone()
-        if acc.is_main_process:
-            tokenizer.save_pretrained(str(tmp))
-            (tmp / "training_args.bin").unlink(missing_ok=True)  # pickled TrainingArguments: not needed to load
-            old = path.with_name(f".{path.name}.old")
-            shutil.rmtree(old, ignore_errors=True)
-            if path.exists():
-                path.rename(old)
-            tmp.rename(path)
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        if acc.is_main_process:
-            shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    acc.wait_for_everyone()
 
 
 def _mean(rows: list[dict[str, float]], key: str) -> float | None:
