@@ -42,8 +42,8 @@ import pyarrow.parquet as pq
 from pipeline.card import DEFAULT_TAGS, portable, render_card, upstream_records
 from pipeline.generation.prompts import build_messages
 from pipeline.inputs import InputError, load_problems
-from pipeline.io import RejectsWriter, atomic_path, problems_to_table, write_text_atomic
-from pipeline.stage import StageStats, settings_record, write_stats
+from pipeline.io import atomic_path, problems_to_table, write_text_atomic
+from pipeline.stage import Stage, StageContext, StageStats, settings_record, write_stats
 
 log = logging.getLogger(__name__)
 
@@ -330,36 +330,50 @@ def unify(tables: list[pa.Table]) -> pa.Table:
 
 
 # --- the stage ------------------------------------------------------------------------------
+class Build(Stage):
+    """Build `out_dir` (see the module docs) from the filter stage's problems (and the filter's
+    `out_of_band.parquet` beside them, or `out_of_band_path`); inputs `data_dir` (the upstream
+    stages' records for the card) and `params_path` (the card's publish settings)."""
+
+    name = STAGE
+    config = BuildConfig
+
+    def process(self, problems: list, ctx: StageContext) -> None:
+        cfg, out_dir = ctx.cfg, ctx.out_dir
+        params_path = ctx.inputs.get("params_path", "params.yaml")
+        table, unprompted = training_table(problems, cfg)
+        for p, reason in unprompted:
+            ctx.reject(p.id, reason, p)
+        stats = ctx.stats
+        if not table.num_rows:  # `datasets` cannot load an empty shard, and an empty version helps no one
+            ctx.rejects.close()
+            raise InputError(f"{ctx.problems_path}: no problems to build ({stats.read} input records, "
+                             f"{stats.rejected} rejected: see {out_dir / 'rejects.jsonl'}); the previous build, "
+                             "if any, is left as it was")
+        if stats.rejected:
+            log.warning("%d of %d input records cannot be built: see %s", stats.rejected, stats.read,
+                        out_dir / "rejects.jsonl")
+        rest = _out_of_band_rows(ctx.problems_path, ctx.inputs.get("out_of_band_path"), cfg)
+        upstream, settings = upstream_records(ctx.inputs.get("data_dir", "data"), params_path)
+        settings["build"] = settings_record(cfg)
+        revision = git_revision(Path(params_path).resolve().parent if Path(params_path).exists() else ".")
+        provenance = {"upstream": upstream, "settings": settings, "git_revision": revision,
+                      "publish": publish_settings(params_path)}
+        combined = unify([table, rest]) if rest.num_rows else table
+        in_band = [True] * table.num_rows + [False] * rest.num_rows
+        write_release_files(cfg, combined, in_band, out_dir, stats, provenance)
+        self.revision = revision
+        return None
+
+    def finish(self, stats: dict[str, Any], ctx: StageContext) -> dict[str, Any]:
+        return {**stats, "git_revision": self.revision}
+
+
 def run_build(cfg: BuildConfig, filtered_path: str | Path, out_dir: str | Path, *, data_dir: str | Path = "data",
               params_path: str | Path = "params.yaml", out_of_band_path: str | Path | None = None) -> dict[str, Any]:
-    """Build `out_dir` (see the module docs) from the filter stage's problems (and the filter's
-    `out_of_band.parquet` beside them, or `out_of_band_path`); returns its stats."""
-    out_dir = Path(out_dir)
-    loaded = load_problems(filtered_path, "build input")
-    table, unprompted = training_table(loaded.problems, cfg)
-    stats = StageStats(unit="problems", read=loaded.read)
-    with RejectsWriter(out_dir / "rejects.jsonl", STAGE) as rejects:
-        for r in loaded.rejects:
-            rejects.add(r.id, r.reason, r.record)
-            stats.reject(r.reason)
-        for p, reason in unprompted:
-            rejects.add(p.id, reason, p)
-            stats.reject(reason)
-    if not table.num_rows:  # `datasets` cannot load an empty shard, and an empty version helps no one
-        raise InputError(f"{filtered_path}: no problems to build ({loaded.read} input records, {stats.rejected} "
-                         f"rejected: see {out_dir / 'rejects.jsonl'}); the previous build, if any, is left as it was")
-    if stats.rejected:
-        log.warning("%d of %d input records cannot be built: see %s", stats.rejected, loaded.read,
-                    out_dir / "rejects.jsonl")
-    rest = _out_of_band_rows(filtered_path, out_of_band_path, cfg)
-    upstream, settings = upstream_records(data_dir, params_path)
-    settings["build"] = settings_record(cfg)
-    revision = git_revision(Path(params_path).resolve().parent if Path(params_path).exists() else ".")
-    provenance = {"upstream": upstream, "settings": settings, "git_revision": revision,
-                  "publish": publish_settings(params_path)}
-    combined = unify([table, rest]) if rest.num_rows else table
-    in_band = [True] * table.num_rows + [False] * rest.num_rows
-    return write_release(cfg, combined, in_band, out_dir, stats, provenance)
+    """`Build` as a function (its stats)."""
+    return Build().run(cfg, filtered_path, out_dir, data_dir=data_dir,
+                       params_path=params_path, out_of_band_path=out_of_band_path)
 
 
 def _out_of_band_rows(filtered_path: str | Path, out_of_band_path: str | Path | None, cfg: BuildConfig) -> pa.Table:
@@ -380,8 +394,16 @@ def _out_of_band_rows(filtered_path: str | Path, out_of_band_path: str | Path | 
 
 def write_release(cfg: BuildConfig, table: pa.Table, in_band: list[bool], out_dir: Path, stats: StageStats,
                   provenance: dict[str, Any]) -> dict[str, Any]:
-    """Shards (`data/`: rows with `in_band`; `out_of_band/`: the rest), card, plots, provenance and
-    stats of a release; returns the stats."""
+    """A release's files (`write_release_files`) and its stats and settings; returns the stats."""
+    data = write_release_files(cfg, table, in_band, out_dir, stats, provenance)
+    write_stats(out_dir, stats, settings=cfg, stage=STAGE)
+    return {**data, "git_revision": provenance["git_revision"]}
+
+
+def write_release_files(cfg: BuildConfig, table: pa.Table, in_band: list[bool], out_dir: Path, stats: StageStats,
+                        provenance: dict[str, Any]) -> dict[str, Any]:
+    """Shards (`data/`: rows with `in_band`; `out_of_band/`: the rest), card, plots and provenance of
+    a release; fills `stats` (kept, figures) and returns it as a dict."""
     mask = pa.array(in_band, pa.bool_())
     default, rest = table.filter(mask), table.filter(pa.compute.invert(mask))
     max_shard_bytes = parse_size(cfg.max_shard_size)
@@ -405,5 +427,4 @@ def write_release(cfg: BuildConfig, table: pa.Table, in_band: list[bool], out_di
     shareable = {**provenance, "upstream": portable(provenance["upstream"]), "settings": portable(provenance["settings"])}
     write_text_atomic(out_dir / PROVENANCE, json.dumps(shareable, indent=2, sort_keys=True, default=str) + "\n")
     write_plots(data, out_dir / "plots")
-    write_stats(out_dir, stats, settings=cfg, stage=STAGE)
-    return {**data, "git_revision": provenance["git_revision"]}
+    return data

@@ -1,9 +1,11 @@
 """`microcoder <command>`: every DVC stage and tool, each runnable alone with explicit paths.
 
 Each command lives in `stages/<name>.py` as a function `main` (a typer command); heavy imports
-stay inside those functions so `microcoder --help` is fast. A stage module names its config as
-`CONFIG = ("section", "module:Class")` (and `JUDGES = True` when it judges code): `--help` then lists
-every field of that config, imported only when the help is shown.
+stay inside those functions so `microcoder --help` is fast. A stage module names its stage class once,
+in a function `stage()` that imports and returns it (a `pipeline.stage.Stage`: its config, params
+section and whether it judges code), or, for a command not built on the base, its config as
+`CONFIG = ("section", "module:Class")` (and `JUDGES = True`): `--help` then lists every field of
+that config, imported only when the help is shown.
 """
 
 from __future__ import annotations
@@ -45,11 +47,12 @@ def _root() -> None:
     """MicroCoder: curate hard, fresh coding problems into an RL dataset and train with MicroCoder-GRPO."""
 
 
-def _command_class(config: tuple[str, str] | None, judges: bool) -> type:
+def _command_class(mod) -> type:
     """A typer command class whose epilog (the config's fields) is built only when help is shown."""
     from typer.core import TyperCommand
 
-    if config is None:
+    stage, config = getattr(mod, "stage", None), getattr(mod, "CONFIG", None)
+    if stage is None and config is None:
         return TyperCommand
 
     class StageCommand(TyperCommand):
@@ -59,10 +62,15 @@ def _command_class(config: tuple[str, str] | None, judges: bool) -> type:
 
             from pipeline.stage import config_help
 
-            section, ref = config
-            module, cls = ref.split(":")
+            if stage is not None:
+                cls = stage()
+                text = config_help(cls.config, cls.params_section(), cls.judges)
+            else:
+                section, ref = config
+                module, cls = ref.split(":")
+                text = config_help(getattr(importlib.import_module(module), cls), section, getattr(mod, "JUDGES", False))
             # typer renders help as rich markup: `[float]` would vanish as a tag
-            return escape(config_help(getattr(importlib.import_module(module), cls), section, judges))
+            return escape(text)
 
         @epilog.setter
         def epilog(self, value: str | None) -> None:
@@ -76,8 +84,7 @@ def _register() -> None:
         if importlib.util.find_spec(f"stages.{module}") is None:
             continue
         mod = importlib.import_module(f"stages.{module}")
-        cls = _command_class(getattr(mod, "CONFIG", None), getattr(mod, "JUDGES", False))
-        app.command(name, help=help_text, cls=cls)(mod.main)
+        app.command(name, help=help_text, cls=_command_class(mod))(mod.main)
 
 
 _register()

@@ -26,7 +26,7 @@ from pipeline.sources.base import Reject, SourceContext, SourceError, jsonable
 from pipeline.sources.http import HttpClient, HttpConfig
 from pipeline.sources.judging import accepts_any_answer, has_checker_program
 from pipeline.sources.normalize import finalize, parse_since
-from pipeline.stage import StageStats, write_stats
+from pipeline.stage import Stage, StageContext, StageStats
 
 STAGE = "scrape"
 ENTRY_KEYS = ("name", "kind", "enabled", "limit", "since", "min_interval_s")  # the rest: the kind's options
@@ -309,17 +309,27 @@ def check_dvc_tracks(cfg: ScrapeConfig, dvc_yaml: str | Path, stage: str) -> Non
                               "`python tests/test_dvc_deps.py --write`).")
 
 
+class Scrape(Stage):
+    """The DVC stage: every enabled source into `out_dir/problems.parquet`, `rejects.jsonl`,
+    `stats.json` and `settings.json`; no problems input. Inputs `since` and `limit` override every
+    source entry's."""
+
+    name = STAGE
+    config = ScrapeConfig
+
+    def process(self, problems: None, ctx: StageContext) -> list[Problem]:
+        if os.environ.get("DVC_STAGE") and os.environ.get("DVC_ROOT"):  # run by `dvc repro`: `[path/dvc.yaml:]stage`
+            file, _, stage = os.environ["DVC_STAGE"].rpartition(":")
+            check_dvc_tracks(ctx.cfg, Path(os.environ["DVC_ROOT"]) / (file or "dvc.yaml"), stage)
+        kept, ctx.stats = run_sources(ctx.cfg, ctx.rejects, since=ctx.inputs.get("since"),
+                                      limit=ctx.inputs.get("limit"), progress=ctx.progress)
+        return kept
+
+
 def run_scrape(cfg: ScrapeConfig, out_dir: str | Path = "data/raw", *, since: str | None = None,
                limit: int | None = None, progress: bool = True) -> dict[str, Any]:
-    """The DVC stage: `out_dir/problems.parquet`, `rejects.jsonl`, `stats.json` and `settings.json`."""
-    if os.environ.get("DVC_STAGE") and os.environ.get("DVC_ROOT"):  # run by `dvc repro`: `[path/dvc.yaml:]stage`
-        file, _, stage = os.environ["DVC_STAGE"].rpartition(":")
-        check_dvc_tracks(cfg, Path(os.environ["DVC_ROOT"]) / (file or "dvc.yaml"), stage)
-    out_dir = Path(out_dir)
-    with RejectsWriter(out_dir / "rejects.jsonl", STAGE) as rejects:
-        problems, stats = run_sources(cfg, rejects, since=since, limit=limit, progress=progress)
-        write_problems(out_dir / "problems.parquet", problems)
-    return write_stats(out_dir, stats, settings=cfg, stage=STAGE)
+    """`Scrape` as a function (its stats)."""
+    return Scrape().run(cfg, None, out_dir, since=since, limit=limit, progress=progress)
 
 
 def convert(fmt: str, path: str | Path | None, out: str | Path, *, name: str | None = None,

@@ -1,15 +1,18 @@
 """The stage contract: how every `microcoder STAGE` is configured, reports, logs and fails.
 
-A stage is a typer command in `stages/<name>.py` (a thin shell) over a function in `pipeline/` or
-`training/`. Through this module every stage gets:
+A stage is a typer command in `stages/<name>.py` (a thin shell, `stages.common.run_stage_command`)
+over a `Stage` subclass in `pipeline/` or `training/`. Through this module every stage gets:
 
+- one base (`Stage`): reading the problems (tolerant reader), rejects, problems.parquet, stats
+  and settings are done once, in `Stage.run(cfg, problems, out_dir, *, evaluator, progress,
+  **inputs)`; the stage writes one hook, `process(problems, ctx)`;
 - one typed config: a dataclass (nested dataclasses for nested sections) filled from its
   params.yaml section plus `--set key=value` overrides (`load_config`); an unknown key or a value of
   the wrong type is a one-line error naming the valid keys; `microcoder STAGE --help` lists every
   field with its default and help (`config_help`);
-- one evaluator config: judging stages read the top-level `evaluator:` section (`--set
-  evaluator.workers=2` overrides it) and build their judge from it
-  (`pipeline.evaluator.factory`: `load_evaluator_config`, `make_evaluator`);
+- one evaluator config: judging stages (`Stage.evaluator_config`) read the top-level `evaluator:`
+  section (`--set evaluator.workers=2` overrides it), record it in settings.json and build their
+  judge from it (`pipeline.evaluator.factory.make_evaluator`);
 - one error path (`run_stage`): bad params, a missing input or an unreadable file end the stage
   with one line on stderr and exit status 2; `--debug` shows the traceback;
 - one way to stop (`run_stage`): SIGINT or SIGTERM kills the stage's judges at once, the stage
@@ -17,7 +20,8 @@ A stage is a typer command in `stages/<name>.py` (a thin shell) over a function 
   kept; a second signal, or an unwinding that takes over `STOP_GRACE_S`, exits at once;
 - logging set up once (`run_stage`), progress bars switched by the `--progress/--no-progress` flag;
 - one stats vocabulary (`StageStats`): `read`, `kept`, `rejected`, `rejected_by_reason` at the top
-  of `stats.json` (figures only; `read == kept + rejected` is checked here), the stage's settings in
+  of `stats.json` (figures only; `read == kept + rejected` is checked here; reject counts keyed by
+  one rule, `reason_key`), the stage's settings in
   `settings.json` beside it, so that `dvc metrics show` and `microcoder stats --summary` line the
   stages up.
 
@@ -43,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pipeline.inputs import InputError
+from pipeline.inputs import InputError, LoadedProblems
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -320,6 +324,124 @@ def write_stats(out_dir: str | Path, stats: StageStats | dict[str, Any], setting
     write_json(out_dir / "stats.json", data)
     write_json(out_dir / "headline.json", headline(data, stage))
     return data
+
+
+# --- the stage base --------------------------------------------------------------------------------
+@dataclass
+class StageContext:
+    """What a stage's hook works with. `problems_path`: the problems input as given to `run`;
+    `inputs`: the stage's other named inputs (rollouts folders, a data folder, models); `settings`:
+    what settings.json records beside the config."""
+
+    cfg: Any
+    problems_path: Path | None
+    out_dir: Path
+    stats: StageStats
+    rejects: Any  # pipeline.io.RejectsWriter, written by the base after the hook
+    evaluator: Any = None
+    progress: bool = True
+    inputs: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def reject(self, id: str | None, reason: str, record: Any, key: str | None = None, **extra: Any) -> None:
+        """One reject: its row in rejects.jsonl (`extra` rides along) and its count under
+        `reason_key(key or reason)` (`key`: a stage's own category where its reasons carry no
+        `category:` head)."""
+        self.rejects.add(id, reason, record, **extra)
+        self.stats.reject(key or reason)
+
+
+class Stage:
+    """One stage, run the same way by every command: `run` reads the problems with the tolerant
+    reader (none where the stage has no problem input), records the reader's rejects, calls the
+    stage's one hook `process`, writes `problems.parquet` when the hook returns the kept problems,
+    then rejects.jsonl, stats.json and settings.json (the config, the hook's `ctx.settings` and,
+    for a judging stage, the evaluator's) -- each once, so every stage accounts for every record
+    (`read == kept + rejected`) the same way.
+
+    A subclass names `name` (the command, the rejects' `stage`, the stats' stage), `config` (its
+    config class; its params section is `section`, default the name), `unit` and `judges`; a stage
+    whose input is not a problem file (dedup streams its shards, eval-model reads benchmarks)
+    overrides `load`; one whose result is more than the stats overrides `finish`."""
+
+    name: str = ""
+    section: str | None = None
+    config: type | None = None
+    unit: str = "problems"
+    # a stage that judges code: EvaluatorConfig, filled from the `evaluator:` section (`judges` follows)
+    evaluator_config: type | None = None
+    judges: bool = False
+    # settings.json records the evaluator's settings (judging stages; two keep their earlier record)
+    evaluator_settings: bool = True
+    input_label: str | None = None  # names the problems in a missing-input error; default `<name> input`
+    problems_schema: Any = None  # the stage's columns of problems.parquet (pyarrow schema)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.judges = cls.evaluator_config is not None
+
+    @classmethod
+    def params_section(cls) -> str:
+        return cls.section or cls.name
+
+    @classmethod
+    def load_configs(cls, params_path: str | Path | None, overrides: list[str] | None) -> tuple[Any, Any]:
+        """The stage's config and, for a judging stage, its evaluator's (None otherwise), from
+        params.yaml and `--set` (`evaluator.KEY=VALUE` items go to the evaluator's)."""
+        cfg = load_config(cls.config, cls.params_section(), params_path, overrides)
+        if cls.evaluator_config is None:
+            return cfg, None
+        evaluator = load_config(cls.evaluator_config, EVALUATOR_SECTION, params_path, split_overrides(overrides)[1],
+                                own_section=True)
+        return cfg, evaluator
+
+    def run(self, cfg: Any, problems: str | Path | None, out_dir: str | Path, *, evaluator: Any = None,
+            progress: bool = True, **inputs: Any) -> Any:
+        """Run the stage on `problems` (a path; None for a stage without problem input) into
+        `out_dir`; returns `finish`'s result (the stats as written, by default)."""
+        from pipeline.io import RejectsWriter, write_problems
+
+        out_dir = Path(out_dir)
+        ctx = StageContext(cfg, None if problems is None else Path(problems), out_dir, StageStats(unit=self.unit),
+                           RejectsWriter(out_dir / "rejects.jsonl", self.name), evaluator, progress, dict(inputs))
+        loaded = self.load(problems, ctx)
+        if isinstance(loaded, LoadedProblems):
+            ctx.stats.read = loaded.read
+            for r in loaded.rejects:
+                ctx.reject(r.id, r.reason, r.record)
+            loaded = loaded.problems
+        kept = self.process(loaded, ctx)
+        if kept is not None:
+            write_problems(out_dir / "problems.parquet", kept, extra_schema=self.problems_schema)
+            ctx.stats.kept = len(kept)
+        ctx.rejects.close()
+        stats = write_stats(out_dir, ctx.stats, settings=self.settings(ctx), stage=self.name)
+        return self.finish(stats, ctx)
+
+    def load(self, problems: str | Path | None, ctx: StageContext) -> Any:
+        """The stage's input: LoadedProblems (the base records its rejects and passes its problems
+        to `process`), or anything else, passed as it is."""
+        if problems is None:
+            return None
+        from pipeline.inputs import load_problems
+
+        return load_problems(problems, self.input_label or f"{self.name} input")
+
+    def process(self, problems: Any, ctx: StageContext) -> list | None:
+        """The stage's work: reject with `ctx.reject`, set `ctx.stats` figures; return the kept
+        problems (the base writes them) or None where the stage writes its own outputs (and sets
+        `ctx.stats.kept`)."""
+        raise NotImplementedError
+
+    def settings(self, ctx: StageContext) -> dict[str, Any]:
+        out = {**settings_record(ctx.cfg), **ctx.settings}
+        if self.judges and self.evaluator_settings:
+            out["evaluator"] = settings_record(ctx.evaluator)
+        return out
+
+    def finish(self, stats: dict[str, Any], ctx: StageContext) -> Any:
+        """The result of `run`, after every output is written."""
+        return stats
 
 
 # --- running a stage command -----------------------------------------------------------------------

@@ -7,9 +7,14 @@ from typing import Annotated
 
 import typer
 
-from stages.common import DebugOpt, ParamsOpt, SetOpt
+from stages.common import DebugOpt, ParamsOpt, SetOpt, run_stage_command
 
-CONFIG = ("build", "pipeline.build:BuildConfig")
+
+def stage() -> type:
+    """The stage class (imported when the command runs or shows its help)."""
+    from pipeline.build import Build
+
+    return Build
 
 
 def main(
@@ -20,15 +25,9 @@ def main(
     set_: SetOpt = None,
     debug: DebugOpt = False,
 ) -> None:
-    from pipeline.stage import run_stage
-
-    def body() -> None:
-        from pipeline.build import BuildConfig, run_build
-        from pipeline.stage import load_config
-
-        cfg = load_config(BuildConfig, "build", params, set_)
-        s = run_build(cfg, problems, out_dir, data_dir=data_dir, params_path=params)
+    def report(s: dict, cfg) -> None:
         typer.echo(f"build: {cfg.name} v{cfg.version}: read {s['read']}, kept {s['kept']} in {s['shards']} shard(s), "
                    f"rejected {s['rejected']} {s['rejected_by_reason']} -> {out_dir}; by source {s['by_source']}")
 
-    run_stage("build", body, debug)
+    run_stage_command(stage, problems, out_dir, params=params, set_=set_, debug=debug, report=report,
+                      data_dir=data_dir, params_path=params)

@@ -7,9 +7,14 @@ from typing import Annotated
 
 import typer
 
-from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
+from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt, run_stage_command
 
-CONFIG = ("dedup", "pipeline.dedup.config:DedupConfig")
+
+def stage() -> type:
+    """The stage class (imported when the command runs or shows its help)."""
+    from pipeline.dedup.stage import Dedup
+
+    return Dedup
 
 
 def main(
@@ -22,16 +27,9 @@ def main(
     progress: ProgressOpt = True,
     debug: DebugOpt = False,
 ) -> None:
-    from pipeline.stage import run_stage
-
-    def body() -> None:
-        from pipeline.dedup import DedupConfig, run_dedup
-        from pipeline.stage import load_config
-
-        cfg = load_config(DedupConfig, "dedup", params, set_)
-        stats = run_dedup(problems, out_dir, cfg, progress=progress)
+    def report(stats: dict, cfg) -> None:
         by_reason = ", ".join(f"{k} {v}" for k, v in stats["rejected_by_reason"].items())
         typer.echo(f"dedup: read {stats['read']}, kept {stats['kept']}, rejected {stats['rejected']}"
                    f"{f' ({by_reason})' if by_reason else ''}; {stats['clusters']} clusters -> {out_dir}")
 
-    run_stage("dedup", body, debug)
+    run_stage_command(stage, problems, out_dir, params=params, set_=set_, progress=progress, debug=debug, report=report)

@@ -8,10 +8,14 @@ from typing import Annotated
 
 import typer
 
-from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
+from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt, run_stage_command
 
-CONFIG = ("eval_model", "training.eval_model:EvalModelConfig")
-JUDGES = True
+
+def stage() -> type:
+    """The stage class (imported when the command runs or shows its help)."""
+    from training.eval_model import EvalModel
+
+    return EvalModel
 
 
 def main(
@@ -27,13 +31,8 @@ def main(
     progress: ProgressOpt = True,
     debug: DebugOpt = False,
 ) -> None:
-    from pipeline.stage import run_stage
-
-    def body() -> None:
+    def parse_models() -> dict:
         from pipeline.inputs import InputError
-        from pipeline.judging import load_evaluator_config
-        from pipeline.stage import load_config
-        from training.eval_model import EvalModelConfig, run_evaluation
 
         pairs = [m.split("=", 1) for m in model]
         if any(len(p) != 2 or not p[0] or not p[1] for p in pairs):
@@ -41,15 +40,16 @@ def main(
         models = dict(pairs)
         if len(models) != len(pairs):
             raise InputError(f"--model names must differ, got {model}")
-        cfg = load_config(EvalModelConfig, "eval_model", params, set_)
-        result = run_evaluation(cfg, benchmark, models, out_dir, evaluator=load_evaluator_config(params, set_),
-                                progress=progress)
+        return {"models": models}
+
+    def report(result, cfg) -> None:
         s = result.stats
         table = (out_dir / "table.md").read_text(encoding="utf-8")
         unjudged = {name: {k: m["samples"][k] for k in ("deadline", "error")}
                     for name, m in result.metrics["models"].items()}
         typer.echo(f"eval-model: read {s['read']} benchmark problems, kept {s['kept']}, rejected {s['rejected']} "
-                   f"{s['rejected_by_reason']}; models {list(models)}; unjudged samples (left out of pass@k): "
+                   f"{s['rejected_by_reason']}; models {list(result.metrics['models'])}; unjudged samples (left out of pass@k): "
                    f"{unjudged}\n{table}")
 
-    run_stage("eval-model", body, debug)
+    run_stage_command(stage, benchmark, out_dir, params=params, set_=set_, progress=progress, debug=debug,
+                      report=report, prepare=parse_models)

@@ -9,9 +9,14 @@ from typing import Annotated
 
 import typer
 
-from stages.common import DebugOpt, ParamsOpt, SetOpt
+from stages.common import DebugOpt, ParamsOpt, SetOpt, run_stage_command
 
-CONFIG = ("filter", "pipeline.difficulty.filter:FilterConfig")
+
+def stage() -> type:
+    """The stage class (imported when the command runs or shows its help)."""
+    from pipeline.difficulty.filter import Filter
+
+    return Filter
 
 
 def main(
@@ -48,12 +53,7 @@ def main(
         typer.echo(f"filter: re-banded {release} to [{band}]: {s['kept']} rows in the default config, "
                    f"{s['out_of_band_rows']} outside -> {out}")
 
-    def body() -> None:
-        from pipeline.difficulty.filter import FilterConfig, run_filter
-        from pipeline.stage import load_config
-
-        cfg = load_config(FilterConfig, "filter", params, set_)
-        r = run_filter(cfg, problems, rollouts, out_dir)
+    def report(r: dict, cfg) -> None:
         cal = r["calibration"]
         fit = (f"calibration {cal['method']}: cv_mae {cal['cv_mae']} (baseline {cal['baseline_mae']})"
                if cal.get("fitted") else f"no calibration ({cal['reason']})")
@@ -62,4 +62,8 @@ def main(
 
     if release is None and (band or out or model):
         raise typer.BadParameter("--band, --out and --model re-band a built release: give --release DIR")
-    run_stage("filter", rebanded if release is not None else body, debug)
+    if release is not None:
+        run_stage("filter", rebanded, debug)
+    else:
+        run_stage_command(stage, problems, out_dir, params=params, set_=set_, debug=debug, report=report,
+                          rollouts=rollouts)

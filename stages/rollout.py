@@ -7,10 +7,14 @@ from typing import Annotated
 
 import typer
 
-from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
+from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt, run_stage_command
 
-CONFIG = ("rollout", "pipeline.rollout.runner:RolloutConfig")
-JUDGES = True
+
+def stage() -> type:
+    """The stage class (imported when the command runs or shows its help)."""
+    from pipeline.rollout.runner import Rollout
+
+    return Rollout
 
 
 def main(
@@ -23,19 +27,11 @@ def main(
 ) -> None:
     """Shards are per problem group; a rerun skips finished problems (a killed run resumes).
     Input records that cannot be rolled out go to rejects.jsonl with the reason."""
-    from pipeline.stage import run_stage
-
-    def body() -> None:
-        from pipeline.judging import load_evaluator_config
-        from pipeline.rollout.runner import RolloutConfig, run_rollout
-        from pipeline.stage import load_config
-
-        cfg = load_config(RolloutConfig, "rollout", params, set_)
-        s = run_rollout(cfg, problems, out_dir, evaluator=load_evaluator_config(params, set_), progress=progress)
+    def report(s: dict, cfg) -> None:
         r = s["this_run"]
         speed = f"; {r['tokens_per_s']} tokens/s, {r['samples_per_s']} samples/s" if r["tokens_per_s"] else ""
         typer.echo(f"rollout: read {s['read']} problems, kept {s['kept']} (rolled out: {r['problems_resumed']} "
                    f"resumed, {r['problems_generated']} generated now), rejected {s['rejected']}; {s['samples']} "
                    f"samples, status {s['status']}, sample pass rate {s['sample_pass_rate']}{speed}")
 
-    run_stage("rollout", body, debug)
+    run_stage_command(stage, problems, out_dir, params=params, set_=set_, progress=progress, debug=debug, report=report)

@@ -7,9 +7,14 @@ from typing import Annotated
 
 import typer
 
-from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
+from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt, run_stage_command
 
-CONFIG = ("scrape", "pipeline.scrape:ScrapeConfig")
+
+def stage() -> type:
+    """The stage class (imported when the command runs or shows its help)."""
+    from pipeline.scrape import Scrape
+
+    return Scrape
 FORMAT_NAMES = "jsonl|humaneval|livecodebench|kattis|leetcodedataset|codecontests|taco|apps|open-r1-codeforces|deepcoder"
 
 
@@ -28,27 +33,7 @@ def main(
     debug: DebugOpt = False,
 ) -> None:
     """Sources -> problems.parquet + rejects.jsonl + stats.json + settings.json (every record accounted for)."""
-    from pipeline.stage import run_stage
-
-    def body() -> None:
-        from pipeline.scrape import ScrapeConfig, convert, run_scrape
-        from pipeline.stage import ConfigError, load_config
-
-        if fmt is not None:
-            from pipeline.sources import FORMATS
-
-            if fmt not in FORMATS:  # a usage error (exit 2), like every other bad option
-                raise ConfigError(f"--format must be one of {', '.join(sorted(FORMATS))}, got {fmt!r}")
-            if out is None or (path is None and fmt != "humaneval"):
-                raise ConfigError("--format needs --path (except humaneval) and -o/--out")
-            stats = convert(fmt, path, out, name=name, since=since, limit=limit, progress=progress)
-            where = f"{out} (+ {out.stem}.rejects.jsonl, {out.stem}.stats.json)"
-        else:
-            if out is not None or path is not None or name is not None:
-                raise ConfigError("-o/--out, --path and --name go with --format (the stage writes to --out-dir)")
-            cfg = load_config(ScrapeConfig, "scrape", params, set_)
-            stats = run_scrape(cfg, out_dir, since=since, limit=limit, progress=progress)
-            where = str(out_dir)
+    def report(stats: dict, where: str) -> None:
         for source, s in stats["sources"].items():
             reasons = ", ".join(f"{k}={v}" for k, v in s["rejected_by_reason"].items())
             extra = f" [error: {s['error']}]" if s["error"] else ""
@@ -56,4 +41,30 @@ def main(
                        f"{' (' + reasons + ')' if reasons else ''}{extra}")
         typer.echo(f"scrape: read {stats['read']}, kept {stats['kept']}, rejected {stats['rejected']} -> {where}")
 
-    run_stage("scrape", body, debug)
+    def converted() -> None:
+        from pipeline.scrape import convert
+        from pipeline.sources import FORMATS
+        from pipeline.stage import ConfigError
+
+        if fmt not in FORMATS:  # a usage error (exit 2), like every other bad option
+            raise ConfigError(f"--format must be one of {', '.join(sorted(FORMATS))}, got {fmt!r}")
+        if out is None or (path is None and fmt != "humaneval"):
+            raise ConfigError("--format needs --path (except humaneval) and -o/--out")
+        stats = convert(fmt, path, out, name=name, since=since, limit=limit, progress=progress)
+        report(stats, f"{out} (+ {out.stem}.rejects.jsonl, {out.stem}.stats.json)")
+
+    def stage_only() -> dict:
+        from pipeline.stage import ConfigError
+
+        if out is not None or path is not None or name is not None:
+            raise ConfigError("-o/--out, --path and --name go with --format (the stage writes to --out-dir)")
+        return {}
+
+    if fmt is not None:
+        from pipeline.stage import run_stage
+
+        run_stage("scrape", converted, debug)
+    else:
+        run_stage_command(stage, None, out_dir, params=params, set_=set_, progress=progress, debug=debug,
+                          report=lambda stats, cfg: report(stats, str(out_dir)), prepare=stage_only,
+                          since=since, limit=limit)

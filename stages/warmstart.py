@@ -7,9 +7,14 @@ from typing import Annotated
 
 import typer
 
-from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
+from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt, run_stage_command
 
-CONFIG = ("warmstart", "training.warmstart:WarmStartConfig")
+
+def stage() -> type:
+    """The stage class (imported when the command runs or shows its help)."""
+    from training.warmstart import WarmStart
+
+    return WarmStart
 
 
 def main(
@@ -25,16 +30,8 @@ def main(
     debug: DebugOpt = False,
 ) -> None:
     """Disabled (`warmstart.enabled: false`), the output is a copy of the base model."""
-    from pipeline.stage import run_stage
-
-    def body() -> None:
-        from pipeline.stage import load_config
-        from training.warmstart import WarmStartConfig, run_warmstart
-
-        cfg = load_config(WarmStartConfig, "warmstart", params, set_)
-        benchmarks = [str(b) for b in benchmark or [Path("data/seed/benchmark.jsonl")]]
-        s = run_warmstart(cfg, problems, out_dir, report_dir, model=model, benchmarks=benchmarks,
-                          progress=progress).stats
+    def report(result, cfg) -> None:
+        s = result.stats
         if not s["enabled"]:
             typer.echo(f"warmstart: disabled, {s['status']} ({model}) -> {out_dir}")
             return
@@ -46,4 +43,6 @@ def main(
                    f"{s['steps']} steps ({s['epochs']} epochs), loss {s['loss_first']} -> {s['loss_last']}, "
                    f"{s['wall_s']} s -> {out_dir}")
 
-    run_stage("warmstart", body, debug)
+    benchmarks = [str(b) for b in benchmark or [Path("data/seed/benchmark.jsonl")]]
+    run_stage_command(stage, problems, report_dir, params=params, set_=set_, progress=progress, debug=debug,
+                      report=report, model_dir=out_dir, model=model, benchmarks=benchmarks)

@@ -9,10 +9,12 @@ from typing import Literal
 import pytest
 import typer
 
+from pipeline.evaluator.config import EvaluatorConfig
 from pipeline.inputs import InputError
 from pipeline.judging import load_evaluator_config
 from pipeline.stage import (
     ConfigError,
+    Stage,
     StageStats,
     build_config,
     check_stats,
@@ -165,3 +167,108 @@ def test_run_stage_is_one_line_and_exit_2_for_user_errors(capsys):
     with pytest.raises(RuntimeError, match="boom"):
         run_stage("demo", bug, debug=True)
     assert run_stage("demo", lambda: 7) == 7
+
+
+# --- the stage base ---------------------------------------------------------------------------------
+@dataclass
+class ShortConfig:
+    min_words: int = 2
+    api_key: str = "secret"
+
+
+class Short(Stage):
+    """A toy stage: rejects problems with a short statement."""
+
+    name = "short"
+    config = ShortConfig
+
+    def process(self, problems, ctx):
+        kept = []
+        for p in problems:
+            words = len(p.statement.split())
+            if words < ctx.cfg.min_words:
+                ctx.reject(p.id, f"too short: {words} words", p)
+            else:
+                kept.append(p)
+        ctx.stats.figures["checked"] = len(problems)
+        return kept
+
+
+class JudgingShort(Short):
+    name = "judging-short"
+    evaluator_config = EvaluatorConfig
+
+
+def _problems_file(tmp_path):
+    from pipeline.io import write_jsonl
+
+    base = {"source": "t", "platform": "t", "style": "stdio", "tests": [{"input": "1\n", "output": "1\n"}]}
+    path = tmp_path / "problems.jsonl"
+    write_jsonl(path, [{**base, "id": "a", "statement": "print the number"}, {**base, "id": "b", "statement": "echo"},
+                       {**base, "id": "a", "statement": "a second a"}, {"id": "c"}])
+    return path
+
+
+def test_the_base_reads_rejects_writes_and_counts_each_once(tmp_path):
+    from pipeline.io import read_jsonl, read_problems
+
+    stats = Short().run(ShortConfig(), _problems_file(tmp_path), tmp_path / "out")
+    out = tmp_path / "out"
+    assert [p.id for p in read_problems(out / "problems.parquet")] == ["a"]
+    rejects = [r for _, r, _ in read_jsonl(out / "rejects.jsonl")]
+    # the reader's rejects (a duplicate id, an invalid record) once each, then the stage's own
+    assert [(r["id"], r["stage"]) for r in rejects] == [("a", "short"), ("c", "short"), ("b", "short")]
+    assert stats["read"] == 4 == stats["kept"] + stats["rejected"]
+    assert stats["rejected_by_reason"] == {"duplicate id": 1, "invalid record": 1, "too short": 1}
+    assert stats["checked"] == 2
+    assert json.loads((out / "stats.json").read_text()) == stats
+    settings = json.loads((out / "settings.json").read_text())
+    assert settings == {"min_words": 2, "api_key": "<redacted>"}  # no evaluator: it judges nothing
+
+
+def test_the_base_refuses_stats_that_do_not_add_up(tmp_path):
+    class Leaky(Short):
+        def process(self, problems, ctx):
+            return problems[:-1]  # drops one without a reject
+
+    with pytest.raises(ValueError, match="do not add up"):
+        Leaky().run(ShortConfig(), _problems_file(tmp_path), tmp_path / "out")
+    assert not (tmp_path / "out" / "stats.json").exists()
+
+
+def test_a_judging_stage_records_its_evaluator_settings(tmp_path):
+    params = tmp_path / "params.yaml"
+    params.write_text("judging-short:\n  min_words: 1\nevaluator:\n  workers: 3\n")
+    cfg, evaluator = JudgingShort.load_configs(params, ["evaluator.workers=2"])
+    assert JudgingShort.judges and not Short.judges
+    assert cfg.min_words == 1 and evaluator.workers == 2
+    JudgingShort().run(cfg, _problems_file(tmp_path), tmp_path / "out", evaluator=evaluator)
+    settings = json.loads((tmp_path / "out" / "settings.json").read_text())
+    assert settings["min_words"] == 1 and settings["evaluator"]["workers"] == 2
+    assert Short.load_configs(params, ["evaluator.workers=2"])[1] is None
+
+
+def test_a_stage_without_problem_input(tmp_path):
+    from pipeline.schema import Problem, TestCase
+
+    class Make(Stage):
+        name = "make"
+        config = ShortConfig
+
+        def process(self, problems, ctx):
+            assert problems is None and ctx.problems_path is None
+            made = [Problem(id=f"p{i}", source="t", statement="s", style="stdio", tests=[TestCase("1", "1")])
+                    for i in range(3)]
+            ctx.stats.read = 4
+            ctx.reject("p3", "bad: made wrong", {"id": "p3"})
+            return made
+
+    stats = Make().run(ShortConfig(), None, tmp_path / "out", n=3)
+    assert (stats["read"], stats["kept"], stats["rejected"]) == (4, 3, 1)
+    assert (tmp_path / "out" / "problems.parquet").is_file() and (tmp_path / "out" / "rejects.jsonl").is_file()
+
+
+def test_a_missing_problems_input_is_an_input_error(tmp_path):
+    with pytest.raises(InputError, match="short input"):
+        Short().run(ShortConfig(), tmp_path / "absent.parquet", tmp_path / "out")
+    assert not (tmp_path / "out").exists()

@@ -38,7 +38,20 @@ MISSING_INPUT = {
     "evaluate": ["--problems", MISSING, "--submissions", MISSING, "--output", "/tmp/microcoder-never-written.jsonl"],
     "stats": None,
 }
-STAGES = [(name, module) for name, module, _ in COMMANDS if hasattr(importlib.import_module(f"stages.{module}"), "CONFIG")]
+STAGES = [(name, module) for name, module, _ in COMMANDS
+          if {"stage", "CONFIG"} & set(vars(importlib.import_module(f"stages.{module}")))]
+
+
+def _config(module: str) -> tuple[str, type]:
+    """A stage command's params section and config class: from its Stage class (`stage()`), or its
+    `CONFIG` (a command not built on the base)."""
+    mod = importlib.import_module(f"stages.{module}")
+    if hasattr(mod, "stage"):
+        stage = mod.stage()
+        return stage.params_section(), stage.config
+    section, ref = mod.CONFIG
+    name, cls = ref.split(":")
+    return section, getattr(importlib.import_module(name), cls)
 
 
 def _run(args: list[str]):
@@ -52,9 +65,8 @@ def test_every_pipeline_command_is_a_contract_stage():
 
 @pytest.mark.parametrize(("name", "module"), STAGES)
 def test_help_lists_every_config_field(name, module):
-    section, ref = importlib.import_module(f"stages.{module}").CONFIG
-    mod, cls = ref.split(":")
-    fields = [f.name for f in dataclasses.fields(getattr(importlib.import_module(mod), cls)) if f.init]
+    section, config = _config(module)
+    fields = [f.name for f in dataclasses.fields(config) if f.init]
     result = _run([name, "--help"])
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())

@@ -28,10 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline.evaluator.config import EvaluatorConfig
 from pipeline.executor import ExecutionFields
 from pipeline.inputs import (
     DUPLICATE,
     InputError,
+    LoadedProblems,
     Reject,
     check_model_path,
     load_problems,
@@ -39,6 +41,7 @@ from pipeline.inputs import (
 )
 from pipeline.schema import Problem, iso_date
 from pipeline.scoring import JUDGED, UNJUDGED, Scorer
+from pipeline.stage import Stage, StageContext
 
 log = logging.getLogger(__name__)
 
@@ -338,34 +341,57 @@ class EvalResult:
     metrics: dict[str, Any]  # metrics.json: {"models": {name: pass@k by group, sample statuses}}
 
 
+class EvalModel(Stage):
+    """Evaluate every model of input `models` (name -> model directory or Hub id) on the benchmark
+    (the stage's problems input, read by `load_benchmark`); write the outputs to `out_dir`.
+    `evaluator`: the params' `evaluator:` section (None: defaults); inputs `judge` and
+    `backend_factory` replace the evaluator and the backends (tests)."""
+
+    name = STAGE
+    section = "eval_model"
+    config = EvalModelConfig
+    evaluator_config = EvaluatorConfig
+    evaluator_settings = False  # settings.json records the config, the benchmark and the models
+
+    def load(self, benchmark: str | Path, ctx: StageContext) -> LoadedProblems:
+        models = dict(ctx.inputs.get("models") or {})
+        if not models:
+            raise InputError("no models to evaluate: pass --model name=path")
+        for path in models.values():
+            check_model_path(path)
+        ctx.settings = {"benchmark": str(Path(benchmark)), "models": models}
+        problems, unusable = load_benchmark(benchmark, ctx.cfg.benchmark_format)
+        return LoadedProblems(Path(benchmark), problems, unusable, read=len(problems) + len(unusable))
+
+    def process(self, problems: list[Problem], ctx: StageContext) -> None:
+        from training.train import torch_threads
+
+        with torch_threads(ctx.cfg.torch_threads):
+            self.metrics = _evaluate(ctx, problems)
+
+    def finish(self, stats: dict[str, Any], ctx: StageContext) -> EvalResult:
+        return EvalResult(stats=stats, metrics=self.metrics)
+
+
 def run_evaluation(cfg: EvalModelConfig, benchmark: str | Path, models: dict[str, str], out_dir: str | Path, *,
                    evaluator: Any = None, judge: Any = None, backend_factory: Any = None,
                    progress: bool = True) -> EvalResult:
-    """Evaluate every model of `models` (name -> model directory or Hub id) on `benchmark`; write the
-    outputs to `out_dir`. `evaluator`: the params' `evaluator:` section (None: defaults); `judge` and
-    `backend_factory` replace the evaluator and the backends (tests)."""
-    from training.train import torch_threads
-
-    if not models:
-        raise InputError("no models to evaluate: pass --model name=path")
-    with torch_threads(cfg.torch_threads):
-        return _run_evaluation(cfg, Path(benchmark), dict(models), Path(out_dir), evaluator, judge, backend_factory,
-                               progress)
+    """`EvalModel` as a function."""
+    return EvalModel().run(cfg, benchmark, out_dir, evaluator=evaluator, progress=progress, models=models,
+                           judge=judge, backend_factory=backend_factory)
 
 
-def _run_evaluation(cfg: EvalModelConfig, benchmark: Path, models: dict[str, str], out: Path, evaluator: Any,
-                    judge: Any, backend_factory: Any, progress: bool) -> EvalResult:
+def _evaluate(ctx: StageContext, loaded: list[Problem]) -> dict[str, Any]:
+    """Select, prompt, sample and judge; the outputs besides the base's; returns the metrics."""
     from pipeline.evaluator.factory import make_evaluator
     from pipeline.generation.prompts import build_messages
     from pipeline.io import write_json, write_jsonl, write_text_atomic
-    from pipeline.stage import StageStats, write_stats
 
-    for path in models.values():
-        check_model_path(path)
-    loaded, unusable = load_benchmark(benchmark, cfg.benchmark_format)
-    stats = StageStats(unit="problems", read=len(loaded) + len(unusable))
+    cfg, out, evaluator, progress = ctx.cfg, ctx.out_dir, ctx.evaluator, ctx.progress
+    models, judge, backend_factory = ctx.inputs["models"], ctx.inputs.get("judge"), ctx.inputs.get("backend_factory")
     selected, outside = select_problems(loaded, cfg.date_from, cfg.date_to, cfg.max_problems)
-    rejects = unusable + outside
+    for r in outside:
+        ctx.reject(r.id, r.reason, r.record)
     problems = []
     prompts = {}
     for p in selected:
@@ -373,20 +399,21 @@ def _run_evaluation(cfg: EvalModelConfig, benchmark: Path, models: dict[str, str
             prompts[p.id] = build_messages(p, thinking=cfg.thinking, language=cfg.language,
                                            system_prompt=cfg.system_prompt)
         except ValueError as e:
-            rejects.append(Reject.of(p.id, f"cannot prompt: {e}", p))
+            ctx.reject(p.id, f"cannot prompt: {e}", p)
             continue
         problems.append(p)
     over = _over_budget(cfg, models, prompts)  # counted with every model's tokenizer: the same problems for all
-    rejects += [Reject.of(p.id, over[p.id], p) for p in problems if p.id in over]
+    for p in problems:
+        if p.id in over:
+            ctx.reject(p.id, over[p.id], p)
     problems = [p for p in problems if p.id not in over]
-    for r in rejects:
-        stats.reject(r.reason)
-    stats.kept = len(problems)
+    ctx.stats.kept = len(problems)
+    excluded = dict(sorted(ctx.stats.rejected_by_reason.items()))
     if not problems:
-        _write_rejects(out, rejects)
-        raise InputError(f"{benchmark}: no problems left to evaluate (excluded: {excluded_counts(rejects)}; "
+        ctx.rejects.close()
+        raise InputError(f"{ctx.problems_path}: no problems left to evaluate (excluded: {excluded}; "
                          f"see {out / 'rejects.jsonl'})")
-    log.info("evaluating %d models on %d problems (%s excluded)", len(models), len(problems), excluded_counts(rejects))
+    log.info("evaluating %d models on %d problems (%s excluded)", len(models), len(problems), excluded)
     results: dict[str, dict[str, Any]] = {}
     sample_rows: list[dict[str, Any]] = []
 
@@ -404,22 +431,15 @@ def _run_evaluation(cfg: EvalModelConfig, benchmark: Path, models: dict[str, str
                 log.warning("%s: %s samples were not judged (left out of pass@k; raise evaluator.workers or "
                             "deadline_s)", name, unjudged)
             sample_rows.extend(rows)
-    stats.figures = {"models": len(models), "samples": len(sample_rows),
-                     "unjudged_samples": {name: m["overall"]["unjudged_samples"] for name, m in results.items()}}
+    ctx.stats.figures = {"models": len(models), "samples": len(sample_rows),
+                         "unjudged_samples": {name: m["overall"]["unjudged_samples"] for name, m in results.items()}}
     metrics = {"models": results}
-    # With the other outputs: a killed run leaves the previous set whole.
-    _write_rejects(out, rejects)
+    # With the other outputs (the base writes rejects.jsonl and the stats next): a killed run leaves
+    # the previous set whole.
     write_json(out / "metrics.json", metrics)
     write_text_atomic(out / "table.md", render_table(results, cfg.pass_at))
     write_jsonl(out / "samples.jsonl", sample_rows)
-    settings = {**_settings(cfg), "benchmark": str(benchmark), "models": models}
-    return EvalResult(stats=write_stats(out, stats, settings=settings, stage=STAGE), metrics=metrics)
-
-
-def _settings(cfg: EvalModelConfig) -> dict[str, Any]:
-    import dataclasses
-
-    return dataclasses.asdict(cfg)
+    return metrics
 
 
 def _over_budget(cfg: EvalModelConfig, models: dict[str, str], prompts: dict[str, list[dict[str, str]]]) -> dict[str, str]:
@@ -431,11 +451,3 @@ def _over_budget(cfg: EvalModelConfig, models: dict[str, str], prompts: dict[str
                           thinking=cfg.thinking, max_prompt_tokens=cfg.max_prompt_tokens,
                           max_model_len=options.get("max_model_len"), tokenizer=options.get("tokenizer"),
                           what="eval-model")
-
-
-def _write_rejects(out: Path, rejects: list[Reject]) -> None:
-    from pipeline.io import RejectsWriter
-
-    with RejectsWriter(out / "rejects.jsonl", STAGE) as writer:
-        for r in rejects:
-            writer.add(r.id, r.reason, r.record)

@@ -35,6 +35,7 @@ from typing import Any
 
 from pipeline.inputs import InputError, load_problems
 from pipeline.schema import Problem
+from pipeline.stage import Stage, StageContext
 
 log = logging.getLogger(__name__)
 
@@ -232,29 +233,47 @@ def build_sft_data(problems: list[Problem], tokenizer: Any, cfg: WarmStartConfig
 
 
 # --- stage ----------------------------------------------------------------------------------------
+class WarmStart(Stage):
+    """Fine-tune input `model` into input `model_dir` (model + tokenizer), never on a problem of
+    input `benchmarks`; stats.json, settings.json and rejects.jsonl in `out_dir`. Disabled, no
+    problem is read."""
+
+    name = STAGE
+    config = WarmStartConfig
+    input_label = "warm-start problems"
+
+    def load(self, problems: str | Path | None, ctx: StageContext) -> Any:
+        from pipeline.inputs import check_model_path
+
+        ctx.inputs["benchmarks"] = list(ctx.inputs.get("benchmarks", ("data/seed/benchmark.jsonl",)))
+        ctx.inputs.setdefault("model", "models/tiny")
+        ctx.settings = {"model": ctx.inputs["model"], "benchmarks": ctx.inputs["benchmarks"]}
+        if not ctx.cfg.enabled:
+            return None
+        check_model_path(ctx.inputs["model"], "warm-start model")
+        ctx.inputs["guard"] = BenchmarkGuard.from_files(ctx.inputs["benchmarks"])
+        return super().load(problems, ctx)
+
+    def process(self, problems: list[Problem] | None, ctx: StageContext) -> None:
+        started = time.monotonic()
+        model_dir = Path(ctx.inputs["model_dir"])
+        if problems is None:
+            ctx.stats.figures = _copy_base(ctx.inputs["model"], model_dir)
+        else:
+            _train(ctx, problems, model_dir)
+        ctx.stats.figures["wall_s"] = round(time.monotonic() - started, 1)
+        return None
+
+    def finish(self, stats: dict[str, Any], ctx: StageContext) -> WarmStartResult:
+        return WarmStartResult(stats=stats, model_dir=Path(ctx.inputs["model_dir"]), rejects=ctx.rejects.rows)
+
+
 def run_warmstart(cfg: WarmStartConfig, problems_path: str | Path, out_dir: str | Path, report_dir: str | Path, *,
                   model: str = "models/tiny", benchmarks: list[str] | tuple[str, ...] = ("data/seed/benchmark.jsonl",),
                   progress: bool = True) -> WarmStartResult:
-    """Fine-tune `model` into `out_dir` (model + tokenizer), never on a problem of `benchmarks`;
-    stats.json, settings.json and rejects.jsonl in `report_dir`."""
-    from pipeline.io import RejectsWriter
-    from pipeline.stage import StageStats, settings_record, write_stats
-
-    out_dir, report_dir = Path(out_dir), Path(report_dir)
-    started = time.monotonic()
-    stats = StageStats(unit="problems")
-    rejects: list[dict[str, Any]] = []
-    if not cfg.enabled:
-        stats.figures = _copy_base(model, out_dir)
-    else:
-        stats, rejects = _train(cfg, problems_path, out_dir, model, list(benchmarks), progress)
-    stats.figures["wall_s"] = round(time.monotonic() - started, 1)
-    with RejectsWriter(report_dir / "rejects.jsonl", STAGE) as writer:
-        for r in rejects:
-            writer.add(r["id"], r["reason"], r["record"])
-    settings = {**settings_record(cfg), "model": model, "benchmarks": list(benchmarks)}
-    written = write_stats(report_dir, stats, settings=settings, stage=STAGE)
-    return WarmStartResult(stats=written, model_dir=out_dir, rejects=rejects)
+    """`WarmStart` as a function: the model into `out_dir`, the records into `report_dir`."""
+    return WarmStart().run(cfg, problems_path, report_dir, progress=progress, model_dir=out_dir, model=model,
+                           benchmarks=benchmarks)
 
 
 def _copy_base(model: str, out_dir: Path) -> dict[str, Any]:
@@ -285,32 +304,27 @@ def _replace_dir(target: Path, fill) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def _train(cfg: WarmStartConfig, problems_path: str | Path, out_dir: Path, model_path: str,
-           benchmarks: list[str], progress: bool = True) -> tuple[Any, list]:
+def _train(ctx: StageContext, problems: list[Problem], out_dir: Path) -> None:
+    """Train on `problems` (the reader's rejects are already in `ctx`) into `out_dir`; the data's
+    rejects and the training figures go to `ctx`."""
     import torch
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer, set_seed
     from trl import SFTConfig, SFTTrainer
 
-    from pipeline.inputs import check_model_path
-    from pipeline.io import reject_row
-    from pipeline.stage import StageStats
-
-    check_model_path(model_path, "warm-start model")
-    guard = BenchmarkGuard.from_files(benchmarks)
-    loaded = load_problems(problems_path, "warm-start problems")
+    cfg, model_path, progress = ctx.cfg, ctx.inputs["model"], ctx.progress
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    data = build_sft_data(loaded.problems, tokenizer, cfg, guard)
-    rejects = [reject_row(r.id, STAGE, r.reason, r.record) for r in loaded.rejects] + data.rejects
+    data = build_sft_data(problems, tokenizer, cfg, ctx.inputs["guard"])
+    for r in data.rejects:
+        ctx.reject(r["id"], r["reason"], r["record"], key=reject_kind(r["reason"]))
     if not data.rows:  # nothing to learn from: the base model goes on, the rejects say why
         log.warning("warm start: none of %d problems in %s has a usable reference solution (see rejects.jsonl); "
-                    "passing the base model %s through untrained", loaded.read, problems_path, model_path)
-        stats = _reject_stats(StageStats(unit="problems", read=loaded.read), loaded.rejects, data.rejects)
-        stats.figures = {**_copy_base(model_path, out_dir), "enabled": True,
-                         "status": "nothing to learn: base model passed through"}
-        return stats, rejects
+                    "passing the base model %s through untrained", ctx.stats.read, ctx.problems_path, model_path)
+        ctx.stats.figures = {**_copy_base(model_path, out_dir), "enabled": True,
+                             "status": "nothing to learn: base model passed through"}
+        return
     previous_threads = torch.get_num_threads()
     if cfg.torch_threads:
         torch.set_num_threads(cfg.torch_threads)
@@ -337,9 +351,8 @@ def _train(cfg: WarmStartConfig, problems_path: str | Path, out_dir: Path, model
         torch.set_num_threads(previous_threads)
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
     answer_tokens = sum(sum(t != -100 for t in r["labels"]) for r in data.rows)
-    stats = _reject_stats(StageStats(unit="problems", read=loaded.read, kept=len(data.rows)), loaded.rejects,
-                          data.rejects)
-    stats.figures = {
+    ctx.stats.kept = len(data.rows)
+    ctx.stats.figures = {
         "enabled": True, "status": "trained", "answer_tokens": answer_tokens,
         "tokens": sum(len(r["input_ids"]) for r in data.rows),
         "steps": trainer.state.global_step, "epochs": round(trainer.state.epoch or 0.0, 2),
@@ -348,15 +361,6 @@ def _train(cfg: WarmStartConfig, problems_path: str | Path, out_dir: Path, model
         "loss_curve": [{"step": h["step"], "loss": h["loss"]} for h in trainer.state.log_history if "loss" in h],
         "problem_ids": [r["problem_id"] for r in data.rows],
     }
-    return stats, rejects
-
-
-def _reject_stats(stats, record_rejects, data_rejects):
-    for r in record_rejects:
-        stats.reject(r.reason)  # invalid record, unreadable record, duplicate id
-    for r in data_rejects:
-        stats.reject(reject_kind(r["reason"]))
-    return stats
 
 
 REJECT_KINDS = (("benchmark", "benchmark"), ("max_answer_tokens", "answer_too_long"), ("max_length", "too_long"),

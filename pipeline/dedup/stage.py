@@ -39,9 +39,8 @@ from pipeline.dedup.outputs import (
 )
 from pipeline.dedup.representative import can_merge_tests, order_members
 from pipeline.dedup.scan import Scanner, input_files, input_schema, iter_batches
-from pipeline.io import RejectsWriter
 from pipeline.schema import TestCase
-from pipeline.stage import write_stats
+from pipeline.stage import Stage, StageContext
 
 log = logging.getLogger(__name__)
 
@@ -104,35 +103,46 @@ def scan_input(files: list[Path], cfg: DedupConfig, progress: bool = False) -> t
     return scan, bench_stats
 
 
+class Dedup(Stage):
+    """Read problems from a parquet file or shard folder, write problems.parquet, clusters.parquet,
+    rejects.jsonl, stats.json and settings.json. The shards are streamed (`load` passes their
+    files on), so the scanner, not the base, judges each record by the tolerant reader's rule."""
+
+    name = "dedup"
+    config = DedupConfig
+
+    def load(self, problems: str | Path, ctx: StageContext) -> list[Path]:
+        return input_files(Path(problems))
+
+    def process(self, files: list[Path], ctx: StageContext) -> None:
+        cfg, out_dir = ctx.cfg, ctx.out_dir
+        schema = output_schema(input_schema(files))
+        t0 = time.perf_counter()
+        scan, bench_stats = scan_input(files, cfg, ctx.progress)
+        log.info("dedup: scan (%s) %.1fs", cfg.executor, time.perf_counter() - t0)
+        clusters = build_clusters(scan, cfg)
+        stats = ctx.stats = build_stats(scan, clusters, bench_stats)
+
+        lender_rows = {scan.row_of_node[n] for c in clusters for n in c.lenders}
+        lent = _gather_tests(files, lender_rows, cfg) if lender_rows else {}
+        written = write_kept_and_rejects(files, out_dir / OUT_PROBLEMS, schema, scan, clusters, lent,
+                                         cfg.batch_size, ctx.rejects, ctx.progress)
+        expected_rejects = stats.rejected - stats.rejected_by_reason.get(FOLDED, 0)
+        if written != stats.kept or len(ctx.rejects) != expected_rejects:
+            raise RuntimeError(f"dedup wrote {written} problems and {len(ctx.rejects)} rejects, expected "
+                               f"{stats.kept} and {expected_rejects}")
+        stats.figures["tests_added"] = sum(c.tests_added for c in clusters)
+        stats.figures["merge_conflicts"] = scan.counts["merge_conflicts"]
+        write_clusters(out_dir / OUT_CLUSTERS, scan, clusters)
+        return None
+
+    def finish(self, stats: dict[str, Any], ctx: StageContext) -> dict[str, Any]:
+        log.info("dedup: read %d, kept %d, rejected %d %s", stats["read"], stats["kept"], stats["rejected"],
+                 stats["rejected_by_reason"])
+        return stats
+
+
 def run_dedup(input_path: str | Path, output_dir: str | Path, cfg: DedupConfig | None = None,
               progress: bool = False) -> dict[str, Any]:
-    """Run the stage: read problems from `input_path` (parquet file or shard folder), write
-    problems.parquet, clusters.parquet, rejects.jsonl, stats.json and settings.json under
-    `output_dir`; return the stats."""
-    cfg = cfg or DedupConfig()
-    input_path, output_dir = Path(input_path), Path(output_dir)
-    files = input_files(input_path)
-    schema = output_schema(input_schema(files))
-    t0 = time.perf_counter()
-    scan, bench_stats = scan_input(files, cfg, progress)
-    log.info("dedup: scan (%s) %.1fs", cfg.executor, time.perf_counter() - t0)
-    clusters = build_clusters(scan, cfg)
-    stats = build_stats(scan, clusters, bench_stats)
-
-    lender_rows = {scan.row_of_node[n] for c in clusters for n in c.lenders}
-    lent = _gather_tests(files, lender_rows, cfg) if lender_rows else {}
-    rejects = RejectsWriter(output_dir / OUT_REJECTS, "dedup")
-    written = write_kept_and_rejects(files, output_dir / OUT_PROBLEMS, schema, scan, clusters, lent,
-                                     cfg.batch_size, rejects, progress)
-    expected_rejects = stats.rejected - stats.rejected_by_reason.get(FOLDED, 0)
-    if written != stats.kept or len(rejects) != expected_rejects:
-        raise RuntimeError(f"dedup wrote {written} problems and {len(rejects)} rejects, expected "
-                           f"{stats.kept} and {expected_rejects}")
-    stats.figures["tests_added"] = sum(c.tests_added for c in clusters)
-    stats.figures["merge_conflicts"] = scan.counts["merge_conflicts"]
-    write_clusters(output_dir / OUT_CLUSTERS, scan, clusters)
-    rejects.close()
-    out = write_stats(output_dir, stats, settings=cfg, stage="dedup")
-    log.info("dedup: read %d, kept %d, rejected %d %s", out["read"], out["kept"], out["rejected"],
-             out["rejected_by_reason"])
-    return out
+    """`Dedup` as a function (its stats)."""
+    return Dedup().run(cfg or DedupConfig(), input_path, output_dir, progress=progress)

@@ -40,10 +40,10 @@ from pipeline.difficulty.band import (
 from pipeline.difficulty.calibrate import CalibrationError, fit_calibration
 from pipeline.difficulty.passrate import aggregate
 from pipeline.difficulty.predict import DIMENSIONS, PredictConfig, predict_difficulty
-from pipeline.inputs import DUPLICATE, InputError, load_problems, require_input
-from pipeline.io import RejectsWriter, write_json, write_problems
+from pipeline.inputs import InputError, require_input
+from pipeline.io import write_json, write_problems
 from pipeline.schema import Problem
-from pipeline.stage import StageStats, write_stats
+from pipeline.stage import Stage, StageContext
 
 log = logging.getLogger(__name__)
 
@@ -156,42 +156,42 @@ def merge_entries(existing: list[dict[str, Any]] | None, new: list[dict[str, Any
     return [e for e in existing or [] if key(e) not in fresh] + list(new)
 
 
-def run_filter(cfg: FilterConfig, problems_path: str | Path, rollouts_dir: str | Path | list, out_dir: str | Path, *,
-               predict_backend=None) -> dict[str, Any]:
-    """Filter `problems_path` by the pass rates of `rollouts_dir` (one folder, or several: the first
-    decides the band, each adds its model's `model_difficulty` entry) into `out_dir`."""
-    from pipeline.rollout.runner import read_rollouts
+class Filter(Stage):
+    """Filter the problems by the pass rates of the `rollouts` folders (one, or several: the first
+    decides the band, each adds its model's `model_difficulty` entry); `predict_backend` replaces
+    the predictor's backend (tests)."""
 
-    out_dir = Path(out_dir)
-    folders = [Path(d) for d in (rollouts_dir if isinstance(rollouts_dir, (list, tuple)) else [rollouts_dir])]
-    if not folders:
-        raise InputError("no rollouts folder given")
-    loaded = load_problems(problems_path, "filter input")
-    problems = loaded.problems
-    ids = {p.id for p in problems}
-    measured_by: list[dict[str, dict[str, Any]]] = []
-    for i, folder in enumerate(folders):
-        table = read_rollouts(require_input(folder, "rollouts folder"), ["problem_id", "status", "judge_hash"])
-        _check_fresh(table, problems, folder)
-        measured_by.append(model_entries(table, measuring_model(folder)))
-        if i == 0:
-            rollouts = table
-    stats = aggregate(rollouts, cfg.pass_k)
-    orphan = sorted(set(stats) - ids)
-    if orphan:
-        log.warning("%d rolled-out problems are not in %s (ignored)", len(orphan), problems_path)
+    name = "filter"
+    config = FilterConfig
+    problems_schema = FILTER_COLUMNS
 
-    predictions = predict_difficulty(problems, cfg.predict, predict_backend) if cfg.predict.enabled else {}
-    calibrator, calibration = _calibrate(cfg.predict, problems, stats, predictions)
+    def process(self, problems: list[Problem], ctx: StageContext) -> list[Problem]:
+        from pipeline.rollout.runner import read_rollouts
 
-    kept: list[Problem] = []
-    out_of_band: list[Problem] = []
-    counts = StageStats(unit="problems", read=loaded.read)
-    kept_by_reason: Counter[str] = Counter()
-    with RejectsWriter(out_dir / "rejects.jsonl", "filter") as rejects:
-        for r in loaded.rejects:
-            counts.reject("duplicate_id" if r.reason == DUPLICATE else "invalid_record")
-            rejects.add(r.id, r.reason, r.record)
+        cfg, rollouts_dir = ctx.cfg, ctx.inputs["rollouts"]
+        folders = [Path(d) for d in (rollouts_dir if isinstance(rollouts_dir, (list, tuple)) else [rollouts_dir])]
+        if not folders:
+            raise InputError("no rollouts folder given")
+        ids = {p.id for p in problems}
+        measured_by: list[dict[str, dict[str, Any]]] = []
+        for i, folder in enumerate(folders):
+            table = read_rollouts(require_input(folder, "rollouts folder"), ["problem_id", "status", "judge_hash"])
+            _check_fresh(table, problems, folder)
+            measured_by.append(model_entries(table, measuring_model(folder)))
+            if i == 0:
+                rollouts = table
+        stats = aggregate(rollouts, cfg.pass_k)
+        orphan = sorted(set(stats) - ids)
+        if orphan:
+            log.warning("%d rolled-out problems are not in %s (ignored)", len(orphan), ctx.problems_path)
+
+        predictions = predict_difficulty(problems, cfg.predict, ctx.inputs.get("predict_backend")) \
+            if cfg.predict.enabled else {}
+        calibrator, calibration = _calibrate(cfg.predict, problems, stats, predictions)
+
+        kept: list[Problem] = []
+        out_of_band: list[Problem] = []
+        kept_by_reason: Counter[str] = Counter()
         for p in problems:
             s = stats.get(p.id)
             pred = predictions.get(p.id)
@@ -228,40 +228,46 @@ def run_filter(cfg: FilterConfig, problems_path: str | Path, rollouts_dir: str |
                 kept.append(p)
                 kept_by_reason[reason] += 1
             else:
-                counts.reject(reason)
-                rejects.add(p.id, f"{reason}: {detail}; band [{cfg.min_pass_rate}, {cfg.max_pass_rate}]", p)
+                ctx.reject(p.id, f"{reason}: {detail}; band [{cfg.min_pass_rate}, {cfg.max_pass_rate}]", p)
                 if reason in OUT_OF_BAND_REASONS:
                     out_of_band.append(p)
-    counts.kept = len(kept)
-    write_problems(out_dir / "problems.parquet", kept, extra_schema=FILTER_COLUMNS)
-    write_problems(out_dir / OUT_OF_BAND, out_of_band, extra_schema=FILTER_COLUMNS)
+        write_problems(ctx.out_dir / OUT_OF_BAND, out_of_band, extra_schema=FILTER_COLUMNS)
 
-    measured_rates = [s.pass_rate for pid, s in stats.items() if pid in ids and s.pass_rate is not None]
-    missing = [pid for pid, pr in predictions.items() if pr.scores is None]
-    counts.figures = {
-        "kept_by_reason": dict(sorted(kept_by_reason.items())),
-        "measured": len(measured_rates),
-        "system_errors": sum(s.n_system_errors for pid, s in stats.items() if pid in ids),
-        "rollouts_not_in_problems": len(orphan),
-        "out_of_band": len(out_of_band),
-    }
-    stage_stats = write_stats(out_dir, counts, settings=cfg, stage="filter")
-    report = {
-        **stage_stats,
-        "by_reason": dict(sorted((counts.rejected_by_reason + kept_by_reason).items())),  # sums to read
-        "pass_rate_histogram_in": histogram(measured_rates),
-        "pass_rate_histogram_kept": histogram([p.extra["pass_rate"] for p in kept if p.extra["pass_rate"] is not None]),
-        "prediction": {
-            "enabled": cfg.predict.enabled,
-            "scored": len(predictions) - len(missing),
-            "missing": len(missing),
-            "missing_ids": missing[:100],
-            "attempts": dict(sorted(Counter(pr.attempts for pr in predictions.values()).items())),
-        },
-        "calibration": calibration,
-    }
-    write_json(out_dir / "report.json", report)
-    return report
+        measured_rates = [s.pass_rate for pid, s in stats.items() if pid in ids and s.pass_rate is not None]
+        missing = [pid for pid, pr in predictions.items() if pr.scores is None]
+        ctx.stats.figures = {
+            "kept_by_reason": dict(sorted(kept_by_reason.items())),
+            "measured": len(measured_rates),
+            "system_errors": sum(s.n_system_errors for pid, s in stats.items() if pid in ids),
+            "rollouts_not_in_problems": len(orphan),
+            "out_of_band": len(out_of_band),
+        }
+        self.report = {  # report.json beside the stats (see `finish`)
+            "pass_rate_histogram_in": histogram(measured_rates),
+            "pass_rate_histogram_kept": histogram([p.extra["pass_rate"] for p in kept
+                                                   if p.extra["pass_rate"] is not None]),
+            "prediction": {
+                "enabled": cfg.predict.enabled,
+                "scored": len(predictions) - len(missing),
+                "missing": len(missing),
+                "missing_ids": missing[:100],
+                "attempts": dict(sorted(Counter(pr.attempts for pr in predictions.values()).items())),
+            },
+            "calibration": calibration,
+        }
+        return kept
+
+    def finish(self, stats: dict[str, Any], ctx: StageContext) -> dict[str, Any]:
+        by_reason = Counter(stats["rejected_by_reason"]) + Counter(stats["kept_by_reason"])
+        report = {**stats, "by_reason": dict(sorted(by_reason.items())), **self.report}  # by_reason sums to read
+        write_json(ctx.out_dir / "report.json", report)
+        return report
+
+
+def run_filter(cfg: FilterConfig, problems_path: str | Path, rollouts_dir: str | Path | list, out_dir: str | Path, *,
+               predict_backend=None) -> dict[str, Any]:
+    """`Filter` as a function (the report)."""
+    return Filter().run(cfg, problems_path, out_dir, rollouts=rollouts_dir, predict_backend=predict_backend)
 
 
 def _check_fresh(rollouts: pa.Table, problems: list[Problem], rollouts_dir: str | Path) -> None:

@@ -32,6 +32,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.evaluator.config import EvaluatorConfig
 from pipeline.executor import ExecutionFields
 from pipeline.generation.backends import (
     BACKENDS,
@@ -43,10 +44,11 @@ from pipeline.generation.backends import (
 )
 from pipeline.generation.budget import budget_rejects, resolve_budget
 from pipeline.generation.prompts import build_messages
-from pipeline.inputs import InputError, check_model_path, load_problems
-from pipeline.io import RejectsWriter, atomic_path, write_json
+from pipeline.inputs import InputError, check_model_path
+from pipeline.io import atomic_path, write_json
 from pipeline.schema import Problem
 from pipeline.scoring import Scorer
+from pipeline.stage import Stage, StageContext
 
 log = logging.getLogger(__name__)
 
@@ -315,78 +317,84 @@ def write_shard(path: Path, rows: list[dict[str, Any]]) -> None:
 
 
 # --- the stage ----------------------------------------------------------------------------------
-def run_rollout(cfg: RolloutConfig, problems_path: str | Path, out_dir: str | Path, *, evaluator: Any = None,
-                backend=None, judge=None, progress: bool = True) -> dict[str, Any]:
-    """Roll out every problem of `problems_path` into `out_dir`; returns (and writes) the stats.
-    `evaluator`: the params' `evaluator:` section (EvaluatorConfig; None: defaults); `backend` and
-    `judge` replace the generation backend and the evaluator (tests)."""
-    from pipeline.stage import StageStats, write_stats
+class Rollout(Stage):
+    """Roll out every problem into `out_dir`'s sample shards (not a problems file). `evaluator`: the
+    params' `evaluator:` section (EvaluatorConfig; None: defaults); inputs `backend` and `judge`
+    replace the generation backend and the evaluator (tests)."""
 
-    out_dir = Path(out_dir)
-    loaded = load_problems(problems_path, "rollout input")
-    if backend is None and cfg.backend != "openai":
-        check_model_path(cfg.model, "rollout model")
-    out_dir.mkdir(parents=True, exist_ok=True)
+    name = "rollout"
+    config = RolloutConfig
+    evaluator_config = EvaluatorConfig
+    evaluator_settings = False  # the shards' manifest records the judge (its fingerprint)
 
-    stats = StageStats(unit="problems", read=loaded.read)
-    accepted: list[tuple[Problem, list[dict[str, str]]]] = []
-    with RejectsWriter(out_dir / "rejects.jsonl", "rollout") as rejects:
-        for r in loaded.rejects:
-            rejects.add(r.id, r.reason, r.record)
-        for p in loaded.problems:
+    def process(self, problems: list[Problem], ctx: StageContext) -> None:
+        cfg, out_dir, evaluator, progress = ctx.cfg, ctx.out_dir, ctx.evaluator, ctx.progress
+        backend, judge = ctx.inputs.get("backend"), ctx.inputs.get("judge")
+        if backend is None and cfg.backend != "openai":
+            check_model_path(cfg.model, "rollout model")
+        out_dir.mkdir(parents=True, exist_ok=True)
+
+        accepted: list[tuple[Problem, list[dict[str, str]]]] = []
+        for p in problems:
             try:
                 messages = build_messages(p, thinking=cfg.thinking, language=cfg.language, system_prompt=cfg.system_prompt)
             except ValueError as e:
-                rejects.add(p.id, f"cannot prompt: {e}", p)
+                ctx.reject(p.id, f"cannot prompt: {e}", p)
                 continue
             accepted.append((p, messages))
         over = _over_budget(cfg, accepted)
         for p, _ in accepted:
             if p.id in over:
-                rejects.add(p.id, over[p.id], p)
+                ctx.reject(p.id, over[p.id], p)
         accepted = [(p, m) for p, m in accepted if p.id not in over]
-        for row in rejects.rows:
-            stats.reject(row["reason"])
-    if stats.rejected:
-        log.warning("%d of %d input records cannot be rolled out: see %s", stats.rejected, loaded.read,
-                    out_dir / "rejects.jsonl")
-    wanted = {p.id: (prompt_hash(m), judge_hash(p)) for p, m in accepted}
-    revision = model_revision(cfg.model, cfg.backend)
-    done, rejudge = prepare_resume(out_dir, cfg, wanted, evaluator, revision)
-    pending = [(p, m) for p, m in accepted if p.id not in done]
+        stats = ctx.stats
+        if stats.rejected:
+            log.warning("%d of %d input records cannot be rolled out: see %s", stats.rejected, stats.read,
+                        out_dir / "rejects.jsonl")
+        wanted = {p.id: (prompt_hash(m), judge_hash(p)) for p, m in accepted}
+        revision = model_revision(cfg.model, cfg.backend)
+        done, rejudge = prepare_resume(out_dir, cfg, wanted, evaluator, revision)
+        pending = [(p, m) for p, m in accepted if p.id not in done]
 
-    gen_s = eval_s = 0.0
-    generated_tokens = generated_samples = rejudged = 0
+        gen_s = eval_s = 0.0
+        generated_tokens = generated_samples = rejudged = 0
 
-    def make_judge():
-        from pipeline.evaluator.factory import make_evaluator
+        def make_judge():
+            from pipeline.evaluator.factory import make_evaluator
 
-        return make_evaluator(evaluator, executor=cfg.executor, ray_address=cfg.ray_address)
+            return make_evaluator(evaluator, executor=cfg.executor, ray_address=cfg.ray_address)
 
-    # The judges start only when a sample has code to judge.
-    with Scorer({p.id: p for p, _ in accepted}, language=cfg.language, judge=judge, make_judge=make_judge) as scorer:
-        if rejudge:
-            rejudged = rejudge_shards(out_dir, {p.id: p for p, _ in accepted}, rejudge, scorer, progress)
-        write_json(out_dir / SHARDS / "manifest.json",
-                   {"format": MANIFEST_FORMAT, "fingerprint": cfg.fingerprint(evaluator),
-                    "model": {"id": cfg.model, "revision": revision}})
-        if pending:
-            gen_s, eval_s, generated_samples, generated_tokens = _generate(
-                cfg, pending, len(done), out_dir, backend, scorer, progress)
+        # The judges start only when a sample has code to judge.
+        with Scorer({p.id: p for p, _ in accepted}, language=cfg.language, judge=judge, make_judge=make_judge) as scorer:
+            if rejudge:
+                rejudged = rejudge_shards(out_dir, {p.id: p for p, _ in accepted}, rejudge, scorer, progress)
+            write_json(out_dir / SHARDS / "manifest.json",
+                       {"format": MANIFEST_FORMAT, "fingerprint": cfg.fingerprint(evaluator),
+                        "model": {"id": cfg.model, "revision": revision}})
+            if pending:
+                gen_s, eval_s, generated_samples, generated_tokens = _generate(
+                    cfg, pending, len(done), out_dir, backend, scorer, progress)
 
-    _check_accounting(set(wanted), out_dir, cfg.k)
-    stats.kept = len(wanted)
-    stats.figures = rollout_figures(out_dir)
-    stats.figures["model"] = cfg.model
-    stats.figures["model_revision"] = revision
-    stats.figures["this_run"] = {
-        "problems_resumed": len(done), "problems_generated": len(pending), "samples_generated": generated_samples,
-        "samples_rejudged": rejudged, "tokens_generated": generated_tokens, "generate_s": round(gen_s, 3),
-        "judge_s": round(eval_s, 3),
-        "tokens_per_s": round(generated_tokens / gen_s, 1) if gen_s else None,
-        "samples_per_s": round(generated_samples / gen_s, 2) if gen_s else None,
-    }
-    return write_stats(out_dir, stats, settings=cfg, stage="rollout")
+        _check_accounting(set(wanted), out_dir, cfg.k)
+        stats.kept = len(wanted)
+        stats.figures = rollout_figures(out_dir)
+        stats.figures["model"] = cfg.model
+        stats.figures["model_revision"] = revision
+        stats.figures["this_run"] = {
+            "problems_resumed": len(done), "problems_generated": len(pending), "samples_generated": generated_samples,
+            "samples_rejudged": rejudged, "tokens_generated": generated_tokens, "generate_s": round(gen_s, 3),
+            "judge_s": round(eval_s, 3),
+            "tokens_per_s": round(generated_tokens / gen_s, 1) if gen_s else None,
+            "samples_per_s": round(generated_samples / gen_s, 2) if gen_s else None,
+        }
+        return None
+
+
+def run_rollout(cfg: RolloutConfig, problems_path: str | Path, out_dir: str | Path, *, evaluator: Any = None,
+                backend=None, judge=None, progress: bool = True) -> dict[str, Any]:
+    """`Rollout` as a function (its stats)."""
+    return Rollout().run(cfg, problems_path, out_dir, evaluator=evaluator, progress=progress, backend=backend,
+                         judge=judge)
 
 
 def _over_budget(cfg: RolloutConfig, accepted: list[tuple[Problem, list[dict[str, str]]]]) -> dict[str, str]:
