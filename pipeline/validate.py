@@ -45,44 +45,37 @@ probe limit: over it is far over any limit that could be derived) the rest are *
 (reported as such, never cached).
 
 Runs go through the judge of the params' `evaluator:` section (`make_evaluator`: local sandboxed
-pool or Ray, `executor`); results are cached per (problem and limit, evaluator settings, code,
-test) hash, so a rerun after a kill or a params change re-executes only what changed.
+pool or Ray, `executor`), scheduled and cached by `pipeline.evaluator.programs` (`Runner`,
+`ResultCache`: per (problem and limit, evaluator code and settings, code, test) hash), so a rerun
+after a kill or a params change re-executes only what changed. This module holds the rules;
+report.parquet's rows and stats.json's figures are built in `pipeline.validate_report`.
 `run_validate` is the stage: read (tolerantly), validate, write problems, rejects, report and
 stats. See docs/validate.md for the rules and the figures behind them.
 """
 
 from __future__ import annotations
 
-import itertools
-import json
 import math
 import re
-import sqlite3
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 from pipeline import strength
 from pipeline.evaluator.config import EvaluatorConfig
-from pipeline.evaluator.verdict_key import verdict_key
+from pipeline.evaluator.programs import CATCHES, NOT_RUN, TOO_SLOW, ResultCache, Runner, Stream, at_limit
 from pipeline.executor import ExecutionFields
-from pipeline.io import content_hash
 from pipeline.schema import Problem, TestCase, WrongSolution
 from pipeline.sources.judging import has_interactor, is_interactive, needs_checker_program
-from pipeline.stage import StageStats
+from pipeline.stage import StageInterrupted, StageStats
+from pipeline.validate_report import judge_seconds, judge_time_figures, report_rows, report_schema, summarise
 
 STAGE = "validate"
-_OUTPUT_KEEP = 400  # characters of actual / expected output kept in the report
-TOO_SLOW = ("TLE", "MLE")  # a reference that ran out of time or memory did not finish the test
-CATCHES = ("WA", "RE", "TLE", "MLE", "OLE")  # a wrong solution failing a test this way is caught by it
-NOT_RUN = ("CE", "SE")  # no verdict on the test: the code did not build, or our harness failed
+# Run statuses (pipeline.evaluator.programs): a reference TLE/MLE did not finish the test (TOO_SLOW); a
+# wrong solution failing a test with one of CATCHES is caught by it; NOT_RUN: no verdict on the test.
 
 
 @dataclass
@@ -142,255 +135,6 @@ class ValidateConfig(ExecutionFields):
         if self.max_time_limit_s is not None and self.max_time_limit_s < self.min_time_limit_s:
             raise ValueError(f"max_time_limit_s must be null or >= min_time_limit_s ({self.min_time_limit_s:g}), "
                              f"got {self.max_time_limit_s!r}")
-
-
-def problem_hash(p: Problem, evaluator: str) -> str:
-    """What, besides the code and the test, decides a run's verdict: the problem as judged (its
-    time limit included) and the evaluator's code and settings (`verdict_key`)."""
-    checker = json.dumps(p.checker.__dict__ if p.checker else None, sort_keys=True)
-    return content_hash(p.style, p.entry_point or "", p.starter_code or "", checker, repr(p.time_limit_s),
-                repr(p.memory_limit_mb), evaluator)
-
-
-def test_hash(t: TestCase) -> str:
-    return content_hash(t.input, t.output)
-
-
-def code_hash(language: str, code: str) -> str:
-    return content_hash(language, code)
-
-
-class ResultCache:
-    """(problem hash, code hash, test hash, run) -> {status, time_s, output} in SQLite."""
-
-    def __init__(self, path):
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(str(path), check_same_thread=False)  # written from the run threads
-        self.db.execute("CREATE TABLE IF NOT EXISTS runs (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        with self._lock:
-            row = self.db.execute("SELECT value FROM runs WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
-
-    def put_many(self, items: list[tuple[str, dict[str, Any]]]) -> None:
-        if not items:
-            return
-        with self._lock:
-            self.db.executemany("INSERT OR REPLACE INTO runs VALUES (?, ?)", [(k, json.dumps(v)) for k, v in items])
-            self.db.commit()
-
-    def close(self) -> None:
-        self.db.close()
-
-
-# --- running code on tests ---------------------------------------------------------------------
-@dataclass
-class Stream:
-    """One program (a reference or a wrong solution) on one problem's tests, run in increasing
-    input size, chunk by chunk, so that it can stop early: after `presume_after` consecutive
-    TLE/MLE (the rest is presumed too slow) or, with `stop_at_failure`, at its first failed test.
-    With `chunk_s`, chunks start at one test and grow (up to `chunk`) while this program's runs are
-    fast, to about `chunk_s` seconds of runs: the judge returns a chunk's results only at its end,
-    so that is about all an interrupt can take from the cache."""
-
-    name: str
-    problem: Problem  # at the limit the runs are judged under
-    language: str
-    code: str
-    order: list[int]  # test indices, smallest input first
-    keys: dict[int, str]  # cache key per test
-    mode: str = "first-failure"  # evaluator mode of one chunk
-    chunk: int = 16
-    chunk_s: float | None = None
-    presume_after: int = 2
-    stop_at_failure: bool = False
-    results: dict[int, dict[str, Any]] = field(default_factory=dict)
-    _pos: int = 0
-    _streak: int = 0
-    _done: bool = False
-    _size: int = 1  # the next chunk's size, with chunk_s
-
-    def next_chunk(self) -> list[int] | None:
-        """The next tests to run, or None when the stream is finished (results then complete
-        for `order`, except the tests after a `stop_at_failure` stop)."""
-        while not self._done and self._pos < len(self.order):
-            r = self.results.get(self.order[self._pos])
-            if r is None:
-                break
-            self._pos += 1
-            self._account(r)
-        if self._done or self._pos >= len(self.order):
-            self._done = True
-            return None
-        todo = []
-        size = self.chunk if self.chunk_s is None else self._size
-        for ti in self.order[self._pos:]:
-            if ti in self.results or len(todo) >= size:
-                break
-            todo.append(ti)
-        return todo
-
-    def _account(self, r: dict[str, Any]) -> None:
-        status = r["status"]
-        if status == "CE" or (status == "SE" and r.get("whole_run")):  # nothing will run: same for every test
-            self._fill({k: v for k, v in r.items() if k != "output"}, presumed=False)
-            return
-        self._streak = self._streak + 1 if status in TOO_SLOW else 0
-        if self.presume_after and self._streak >= self.presume_after:
-            self._fill({"status": "TLE", "time_s": 0.0, "output": None,
-                        "diff": f"not run: too slow on the {self._streak} previous (smaller) tests"}, presumed=True)
-        elif self.stop_at_failure and status in CATCHES:
-            self._done = True
-
-    def _fill(self, value: dict[str, Any], presumed: bool) -> None:
-        for ti in self.order[self._pos:]:
-            self.results.setdefault(ti, {**value, "presumed": presumed})
-        self._done = True
-
-    def record(self, chunk: list[int], verdict) -> list[tuple[str, dict[str, Any]]]:
-        """Store a chunk's verdict; returns the (key, value) pairs worth caching."""
-        fresh = []
-        if not verdict.tests:  # compile error, harness failure or deadline: no per-test results
-            value = {"status": verdict.status, "time_s": 0.0, "output": None, "diff": verdict.reason, "whole_run": True}
-            for ti in chunk:
-                self.results[ti] = dict(value)
-                if value["status"] != "SE":
-                    fresh.append((self.keys[ti], value))
-            return fresh
-        for ti, tr in zip(chunk, verdict.tests, strict=False):  # first-failure: the tests up to the failure
-            value = {"status": tr.status, "time_s": tr.time_s, "output": tr.output, "diff": tr.diff}
-            self.results[ti] = value
-            if tr.status != "SE" and not busy_machine(value):  # never cache our own failures
-                fresh.append((self.keys[ti], value))
-        self._resize(verdict.tests)
-        return fresh
-
-    def _resize(self, ran: list) -> None:
-        """With `chunk_s`: the next chunk holds about `chunk_s` seconds of this program's runs (a TLE
-        costs the whole limit), at most twice as many tests as the last."""
-        if self.chunk_s is None or not ran:
-            return
-        spent = sum(max(tr.time_s or 0.0, self.problem.time_limit_s if tr.status == "TLE" else 0.0) for tr in ran)
-        fit = int(self.chunk_s * len(ran) / spent) if spent > 0 else self.chunk
-        self._size = max(1, min(self.chunk, 2 * self._size, fit))
-
-
-def busy_machine(r: dict[str, Any]) -> bool:
-    """A TLE on the wall clock within the CPU limit: the program slept or blocked, or the machine was
-    busy. Not cached (as the evaluator does for compiles), so a rerun on a quieter machine judges it again."""
-    return r["status"] == "TLE" and str(r.get("diff") or "").startswith("wall-clock limit exceeded")
-
-
-class Runner:
-    """Drives Streams through one judge (`make_evaluator` of the evaluator settings and the
-    config's executor), started on first need (a fully cached rerun starts none). Each stream runs
-    one chunk at a time; 2 x workers streams are in flight so the judges stay busy between a
-    stream's chunks. Every chunk's runs are committed to the cache as it ends; an interrupt
-    (SIGINT / SIGTERM) kills the judges, and `run` raises `StageInterrupted` saying what was kept."""
-
-    chunk_s = 1.0  # seconds of runs per chunk (Stream.chunk_s): the most an interrupt loses per stream
-
-    def __init__(self, cfg: ValidateConfig, evaluator: EvaluatorConfig, cache: ResultCache, progress: bool):
-        self.cfg, self.evaluator, self.cache, self.progress = cfg, evaluator, cache, progress
-        self.key = verdict_key(evaluator)
-        self.ev = None
-        self._ids = itertools.count()
-        self._lock = threading.Lock()
-        self._stop = threading.Event()  # set on an interrupt: no stream starts another chunk
-        self.executed = 0
-        self.presumed = 0
-        self.cached = 0
-        self.committed = 0  # runs of this process written to the cache
-
-    def stream(self, name: str, problem: Problem, language: str, code: str, tests: list[int], run: int,
-               **kw) -> Stream:
-        """A Stream over `tests` (smallest input first) with what the cache already holds."""
-        ph, ch = problem_hash(problem, self.key), code_hash(language, code)
-        order = sorted(tests, key=lambda i: (len(problem.tests[i].input), i))
-        keys = {ti: content_hash(ph, ch, test_hash(problem.tests[ti]), str(run)) for ti in order}
-        kw.setdefault("presume_after", self.cfg.presume_slow_after)
-        kw.setdefault("chunk_s", self.chunk_s)
-        s = Stream(name, problem, language, code, order, keys, **kw)
-        for ti in order:
-            hit = self.cache.get(keys[ti])
-            if hit is not None:
-                s.results[ti] = hit
-        return s
-
-    def run(self, streams: list[Stream], desc: str) -> None:
-        for s in streams:
-            self.cached += len(s.results)
-        pending = [s for s in streams if s.next_chunk() is not None]
-        if pending:
-            n_tests = sum(len(s.order) - len(s.results) for s in pending)
-            bar = tqdm(total=n_tests, desc=desc, unit="test", disable=not self.progress, mininterval=1.0)
-            try:
-                self._start()
-                self._drive_all(pending, bar)
-            except KeyboardInterrupt:
-                from pipeline.stage import StageInterrupted
-
-                raise StageInterrupted(self.kept()) from None
-            finally:
-                bar.close()
-        for s in streams:
-            self.presumed += sum(1 for r in s.results.values() if r.get("presumed"))
-
-    def _drive_all(self, streams: list[Stream], bar) -> None:
-        """Every stream, 2 x workers at a time. On an interrupt (or a failure) the judges are killed
-        and no stream starts another chunk, so the threads end at once, not after their streams."""
-        from concurrent.futures import as_completed
-
-        pool = ThreadPoolExecutor(2 * max(1, self.ev.workers), thread_name_prefix="validate")
-        try:
-            for fut in as_completed([pool.submit(self._drive, s, bar) for s in streams]):
-                fut.result()
-        except BaseException:
-            self._stop.set()
-            self.ev.interrupt()
-            raise
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-
-    def kept(self) -> str:
-        """What an interrupted run keeps (the stage's one-line message)."""
-        n = self.committed
-        return (f"kept {n} finished run{'' if n == 1 else 's'} in the cache {self.cfg.cache_path} (besides the "
-                f"{self.cached} found there); a rerun resumes from them")
-
-    def _start(self) -> None:
-        if self.ev is None:
-            from pipeline.evaluator.factory import make_evaluator
-
-            self.ev = make_evaluator(self.evaluator, executor=self.cfg.executor, ray_address=self.cfg.ray_address)
-
-    def _drive(self, s: Stream, bar) -> None:
-        from pipeline.evaluator import Submission
-
-        shown = len(s.results)
-        while not self._stop.is_set() and (chunk := s.next_chunk()) is not None:
-            before = len(s.results)  # presumed results (filled by next_chunk) are not runs
-            sid = f"{s.name}#{next(self._ids)}"
-            sub_problem = replace(s.problem, id=sid, tests=[s.problem.tests[i] for i in chunk])
-            verdict = self.ev.evaluate_batch({sid: sub_problem}, [Submission(sid, sid, s.language, s.code)],
-                                             mode=s.mode, keep_outputs=True)[0]
-            fresh = s.record(chunk, verdict)
-            self.cache.put_many(fresh)
-            with self._lock:
-                self.committed += len(fresh)
-                self.executed += len(s.results) - before
-                bar.update(len(s.results) - shown)
-            shown = len(s.results)
-        with self._lock:
-            bar.update(len(s.results) - shown)  # presumed or never needed (stopped at a first failure)
-            bar.update(max(0, len(s.order) - len(s.results)))
-
-    def close(self) -> None:
-        if self.ev is not None:
-            self.ev.close()
 
 
 # --- step 1: set aside what cannot be judged -------------------------------------------------------
@@ -586,13 +330,6 @@ def settle_time_limit(c: Case, cfg: ValidateConfig, timeout_scale: float = 1.0) 
     c.limit = rec
     c.final_limit_s = rec["final_s"]
     c.judged_limit_s = rec["final_s"] * timeout_scale
-
-
-def at_limit(r: dict[str, Any], limit_s: float) -> str:
-    """A run's status under a (lower) limit than the one it ran under: CPU time is what is judged."""
-    if r["status"] not in TOO_SLOW + NOT_RUN and (r.get("time_s") or 0.0) > limit_s:
-        return "TLE"
-    return r["status"]
 
 
 # --- step 4: votes ------------------------------------------------------------------------------------
@@ -902,55 +639,6 @@ def judge_problem(c: Case, cfg: ValidateConfig) -> tuple[Problem, str | None, di
     return out, reason, validation, choice.kept
 
 
-def judge_seconds(c: Case) -> dict[str, float]:
-    """The measured times of the problem's runs (CPU seconds, cached runs included; presumed runs
-    never ran) by role: what validating it costs the judges, one run after another."""
-    def total(runs: dict[int, dict[str, Any]]) -> float:
-        return sum(r.get("time_s") or 0.0 for r in runs.values() if not r.get("presumed"))
-
-    return {"reference": sum(map(total, c.ref_runs.values())), "wrong": sum(map(total, c.wrong_runs.values()))}
-
-
-def report_schema():
-    """report.parquet's columns (typed, so that a report without rows still has them)."""
-    import pyarrow as pa
-
-    text, flag = pa.string(), pa.bool_()
-    return pa.schema([("problem_id", text), ("test_index", pa.int64()), ("test_hash", text), ("test_kind", text),
-                      ("test_group", text), ("role", text), ("reference_index", pa.int64()), ("language", text),
-                      ("label", text),
-                      ("reference_status", text), ("status", text), ("run_status", text), ("presumed", flag),
-                      ("time_s", pa.float64()), ("test_class", text), ("slow", flag), ("kept", flag),
-                      ("expected", text), ("actual", text), ("message", text)])
-
-
-def report_rows(c: Case, kept: set[int]) -> list[dict[str, Any]]:
-    """One row per (test, program) that ran or was presumed: references first, then wrong solutions."""
-    p, eff = c.p, c.judged_limit_s
-    rows = []
-    programs = [("reference", ri, ref.language, None, c.ref_status.get(ri, "missing"), c.ref_runs.get((ri, 0), {}))
-                for ri, ref in enumerate(p.reference_solutions)]
-    programs += [("wrong", wi, p.wrong_solutions[wi].language, p.wrong_solutions[wi].label, c.wrong_status[wi], runs)
-                 for wi, runs in sorted(c.wrong_runs.items())]
-    for ti, t in enumerate(p.tests):
-        for role, idx, language, label, status, runs in programs:
-            r = runs.get(ti)
-            if r is None:
-                continue
-            rows.append({
-                "problem_id": p.id, "test_index": ti, "test_hash": test_hash(t), "test_kind": t.kind,
-                "test_group": t.group, "role": role, "reference_index": idx, "language": language,
-                "label": label,
-                "reference_status": status, "status": at_limit(r, eff) if role == "reference" else r["status"],
-                "run_status": r["status"], "presumed": bool(r.get("presumed")),
-                "time_s": float(r.get("time_s") or 0.0), "test_class": c.classes[ti], "slow": c.slow[ti],
-                "kept": ti in kept, "expected": t.output[:_OUTPUT_KEEP],
-                "actual": None if r.get("output") is None else str(r["output"])[:_OUTPUT_KEEP],
-                "message": None if r.get("diff") is None else str(r["diff"])[:_OUTPUT_KEEP],
-            })
-    return rows
-
-
 # --- the steps in order ---------------------------------------------------------------------------
 @dataclass
 class ValidateResult:
@@ -978,13 +666,16 @@ def run_programs(cases: list[Case], cfg: ValidateConfig, evaluator: EvaluatorCon
     """Steps 2-5 (references, time limits, votes, wrong solutions) through one cache and one judge;
     returns the run counts (`this_run`)."""
     cache = ResultCache(cfg.cache_path)
-    runner = Runner(cfg, evaluator, cache, progress)
+    runner = Runner(evaluator, cache, executor=cfg.executor, ray_address=cfg.ray_address,
+                    presume_after=cfg.presume_slow_after, progress=progress)
     try:
         run_references(cases, cfg, runner)
         for c in cases:
             settle_time_limit(c, cfg, evaluator.timeout_scale)
             vote_tests(c, cfg)
         run_wrong_solutions(cases, cfg, runner, lambda c: hopeless(c, cfg))
+    except KeyboardInterrupt:  # SIGINT / SIGTERM: the runner killed the judges; say what a rerun starts from
+        raise StageInterrupted(runner.kept()) from None
     finally:
         runner.close()
         cache.close()
@@ -1051,95 +742,6 @@ def decide(cases: list[Case], aside: list[tuple[Problem, str, str]], cfg: Valida
     stats.figures["judge_time"] = judge_time_figures([judge_seconds(c) for c in cases])
     stats.figures["unverified_kept"] = sum(p.extra["validation"]["status"] == "unverified" for p in result.kept)
     return result
-
-
-# Per-problem figures that summarise adds up (validation record keys).
-_COUNTS = ("tests_in", "tests_valid", "tests_broken", "tests_ambiguous", "tests_nondeterministic", "tests_unverified",
-           "tests_unverified_slow", "tests_oversize", "tests_capped", "tests_kept", "tests_slow", "references_total",
-           "references_ok", "references_failed_to_run")
-_WRONG = ("wrong_total", "wrong_ran", "wrong_caught_by_candidates", "wrong_caught", "wrong_lost_to_caps")
-
-
-def summarise(validations: list[tuple[Problem, dict[str, Any], bool]],
-              aside: list[tuple[Problem, str, str]]) -> dict[str, Any]:
-    """stats.json's figures: the problems' validation records added up (one row per problem run:
-    the problem as judged, its validation record, whether it was kept)."""
-    import polars as pl
-
-    def row(v: dict[str, Any], kept: bool) -> dict[str, Any]:
-        lim = v["time_limit"]
-        return {**{k: v[k] for k in _COUNTS + _WRONG}, "kept": kept,
-                "references_too_slow_runs": sum(v["references_too_slow"]),
-                "references_too_slow_somewhere": sum(n > 0 for n in v["references_too_slow"]),
-                "limit": "stated" if lim["stated"] else ("derived" if lim["derived_s"] else "not_stated_kept_default"),
-                "raised_above_stated": bool(lim["stated"] and lim["final_s"] > lim["source_s"]),
-                "capped": bool(lim.get("capped")),
-                "problem_multipliers": bool(lim["derived_s"]) and lim.get("multipliers_from", "").startswith("problem")}
-
-    schema = {**dict.fromkeys(_COUNTS + _WRONG + ("references_too_slow_runs", "references_too_slow_somewhere"), pl.Int64),
-              "kept": pl.Boolean, "limit": pl.String, "raised_above_stated": pl.Boolean, "capped": pl.Boolean,
-              "problem_multipliers": pl.Boolean}
-    df = pl.DataFrame([row(v, kept) for _p, v, kept in validations], schema=schema)
-    totals = df.select(pl.col(pl.Int64).sum()).row(0, named=True)
-    for key in ("interactive", "multiple_answers"):  # problems rejected unrun: their tests count in
-        n = sum(len(p.tests) for p, _reason, k in aside if k == key)
-        totals["tests_in"] += n
-        totals[f"tests_{key}"] = n
-    limits = dict(df.group_by("limit").len().iter_rows())
-    limits["raised_above_stated"] = int(df["raised_above_stated"].sum())
-    limits["capped"] = int(df["capped"].sum())  # derived over max_time_limit_s: the ceiling is the limit
-    limits["derived_with_problem_multipliers"] = int(df["problem_multipliers"].sum())
-    # Known-wrong solutions of the kept problems: how many the kept tests catch (of those that ran).
-    kept_wrong = df.filter(pl.col("kept") & (pl.col("wrong_total") > 0))
-    wrong = {"problems_with_wrong_solutions": len(kept_wrong),
-             **{k.removeprefix("wrong_"): int(kept_wrong[k].sum()) for k in _WRONG}}
-    wrong["share_caught"] = round(wrong["caught"] / wrong["ran"], 4) if wrong["ran"] else None
-    return {
-        # Over all problems: tests_in = valid + broken + ambiguous + nondeterministic + unverified + unverified_slow
-        # (+ interactive / multiple_answers: tests of problems rejected unrun), and
-        # valid + unverified (+ unverified_slow when kept) = kept + oversize + capped. output_tests: tests in kept problems.
-        "tests": {k: int(n) for k, n in sorted(totals.items()) if k.startswith("tests_")},
-        "output_tests": int(df.filter(pl.col("kept"))["tests_kept"].sum()),
-        "references": {k: int(n) for k, n in sorted(totals.items()) if k.startswith("references_")},
-        "time_limits": dict(sorted(limits.items())),
-        "wrong_solutions": wrong,
-        "strength": strength_figures([(p, v) for p, v, kept in validations if kept]),
-        "test_groups": group_figures([v for _p, v, kept in validations if kept]),
-    }
-
-
-def group_figures(kept: list[dict[str, Any]]) -> dict[str, int]:
-    """Test groups of the kept problems (validation records): how many, and how many validation left
-    without a test (a subtask the kept tests no longer exercise; each problem's `groups_emptied`)."""
-    grouped = [v for v in kept if v.get("test_groups")]
-    return {"problems_grouped": len(grouped), "groups": sum(len(v["test_groups"]) for v in grouped),
-            "groups_emptied": sum(len(v["groups_emptied"]) for v in grouped),
-            "problems_with_a_group_emptied": sum(bool(v["groups_emptied"]) for v in grouped)}
-
-
-def judge_time_figures(per_problem: list[dict[str, float]]) -> dict[str, Any]:
-    """What validation cost the judges (`judge_seconds` of every problem run, kept or rejected):
-    the total, the share spent on known-wrong solutions, and the spread over problems."""
-    ref, wrong = (sum(s[role] for s in per_problem) for role in ("reference", "wrong"))
-    times = sorted(s["reference"] + s["wrong"] for s in per_problem)
-
-    def rank(q: float) -> float | None:  # nearest-rank percentile
-        return round(times[max(0, math.ceil(q * len(times)) - 1)], 2) if times else None
-
-    return {"problems": len(times), "total_s": round(ref + wrong, 2), "reference_s": round(ref, 2),
-            "wrong_s": round(wrong, 2), "wrong_share": round(wrong / (ref + wrong), 4) if ref + wrong else None,
-            "per_problem_median_s": rank(0.5), "per_problem_p90_s": rank(0.9), "per_problem_max_s": rank(1.0)}
-
-
-def strength_figures(kept: list[tuple[Problem, dict[str, Any]]]) -> dict[str, Any]:
-    """TPR/TNR over the kept problems (counts summed, never ratios averaged): of the kept tests, of
-    every candidate test (`before_caps`: the difference is what max_tests / max_total_bytes cost), and
-    of the kept tests per source and per difficulty (the groups add up to `kept`)."""
-    return {"kept": strength.add(v["strength"] for _p, v in kept),
-            "before_caps": strength.add(v["strength_before_caps"] for _p, v in kept),
-            "by_source": strength.by_group((p.source, v["strength"]) for p, v in kept),
-            "by_difficulty": strength.by_group((p.difficulty, v["strength"]) for p, v in kept),
-            "problems_measured": sum(bool(v["strength"]["correct"] or v["strength"]["incorrect"]) for _p, v in kept)}
 
 
 # --- the stage ----------------------------------------------------------------------------------------

@@ -329,3 +329,30 @@ def test_help_lists_the_nested_generator_model():
     out = CliRunner().invoke(app, ["testgen", "--help"]).output
     for name in ("target_tests", "generator_model.backend", "generator_model.temperature", "evaluator"):
         assert name in out
+
+
+def test_a_regenerated_problem_takes_its_runs_from_the_run_cache(run, monkeypatch, tmp_path):
+    """Issue 28: testgen's program runs (references, mutants, the search's judging) go through the
+    evaluator's run cache, in the file of its per-problem cache: with the problems' rows gone, they
+    are generated again from cached runs alone, to the same tests."""
+    import shutil
+    import sqlite3
+
+    problems, result, tmp = run
+    copy = tmp_path / "runs-only.sqlite"
+    shutil.copy(cfg(tmp).cache_path, copy)
+    with sqlite3.connect(copy) as db:
+        db.execute("DELETE FROM problems")
+    seen = []
+    real = stage_mod._process_batch
+
+    def counted(batch, cfg_, ev):
+        out = real(batch, cfg_, ev)
+        seen.append((ev.executed, ev.cached))
+        return out
+
+    monkeypatch.setattr(stage_mod, "_process_batch", counted)
+    again = testgen_problems(problems, cfg(tmp, cache_path=str(copy)), evaluator=EV, progress=False)
+    assert [p.tests for p in again.kept] == [p.tests for p in result.kept]
+    assert [p.meta for p in again.kept] == [p.meta for p in result.kept]
+    assert len(seen) == 1 and seen[0][0] == 0 and seen[0][1] > 0, seen

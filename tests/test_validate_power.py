@@ -264,8 +264,8 @@ def test_under_a_probe_limit_one_timeout_is_enough(cfg):
 def test_stream_order_presumption_and_what_it_caches():
     """Unit test of the run bookkeeping, with verdicts made up (no evaluator): smallest input first,
     presumed after two TLEs in a row, a wall-clock TLE (busy machine) and an SE never cached."""
+    from pipeline.evaluator.programs import Stream
     from pipeline.schema import TestResult, Verdict
-    from pipeline.validate import Stream
 
     tests = [TestCase("x" * n, "1") for n in (5, 1, 4, 2, 3, 6)]
     s = Stream("s", problem("t/s", tests, [SUM]), "python", SUM, order=[1, 3, 4, 2, 0, 5],

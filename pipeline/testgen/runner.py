@@ -3,9 +3,9 @@ returned. Used for the references (expected outputs, by agreement), for generato
 stdout is a test input) and for the solutions that measure the tests (known-wrong ones, mutants:
 failed or not, per test).
 
-The evaluator judges against an expected output; to *collect* outputs, each input is judged
-against a placeholder with the comparison left to the tolerant cascade, and the actual output
-(`keep_outputs`) is what we keep: statuses AC and WA both mean "ran to completion".
+Outputs come from the evaluator's run mode (`pipeline.evaluator.programs.run_outputs`): status AC
+means "ran to completion"; what testgen adds is its own reading of an output (cut at a byte limit:
+OLE; a functional result that is not plain JSON: RE).
 """
 
 from __future__ import annotations
@@ -14,17 +14,17 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pipeline.schema import PROGRAM_KINDS, Problem, TestCase
+from pipeline.evaluator.programs import judge_runs, run_outputs
+from pipeline.schema import PROGRAM_KINDS, Problem
 
-PLACEHOLDER = {"functional": "null", "stdio": ""}
-RAN = ("AC", "WA")
+RAN = ("AC",)  # ran to completion: its output is valid
 FAILS = ("WA", "RE", "TLE", "MLE", "OLE")  # a solution failing a test this way is caught by it
 NO_VOTE = ("TLE", "MLE", "CE", "SE")  # a reference that did not finish (or build) does not vote
 
 
 @dataclass
 class Run:
-    status: str  # AC/WA = ran (output valid); RE / TLE / MLE / OLE / CE / SE otherwise
+    status: str  # AC = ran (output valid); RE / TLE / MLE / OLE / CE / SE otherwise (WA: judged runs only)
     output: str | None
     time_s: float
     message: str | None = None
@@ -47,36 +47,17 @@ class Job:
 
 def collect(evaluator, jobs: list[Job], keep_output_bytes: int) -> dict[Any, list[Run]]:
     """{job.key: one Run per input}; an output as long as `keep_output_bytes` (cut) is not ok."""
-    from pipeline.evaluator import Submission
-
-    problems: dict[str, Problem] = {}
-    subs = []
-    by_sid: dict[str, Job] = {}
-    for j, job in enumerate(jobs):
-        if not job.inputs:
-            continue
-        sid = f"run{j}"
-        placeholder = PLACEHOLDER.get(job.problem.style, "")
-        problems[sid] = replace(job.problem, id=sid, checker=None,
-                                tests=[TestCase(x, placeholder, "generated") for x in job.inputs])
-        subs.append(Submission(problem_id=sid, submission_id=sid, language=job.language, code=job.code))
-        by_sid[sid] = job
-    out: dict[Any, list[Run]] = {job.key: [] for job in jobs}
-    for verdict in evaluator.evaluate(problems, subs, mode="all", keep_outputs=True, progress=False):
-        job = by_sid[verdict.submission_id]
+    got = run_outputs(evaluator, [(job.key, job.problem, job.language, job.code, job.inputs) for job in jobs])
+    out: dict[Any, list[Run]] = {}
+    for job in jobs:
         runs = []
-        for k in range(len(job.inputs)):
-            if k < len(verdict.tests):
-                tr = verdict.tests[k]
-                output = tr.output
-                status = tr.status
-                if output is not None and len(output.encode()) >= keep_output_bytes:
-                    status, output = "OLE", None
-                if status in RAN and job.problem.style == "functional" and not _plain_json(output):
-                    status = "RE"  # an unserialisable or unsupported return value
-                runs.append(Run(status, output, float(tr.time_s or 0.0), tr.diff))
-            else:
-                runs.append(Run(verdict.status, None, 0.0, verdict.reason))
+        for o in got[job.key]:
+            status, output = o.status, o.output
+            if output is not None and len(output.encode()) >= keep_output_bytes:
+                status, output = "OLE", None
+            if status in RAN and job.problem.style == "functional" and not _plain_json(output):
+                status = "RE"  # an unserialisable or unsupported return value
+            runs.append(Run(status, output, o.time_s, o.message))
         out[job.key] = runs
     return out
 
@@ -93,26 +74,21 @@ def _plain_json(text: str | None) -> bool:
 
 def judge(evaluator, problems: dict[str, Problem], subs: list[tuple[str, str, str, str]]) -> dict[str, str]:
     """{submission id: verdict status} for (submission id, problem id, language, code), first failure."""
-    from pipeline.evaluator import Submission
-
-    items = [Submission(problem_id=pid, submission_id=sid, language=lang, code=code) for sid, pid, lang, code in subs
+    items = [(sid, problems[pid], lang, code) for sid, pid, lang, code in subs
              if problems.get(pid) is not None and problems[pid].tests]
-    return {v.submission_id: v.status for v in evaluator.evaluate(problems, items, mode="first-failure", progress=False)}
+    return {sid: status for sid, (status, _reason, _tests) in judge_runs(evaluator, items, "first-failure").items()}
 
 
 def judge_each(evaluator, problems: dict[str, Problem], subs: list[tuple[str, str, str, str]]) -> dict[str, list[Run]]:
     """{submission id: one Run (status, time) per test} for (submission id, problem id, language,
     code), every test run (mode `all`): which test fails which solution. A solution that did not
     build has no per-test runs: each test reads as its verdict's status (CE / SE)."""
-    from pipeline.evaluator import Submission
-
-    items = [Submission(problem_id=pid, submission_id=sid, language=lang, code=code) for sid, pid, lang, code in subs
+    items = [(sid, problems[pid], lang, code) for sid, pid, lang, code in subs
              if problems.get(pid) is not None and problems[pid].tests]
     out: dict[str, list[Run]] = {}
-    for v in evaluator.evaluate(problems, items, mode="all", progress=False):
-        n = len(problems[v.problem_id].tests)
-        runs = [Run(t.status, None, float(t.time_s or 0.0), t.diff) for t in v.tests[:n]]
-        out[v.submission_id] = runs + [Run(v.status, None, 0.0, v.reason)] * (n - len(runs))
+    for sid, (status, reason, tests) in judge_runs(evaluator, items, "all").items():
+        out[sid] = [Run(status, None, 0.0, reason) if r is None else Run(r["status"], None, float(r["time_s"] or 0.0), r["diff"])
+                    for r in tests]
     return out
 
 

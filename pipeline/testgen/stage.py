@@ -19,15 +19,16 @@ tier, generator, seed, input hash, references agreeing, search round) goes into 
 
 Runs go through the judge of the params' `evaluator:` section (`make_evaluator`, local or Ray per
 `executor`), whose settings that can change a verdict are part of the cache key. Results are
-cached per problem by content hash (SQLite), so a killed run resumes where it stopped and a rerun
-with the same inputs and params re-executes nothing. `run_testgen` is the stage: read
+cached per problem by content hash (`problem_cache`: the evaluator's `ResultCache`, one SQLite
+table), so a killed run resumes where it stopped and a rerun with the same inputs and params
+re-executes nothing; the program runs behind them are cached per run in the same file
+(`pipeline.evaluator.programs.run_outputs`: the cache validate's runs use). `run_testgen` is the stage: read
 (tolerantly), generate, write problems, rejects, report and stats.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import statistics
 import time
 from collections import Counter
@@ -39,6 +40,7 @@ from tqdm import tqdm
 
 from pipeline import strength
 from pipeline.evaluator.config import EvaluatorConfig
+from pipeline.evaluator.programs import CachedEvaluator, ResultCache
 from pipeline.evaluator.verdict_key import verdict_key
 from pipeline.io import content_hash
 from pipeline.schema import Problem, TestCase
@@ -94,22 +96,16 @@ def problem_key(p: Problem, cfg: TestgenConfig, generator: Generator | None, eva
                 json.dumps(generator.__dict__ if generator else None, sort_keys=True))
 
 
-class Cache:
-    def __init__(self, path: str | Path):
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(str(path))
-        self.db.execute("CREATE TABLE IF NOT EXISTS problems (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        row = self.db.execute("SELECT value FROM problems WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
-
-    def put_many(self, items: list[tuple[str, dict[str, Any]]]) -> None:
-        self.db.executemany("INSERT OR REPLACE INTO problems VALUES (?, ?)", [(k, json.dumps(v)) for k, v in items])
-        self.db.commit()
-
-    def close(self) -> None:
-        self.db.close()
+def problem_cache(cfg: TestgenConfig) -> ResultCache:
+    """Generated tests per problem (`problem_key` -> the problem's record), in the evaluator's result
+    cache (`ResultCache`, table `problems`). The program runs behind them are cached per run in the
+    same file (table `runs`, through `CachedEvaluator`: the key scheme validate's runs use), so a
+    batch cut short by an interrupt, or a problem whose params changed, runs again only the programs
+    on tests not judged before. This table stays beside them because a problem's runs depend on one
+    another's results (expected outputs decide what the known solutions and the search run on, each
+    search round on the rounds before): one hit replaces the drawing of inputs, the agreement and
+    the search at once."""
+    return ResultCache(cfg.cache_path, table="problems")
 
 
 @dataclass
@@ -306,7 +302,8 @@ def testgen_problems(problems: list[Problem], cfg: TestgenConfig, *, evaluator: 
                 skips[i] = "stdio: the model wrote no generator program"
                 todo.remove(i)
 
-    cache = Cache(cfg.cache_path)
+    cache = problem_cache(cfg)
+    runs = ResultCache(cfg.cache_path)  # the program runs (references, generators, validators) of every problem
     results: dict[int, dict[str, Any]] = {}
     works = []
     for i in todo:
@@ -330,7 +327,8 @@ def testgen_problems(problems: list[Problem], cfg: TestgenConfig, *, evaluator: 
         if works:
             from pipeline.evaluator.factory import make_evaluator
 
-            with make_evaluator(evaluator, executor=cfg.executor, ray_address=cfg.ray_address) as ev:
+            with make_evaluator(evaluator, executor=cfg.executor, ray_address=cfg.ray_address) as judge:
+                ev = CachedEvaluator(judge, runs, verdict_key(evaluator))  # program runs: one cache per run
                 for b in range(0, len(works), cfg.batch_size):
                     chunk = works[b:b + cfg.batch_size]
                     fresh = _process_batch([w for _, w in chunk], cfg, ev)
@@ -345,10 +343,11 @@ def testgen_problems(problems: list[Problem], cfg: TestgenConfig, *, evaluator: 
         raise StageInterrupted(f"kept the generated tests of {done} finished problem{'' if done == 1 else 's'} in "
                                f"the cache {cfg.cache_path} (besides the {len(todo) - len(works)} found there); a "
                                f"rerun resumes from them and redoes the batch in progress (batch_size "
-                               f"{cfg.batch_size})") from None
+                               f"{cfg.batch_size}; its finished runs are cached)") from None
     finally:
         bar.close()
         cache.close()
+        runs.close()
     return _assemble(problems, skips, results, cfg, time.monotonic() - start)
 
 
