@@ -82,6 +82,24 @@ def test_run_mode_reads_what_a_program_printed():
     assert out["none"] == []
 
 
+def test_the_evaluators_run_mode_compares_nothing_and_runs_no_checker():
+    """mode="run": every test runs (no stop at a "failure"), each keeps its output as AC, and the
+    expected outputs and the checker program (here one that rejects everything) are never used."""
+    from pipeline.evaluator.config import Submission
+    from pipeline.evaluator.factory import make_evaluator
+    from pipeline.schema import Checker
+
+    rejects_all = "import sys\nsys.exit(1)\n"
+    p = replace(sum_problem(), checker=Checker(kind="program", language="python", program=rejects_all))
+    p = replace(p, tests=[TestCase("1 1\n", "999\n"), TestCase("2 2\n", "-1\n")])
+    sub = Submission(problem_id=p.id, submission_id="s", language="python", code=SUM)
+    with make_evaluator(EV, executor="local") as ev:
+        ran = ev.evaluate_batch({p.id: p}, [sub], mode="run")[0]
+        judged = ev.evaluate_batch({p.id: p}, [sub], mode="all")[0]
+    assert ran.status == "AC" and [(t.status, t.output) for t in ran.tests] == [("AC", "2\n"), ("AC", "4\n")]
+    assert judged.status != "AC"  # judged, the same run fails: the checker and the answers were skipped above
+
+
 def test_run_mode_through_the_cache_runs_only_what_it_has_not_seen(tmp_path):
     """testgen's runs (CachedEvaluator): a second run of a program on an input is a hit with the same
     output; a new input runs alone; judging goes straight to the evaluator."""

@@ -315,11 +315,6 @@ class Runner:
 
 
 # --- run mode: what a program prints ------------------------------------------------------------------
-# The judge compares with an expected output; to run a program for its output, each input is judged
-# against a placeholder with no checker (the tolerant comparison), in mode `all`, keeping outputs:
-# AC and WA then both mean "ran to completion" and read as "AC" here. This trick stays in this module,
-# so that callers never bend the judging API.
-PLACEHOLDER = {"functional": "null", "stdio": ""}
 
 
 @dataclass
@@ -408,19 +403,13 @@ def _run(ev, jobs: list[tuple[Any, Problem, str, str, list[str]]]):
         if not inputs:
             continue
         sid = f"run{j}"
-        placeholder = PLACEHOLDER.get(problem.style, "")
-        problems[sid] = replace(problem, id=sid, checker=None,
-                                tests=[TestCase(x, placeholder, "generated") for x in inputs])
+        # no checker: it is not run in mode `run`, and the plain output limit applies
+        problems[sid] = replace(problem, id=sid, checker=None, tests=[TestCase(x, "", "generated") for x in inputs])
         subs.append(Submission(problem_id=sid, submission_id=sid, language=language, code=code))
         by_sid[sid] = (key, len(inputs))
-    for verdict in ev.evaluate(problems, subs, mode="all", keep_outputs=True, progress=False):
+    for verdict in ev.evaluate(problems, subs, mode="run", keep_outputs=True, progress=False):
         key, n = by_sid[verdict.submission_id]
-        runs = []
-        for tr in verdict.tests[:n]:
-            if tr.status in ("AC", "WA"):  # ran to completion: the placeholder's comparison means nothing
-                runs.append(Output("AC", tr.output, float(tr.time_s or 0.0), tr.memory_mb))
-            else:
-                runs.append(Output(tr.status, tr.output, float(tr.time_s or 0.0), tr.memory_mb, tr.diff))
+        runs = [Output(tr.status, tr.output, float(tr.time_s or 0.0), tr.memory_mb, tr.diff) for tr in verdict.tests[:n]]
         runs += [Output(verdict.status, None, 0.0, None, verdict.reason)] * (n - len(runs))
         yield key, runs
 
