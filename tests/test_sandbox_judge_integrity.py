@@ -1,0 +1,138 @@
+"""The judge process and its fork server cannot be changed from inside the real sandbox
+(bubblewrap): the judge is PID 1 of the box (a program cannot kill it), a syscall filter the judge
+installs on itself once keeps its limits, priority and scheduling, and keeps keyrings, new
+namespaces and ptrace out of reach (threads and processes still work), and a judge found tampered
+with is replaced before the next run."""
+
+from __future__ import annotations
+
+import pytest
+from sandbox_fixtures import FAST, assert_pool_still_judges, judge, needs_bwrap, run, sub
+
+from pipeline.evaluator import Evaluator, EvaluatorConfig
+from pipeline.evaluator.inside import syscall_filter
+from pipeline.schema import Problem, TestCase
+
+# Two tests: a program that passes the first runs again in the same judge.
+ECHO = Problem(id="echo", source="test", statement="", style="stdio", time_limit_s=1.0,
+               tests=[TestCase("41\n", "42\n"), TestCase("1\n", "2\n")])
+
+# Lowers the judge's (PID 1's) limits and priority; each call reports "ok" or the error.
+TAMPER = """
+    import os, resource
+    def attempt(f):
+        try:
+            f()
+            return "ok"
+        except OSError as e:
+            return type(e).__name__
+    got = [attempt(lambda: resource.prlimit(1, resource.RLIMIT_AS, (64 << 20, 64 << 20))),
+           attempt(lambda: resource.prlimit(1, resource.RLIMIT_NPROC, (2, 2))),
+           attempt(lambda: os.setpriority(os.PRIO_PROCESS, 1, 19)),
+           attempt(lambda: os.setpriority(os.PRIO_USER, 0, 19)),
+           attempt(lambda: os.sched_setaffinity(1, {0})),
+           attempt(lambda: os.sched_setscheduler(1, os.SCHED_IDLE, os.sched_param(0)))]
+    print(got, flush=True)
+"""
+# An innocent program that needs what TAMPER takes away: 100 MB, a thread, normal priority.
+INNOCENT = """
+    import os, threading
+    block = bytearray(100 << 20)
+    t = threading.Thread(target=lambda: None)
+    t.start()
+    t.join()
+    assert os.getpriority(os.PRIO_PROCESS, 0) == 0 and os.sched_getscheduler(0) == os.SCHED_OTHER
+    print(int(input()) + 1)
+"""
+
+
+@pytest.fixture(scope="module")
+def ev():
+    with Evaluator(workers=2, sandbox="bwrap", config=EvaluatorConfig(**FAST)) as e:
+        yield e
+
+
+@pytest.fixture(scope="module")
+def solo():
+    """One worker (so consecutive submissions share the judge), without the syscall filter: the
+    judge must notice tampering by itself."""
+    with Evaluator(workers=1, sandbox="bwrap", config=EvaluatorConfig(syscall_filter=False, **FAST)) as e:
+        yield e
+
+
+@needs_bwrap
+def test_killing_the_parent_does_nothing(ev):
+    v = run(ev, """
+        import os, signal
+        for pid in (os.getppid(), 1):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        print(int(input()) + 1)
+    """)
+    assert v.status == "AC", v
+    assert_pool_still_judges(ev)
+
+
+@needs_bwrap
+def test_programs_cannot_lower_the_judges_limits_or_priority(ev):
+    tamper = judge(ev, ECHO, sub(ECHO, TAMPER), keep_outputs=True)
+    if ev._all[0].boxes["run"].info.get("syscall_filter"):  # else the judge notices (next test)
+        assert tamper.tests[0].output.strip() == str(["PermissionError"] * 6), tamper
+    innocent = ev.evaluate_batch([ECHO], [sub(ECHO, INNOCENT, sid=str(i)) for i in range(4)])
+    assert [v.status for v in innocent] == ["AC"] * 4, innocent
+
+
+@needs_bwrap
+def test_a_tampered_judge_is_replaced_before_the_next_run(solo):
+    tamper = judge(solo, ECHO, sub(ECHO, TAMPER), keep_outputs=True)
+    assert "'ok'" in tamper.tests[0].output  # no filter: the calls work ...
+    innocent = judge(solo, ECHO, sub(ECHO, INNOCENT, sid="innocent"))
+    assert innocent.status == "AC", innocent  # ... but the next run gets a fresh judge
+    assert "restarting" in solo._all[0].boxes["run"].log_tail()
+
+
+@needs_bwrap
+def test_no_keyrings_namespaces_or_ptrace_but_threads_and_processes_work(ev):
+    v = judge(ev, ECHO, sub(ECHO, """
+        import ctypes, multiprocessing, os, subprocess, threading
+        libc = ctypes.CDLL(None, use_errno=True)
+        refused = []
+        # add_key("user", ..., KEY_SPEC_USER_KEYRING): per-uid storage the next submission could read
+        refused.append(libc.syscall(248, b"user", b"note", b"x", 1, -4) == -1)
+        refused.append(libc.unshare(0x10000000) == -1)  # CLONE_NEWUSER
+        refused.append(libc.ptrace(16, os.getppid(), None, None) == -1)  # PTRACE_ATTACH
+        t = threading.Thread(target=lambda: None)
+        t.start()
+        t.join()
+        with multiprocessing.Pool(2) as pool:
+            squares = pool.map(abs, [-1, -2])
+        echo = subprocess.run(["echo", "x"], capture_output=True, text=True).stdout
+        n = int(input())
+        print(n + 1 if all(refused) and squares == [1, 2] and echo == "x\\n" else (refused, squares, echo))
+    """))
+    assert v.status == "AC", v
+
+
+@needs_bwrap
+def test_the_filter_is_the_judges_own_and_inherited_once(ev):
+    """The judge (PID 1) installs the filter on itself once; a program inherits exactly that
+    one (not a second copy attached per run, which cost ~0.3 ms each)."""
+    v = judge(ev, ECHO, sub(ECHO, """
+        def seccomp(pid):
+            rows = dict(line.split(":", 1) for line in open(f"/proc/{pid}/status"))
+            return rows["Seccomp"].strip(), rows.get("Seccomp_filters", "1").strip()
+        input()
+        print(seccomp(1), seccomp("self"))
+    """), keep_outputs=True)
+    if not ev._all[0].boxes["run"].info.get("syscall_filter"):
+        pytest.skip("no syscall filter on this kernel")
+    assert v.tests[0].output.strip() == "('2', '1') ('2', '1')", v
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_syscall_filter_assembles(machine):
+    program = syscall_filter.build(machine)
+    assert program and len(program) % 8 == 0
+    assert syscall_filter.build("sparc64") is None
