@@ -28,12 +28,12 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 
 def run(inp: Path, out: Path, executor: str, block: int) -> float:
-    from pipeline.dedup import DedupConfig, run_dedup
+    from pipeline.dedup import Dedup, DedupConfig
 
     cfg = DedupConfig(executor=executor, ray_block_size=block, benchmarks=[
         {"name": "seed-benchmark", "path": str(ROOT / "data" / "seed" / "benchmark.jsonl")}])
     t0 = time.perf_counter()
-    run_dedup(inp, out, cfg)
+    Dedup().run(cfg, inp, out, progress=False)
     return time.perf_counter() - t0
 
 

@@ -10,7 +10,7 @@ variables, changed numbers (sample values), light paraphrase, and combinations. 
 all pairs inside a family (a base statement and its variants) are duplicates; no other pair is.
 
 Both systems get the same shingles (word 5-grams) and the same similarity target (0.7):
-- ours: `pipeline.dedup.run_dedup` with the stage defaults (no benchmarks), parquet in and out;
+- ours: `pipeline.dedup.Dedup` with the stage defaults (no benchmarks), parquet in and out;
 - datatrove: MinhashDedupSignature -> Buckets -> Cluster -> Filter with LocalPipelineExecutor
   (jsonl in and out), once with bands x rows = datasketch's optimum for 0.7 (14 x 9, datatrove's
   own default is 14 x 8) and once with the stage's recall-leaning bands x rows.
@@ -228,12 +228,12 @@ def plant(base: list[tuple[str, str]], frac: float, seed: int, negative_frac: fl
 
 # --- the two systems (each run in its own subprocess) ------------------------------------------
 def run_ours(work: Path, threshold: float, shingle_size: int) -> list[list[str]]:
-    from pipeline.dedup import DedupConfig, run_dedup
+    from pipeline.dedup import Dedup, DedupConfig
     from pipeline.io import read_table
 
     cfg = DedupConfig(threshold=threshold, shingle_size=shingle_size, benchmarks=[])
     out = work / f"ours-{threshold}"
-    run_dedup(work / "corpus.parquet", out, cfg)
+    Dedup().run(cfg, work / "corpus.parquet", out, progress=False)
     return [c["member_ids"] for c in read_table(out / "clusters.parquet").to_pylist()]
 
 

@@ -6,7 +6,7 @@
 
 Work (the problems of data/seed/problems.jsonl, or --problems FILE):
   validate  every reference solution judged on all of its problem's tests (mode all, outputs kept),
-            one submission per call from 2 x judges threads, as pipeline/validate.py's Runner does;
+            one submission per call from 2 x judges threads, as pipeline/evaluator/programs.py's Runner does for validate;
   rl        one batch of k samples per problem (mode first-failure), as the training reward and
             rollout judging send it: references (AC), a copy that does not compile (CE) and, for
             stdio problems, a copy printing an extra line (WA).
@@ -60,7 +60,7 @@ def rl_work(problems: list[Problem], k: int) -> list[Submission]:
 
 
 def run_validate(ev, work) -> tuple[float, float]:
-    """One call per reference from 2 x judges threads (validate's Runner). (wall s, this process's CPU s)"""
+    """One call per reference from 2 x judges threads (programs.Runner, as validate drives it). (wall s, this process's CPU s)"""
     start, cpu = time.perf_counter(), time.process_time()
     with ThreadPoolExecutor(2 * ev.workers) as pool:
         list(pool.map(lambda ps: ev.evaluate_batch({ps[0].id: ps[0]}, [ps[1]], mode="all", keep_outputs=True), work))

@@ -43,7 +43,7 @@ from pipeline.card import DEFAULT_TAGS, portable, render_card, upstream_records
 from pipeline.generation.prompts import build_messages
 from pipeline.inputs import InputError, load_problems
 from pipeline.io import atomic_path, problems_to_table, write_text_atomic
-from pipeline.stage import Stage, StageContext, StageStats, settings_record, write_stats
+from pipeline.stage import Stage, StageContext, StageStats, settings_record
 
 log = logging.getLogger(__name__)
 
@@ -361,19 +361,12 @@ class Build(Stage):
                       "publish": publish_settings(params_path)}
         combined = unify([table, rest]) if rest.num_rows else table
         in_band = [True] * table.num_rows + [False] * rest.num_rows
-        write_release_files(cfg, combined, in_band, out_dir, stats, provenance)
-        self.revision = revision
+        write_release(cfg, combined, in_band, out_dir, stats, provenance)
+        ctx.result["git_revision"] = revision
         return None
 
     def finish(self, stats: dict[str, Any], ctx: StageContext) -> dict[str, Any]:
-        return {**stats, "git_revision": self.revision}
-
-
-def run_build(cfg: BuildConfig, filtered_path: str | Path, out_dir: str | Path, *, data_dir: str | Path = "data",
-              params_path: str | Path = "params.yaml", out_of_band_path: str | Path | None = None) -> dict[str, Any]:
-    """`Build` as a function (its stats)."""
-    return Build().run(cfg, filtered_path, out_dir, data_dir=data_dir,
-                       params_path=params_path, out_of_band_path=out_of_band_path)
+        return {**stats, "git_revision": ctx.result["git_revision"]}
 
 
 def _out_of_band_rows(filtered_path: str | Path, out_of_band_path: str | Path | None, cfg: BuildConfig) -> pa.Table:
@@ -394,16 +387,9 @@ def _out_of_band_rows(filtered_path: str | Path, out_of_band_path: str | Path | 
 
 def write_release(cfg: BuildConfig, table: pa.Table, in_band: list[bool], out_dir: Path, stats: StageStats,
                   provenance: dict[str, Any]) -> dict[str, Any]:
-    """A release's files (`write_release_files`) and its stats and settings; returns the stats."""
-    data = write_release_files(cfg, table, in_band, out_dir, stats, provenance)
-    write_stats(out_dir, stats, settings=cfg, stage=STAGE)
-    return {**data, "git_revision": provenance["git_revision"]}
-
-
-def write_release_files(cfg: BuildConfig, table: pa.Table, in_band: list[bool], out_dir: Path, stats: StageStats,
-                        provenance: dict[str, Any]) -> dict[str, Any]:
     """Shards (`data/`: rows with `in_band`; `out_of_band/`: the rest), card, plots and provenance of
-    a release; fills `stats` (kept, figures) and returns it as a dict."""
+    a release (a build's or a re-band's); fills `stats` (kept, figures) and returns it as a dict.
+    Its stats and settings files are the caller's to write."""
     mask = pa.array(in_band, pa.bool_())
     default, rest = table.filter(mask), table.filter(pa.compute.invert(mask))
     max_shard_bytes = parse_size(cfg.max_shard_size)

@@ -326,12 +326,6 @@ class Scrape(Stage):
         return kept
 
 
-def run_scrape(cfg: ScrapeConfig, out_dir: str | Path = "data/raw", *, since: str | None = None,
-               limit: int | None = None, progress: bool = True) -> dict[str, Any]:
-    """`Scrape` as a function (its stats)."""
-    return Scrape().run(cfg, None, out_dir, since=since, limit=limit, progress=progress)
-
-
 def convert(fmt: str, path: str | Path | None, out: str | Path, *, name: str | None = None,
             since: str | None = None, limit: int | None = None, options: dict[str, Any] | None = None,
             progress: bool = True) -> dict[str, Any]:

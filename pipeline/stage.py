@@ -85,7 +85,7 @@ def build_config(cls: type[T], data: Any, where: str | None = None) -> T:
     if unknown:
         raise ConfigError(f"unknown {where} params {unknown}; valid: {sorted(fields)}")
     hints = typing.get_type_hints(cls)
-    values = {name: _coerce(hints.get(name, Any), value, f"{where}.{name}") for name, value in data.items()}
+    values = {name: check_value(hints.get(name, Any), value, f"{where}.{name}") for name, value in data.items()}
     try:
         return cls(**values)
     except ConfigError:
@@ -94,9 +94,10 @@ def build_config(cls: type[T], data: Any, where: str | None = None) -> T:
         raise ConfigError(f"params `{where}`: {e}") from e
 
 
-def _coerce(tp: Any, value: Any, where: str) -> Any:
-    """`value` checked against annotation `tp` (dataclasses built, ints accepted as floats);
-    annotations this does not understand pass the value through."""
+def check_value(tp: Any, value: Any, where: str) -> Any:
+    """`value` checked against annotation `tp` as a params value is: a ConfigError naming `where`
+    when it does not fit; returns it coerced (dataclasses built, ints accepted as floats).
+    Annotations this does not understand pass the value through."""
     origin = typing.get_origin(tp)
     if tp is Any or isinstance(tp, TypeVar):
         return value
@@ -107,7 +108,7 @@ def _coerce(tp: Any, value: Any, where: str) -> Any:
         errors = []
         for option in (o for o in options if o is not type(None)):
             try:
-                return _coerce(option, value, where)
+                return check_value(option, value, where)
             except ConfigError as e:
                 errors.append(str(e))
         raise ConfigError(errors[0] if len(errors) == 1 else f"params `{where}`: {value!r} fits none of {_name(tp)}")
@@ -124,14 +125,14 @@ def _coerce(tp: Any, value: Any, where: str) -> Any:
         if origin is tuple and args and args[-1] is not Ellipsis:
             return tuple(value)
         item = args[0] if args else Any
-        out = [_coerce(item, v, f"{where}.{i}") for i, v in enumerate(value)]
+        out = [check_value(item, v, f"{where}.{i}") for i, v in enumerate(value)]
         return tuple(out) if origin is tuple else out
     if origin is dict or tp is dict:
         if not isinstance(value, dict):
             raise ConfigError(f"params `{where}`: expected a mapping, got {value!r}")
         args = typing.get_args(tp)
         item = args[1] if len(args) == 2 else Any
-        return {k: _coerce(item, v, f"{where}.{k}") for k, v in value.items()}
+        return {k: check_value(item, v, f"{where}.{k}") for k, v in value.items()}
     if tp is float:
         if isinstance(value, int | float) and not isinstance(value, bool):
             return float(value)
@@ -331,7 +332,8 @@ def write_stats(out_dir: str | Path, stats: StageStats | dict[str, Any], setting
 class StageContext:
     """What a stage's hook works with. `problems_path`: the problems input as given to `run`;
     `inputs`: the stage's other named inputs (rollouts folders, a data folder, models); `settings`:
-    what settings.json records beside the config."""
+    what settings.json records beside the config; `result`: what the hook hands `finish` beyond the
+    stats (the context, not the Stage object, holds a run's state: one instance may run twice)."""
 
     cfg: Any
     problems_path: Path | None
@@ -342,6 +344,7 @@ class StageContext:
     progress: bool = True
     inputs: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
+    result: dict[str, Any] = field(default_factory=dict)
 
     def reject(self, id: str | None, reason: str, record: Any, key: str | None = None, **extra: Any) -> None:
         """One reject: its row in rejects.jsonl (`extra` rides along) and its count under
@@ -362,7 +365,8 @@ class Stage:
     A subclass names `name` (the command, the rejects' `stage`, the stats' stage), `config` (its
     config class; its params section is `section`, default the name), `unit` and `judges`; a stage
     whose input is not a problem file (dedup streams its shards, eval-model reads benchmarks)
-    overrides `load`; one whose result is more than the stats overrides `finish`."""
+    overrides `load`; one whose result is more than the stats overrides `finish`, which gets what
+    the hook left in `ctx.result`. A Stage object keeps no state of a run (it may run twice)."""
 
     name: str = ""
     section: str | None = None

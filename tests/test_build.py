@@ -7,9 +7,9 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from pipeline.build import BuildConfig, parse_size, run_build
+from pipeline.build import Build, BuildConfig, parse_size
 from pipeline.card import size_category
-from pipeline.difficulty.filter import FilterConfig, run_filter
+from pipeline.difficulty.filter import Filter, FilterConfig
 from pipeline.io import read_problems, write_json, write_problems
 from pipeline.rollout.runner import write_shard
 from pipeline.schema import Problem, TestCase
@@ -39,7 +39,8 @@ def filtered(tmp_path):
                   "reason": None} for j in range(4)]
     write_shard(tmp_path / "rollouts" / "shards" / "part-00000.parquet", rows)
     data = tmp_path / "data"
-    run_filter(FilterConfig(), tmp_path / "validated.parquet", tmp_path / "rollouts", data / "filtered")
+    Filter().run(FilterConfig(), tmp_path / "validated.parquet", data / "filtered",
+                 rollouts=tmp_path / "rollouts")
     write_json(data / "dedup" / "stats.json", {"problems_in": 20, "exact_duplicates": 5, "near_duplicates": 3})
     params = tmp_path / "params.yaml"
     params.write_text(yaml.safe_dump({"filter": {"max_pass_rate": 0.75}, "build": {"version": "1.2.3"}}))
@@ -50,7 +51,7 @@ def test_build_layout_card_and_load_dataset(filtered, tmp_path):
     tmp, data, params = filtered
     out = data / "curated"
     cfg = BuildConfig(version="1.2.3", max_shard_size="1KB")
-    stats = run_build(cfg, data / "filtered" / "problems.parquet", out, data_dir=data, params_path=params)
+    stats = Build().run(cfg, data / "filtered" / "problems.parquet", out, data_dir=data, params_path=params)
     shards = sorted((out / "data").glob("*.parquet"))
     n = len(shards)
     assert n > 1 and [s.name for s in shards] == [f"train-{i:05d}-of-{n:05d}.parquet" for i in range(n)]
@@ -107,7 +108,7 @@ def test_build_layout_card_and_load_dataset(filtered, tmp_path):
     # A rebuild replaces the old shard set, and `datasets` does not serve the old cached rows.
     few = data / "few.parquet"
     write_problems(few, read_problems(data / "filtered" / "problems.parquet")[:5])
-    run_build(BuildConfig(version="1.2.3"), few, out, data_dir=data, params_path=params)
+    Build().run(BuildConfig(version="1.2.3"), few, out, data_dir=data, params_path=params)
     assert [s.name for s in (out / "data").glob("*.parquet")] == ["train-00000-of-00001.parquet"]
     assert load_dataset(str(out), cache_dir=str(cache), split="train").num_rows == 5
 
@@ -132,7 +133,8 @@ def test_bad_records_unfiltered_input_and_accounting(tmp_path):
     path = tmp_path / "validated.parquet"  # not through the filter: no difficulty columns at all
     write_problems(path, good + bad)
     out = tmp_path / "curated"
-    stats = run_build(BuildConfig(language="cpp"), path, out, data_dir=tmp_path / "none", params_path=tmp_path / "none")
+    stats = Build().run(BuildConfig(language="cpp"), path, out, data_dir=tmp_path / "none",
+                        params_path=tmp_path / "none")
     rejects = {r["id"]: r["reason"] for _, r, _ in read_jsonl(out / "rejects.jsonl")}
     assert "tests: empty" in rejects["no-tests"] and rejects["p01"].startswith("duplicate id")
     assert "cannot build the training prompt" in rejects["p00"]  # functional, asked for C++
@@ -152,13 +154,16 @@ def test_empty_or_missing_input_is_an_error_and_keeps_the_previous_build(tmp_pat
 
     out = tmp_path / "curated"
     write_problems(tmp_path / "some.parquet", [problem(1), problem(2)])
-    run_build(BuildConfig(), tmp_path / "some.parquet", out, data_dir=tmp_path, params_path=tmp_path / "none")
+    Build().run(BuildConfig(), tmp_path / "some.parquet", out, data_dir=tmp_path,
+                params_path=tmp_path / "none")
     before = sorted(p.name for p in (out / "data").iterdir())
     write_problems(tmp_path / "empty.parquet", [])
     with pytest.raises(InputError, match="no problems to build"):
-        run_build(BuildConfig(), tmp_path / "empty.parquet", out, data_dir=tmp_path, params_path=tmp_path / "none")
+        Build().run(BuildConfig(), tmp_path / "empty.parquet", out, data_dir=tmp_path,
+                    params_path=tmp_path / "none")
     with pytest.raises(InputError, match="does not exist"):
-        run_build(BuildConfig(), tmp_path / "absent.parquet", out, data_dir=tmp_path, params_path=tmp_path / "none")
+        Build().run(BuildConfig(), tmp_path / "absent.parquet", out, data_dir=tmp_path,
+                    params_path=tmp_path / "none")
     assert sorted(p.name for p in (out / "data").iterdir()) == before
 
 
@@ -169,7 +174,7 @@ def test_shards_are_swapped_in_whole(tmp_path, monkeypatch):
     out = tmp_path / "curated"
     write_problems(tmp_path / "many.parquet", [problem(i) for i in range(12)])
     cfg = BuildConfig(max_shard_size="1KB")
-    run_build(cfg, tmp_path / "many.parquet", out, data_dir=tmp_path, params_path=tmp_path / "none")
+    Build().run(cfg, tmp_path / "many.parquet", out, data_dir=tmp_path, params_path=tmp_path / "none")
     first = sorted(p.name for p in (out / "data").iterdir())
     assert len(first) > 2
 
@@ -186,7 +191,7 @@ def test_shards_are_swapped_in_whole(tmp_path, monkeypatch):
     write_problems(tmp_path / "few.parquet", [problem(i) for i in range(20, 26)])
     monkeypatch.setattr(build.pq, "write_table", dying)
     with pytest.raises(KeyboardInterrupt):
-        run_build(cfg, tmp_path / "few.parquet", out, data_dir=tmp_path, params_path=tmp_path / "none")
+        Build().run(cfg, tmp_path / "few.parquet", out, data_dir=tmp_path, params_path=tmp_path / "none")
     monkeypatch.setattr(build.pq, "write_table", real)
     assert sorted(p.name for p in (out / "data").iterdir()) == first and not list(out.glob(".data-*"))
     assert len(load_training_problems(out).problems) == 12
@@ -195,7 +200,7 @@ def test_shards_are_swapped_in_whole(tmp_path, monkeypatch):
     (out / ".data-staging-x").mkdir()
     write_problems(out / ".data-staging-x" / "train-00000-of-00001.parquet", [problem(99)])
     assert len(load_training_problems(out).problems) == 12
-    run_build(cfg, tmp_path / "few.parquet", out, data_dir=tmp_path, params_path=tmp_path / "none")
+    Build().run(cfg, tmp_path / "few.parquet", out, data_dir=tmp_path, params_path=tmp_path / "none")
     assert not list(out.glob(".data-*"))
     assert sorted(p.id for p in load_training_problems(out).problems) == [f"p{i}" for i in range(20, 26)]
 
@@ -220,8 +225,8 @@ def test_card_shows_each_stages_effective_settings_with_secrets_redacted(filtere
     write_json(data / "rollouts" / "settings.json", {
         "backend": "openai", "backend_options": {"api_key": "sk-live-123", "api_key_env": "OPENAI_API_KEY"},
         "max_tokens": 64})
-    run_build(BuildConfig(version="1.2.3"), data / "filtered" / "problems.parquet", data / "curated", data_dir=data,
-              params_path=params)
+    Build().run(BuildConfig(version="1.2.3"), data / "filtered" / "problems.parquet", data / "curated",
+                data_dir=data, params_path=params)
     card = (data / "curated" / "README.md").read_text()
     settings = yaml.safe_load(card.split("```yaml\n")[-1].split("```")[0])
     assert settings["filter"]["max_pass_rate"] == 0.6  # the stage's own record wins over params.yaml's 0.75
@@ -235,7 +240,8 @@ def test_card_shows_the_generated_tests_strength(filtered):
     write_json(data / "testgen" / "stats.json", {
         "tests_added": 30, "problems_augmented": 3,
         "mutants": {"mutants": 40, "problems": 3, "kill_rate_examples": 0.5, "kill_rate_with_generated": 0.875}})
-    run_build(BuildConfig(), data / "filtered" / "problems.parquet", data / "curated", data_dir=data, params_path=params)
+    Build().run(BuildConfig(), data / "filtered" / "problems.parquet", data / "curated", data_dir=data,
+                params_path=params)
     card = (data / "curated" / "README.md").read_text()
     assert "added 30 tests to 3 problems" in card and "alone kill 50.0%" in card and "generated tests 87.5%" in card
     assert "### testgen" in card
@@ -245,7 +251,8 @@ def test_card_reads_settings_from_stats_written_before_settings_json(filtered):
     """An upstream stats.json of the old shape (settings under `config`) shows them as settings, not figures."""
     tmp, data, params = filtered
     write_json(data / "dedup" / "stats.json", {"read": 20, "kept": 12, "config": {"threshold": 0.55}})
-    run_build(BuildConfig(), data / "filtered" / "problems.parquet", data / "curated", data_dir=data, params_path=params)
+    Build().run(BuildConfig(), data / "filtered" / "problems.parquet", data / "curated", data_dir=data,
+                params_path=params)
     card = (data / "curated" / "README.md").read_text()
     settings = yaml.safe_load(card.split("```yaml\n")[-1].split("```")[0])
     assert settings["dedup"] == {"threshold": 0.55} and "config.threshold" not in card and "| kept | 12 |" in card
@@ -271,7 +278,8 @@ def test_card_has_a_test_strength_section_with_tpr_tnr_per_source_and_difficulty
                      "after": {"known_wrong": record(2, 2, 5, 5), "mutants": record(0, 0, 40, 35)},
                      "by_source": {"kattis": {"known_wrong": record(2, 2, 5, 5), "mutants": record(0, 0, 40, 35)}}},
         "agreement": {"tests_by_references": {"2": 20, "1": 10}, "single_reference": 10}})
-    run_build(BuildConfig(), data / "filtered" / "problems.parquet", data / "curated", data_dir=data, params_path=params)
+    Build().run(BuildConfig(), data / "filtered" / "problems.parquet", data / "curated", data_dir=data,
+                params_path=params)
     card = (data / "curated" / "README.md").read_text()
     section = card.split("## Test strength\n")[1].split("\n## ")[0]
     assert "over its 7 kept problems" in section and "TPR 91.7% (11/12), TNR 90.0% (9/10)" in section

@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from pipeline.dedup import DedupConfig, run_dedup
+from pipeline.dedup import Dedup, DedupConfig
 from pipeline.dedup.ray_scan import bucket_pairs
 from pipeline.inputs import load_problems
 from pipeline.io import read_table, write_problems
@@ -52,7 +52,7 @@ def _run(tmp_path: Path, name: str, **cfg) -> tuple[Path, dict]:
     config = DedupConfig(batch_size=16, merge_tests=True, ray_block_size=20, ngram_min_overlap=0.6,
                          contamination_minhash_threshold=0.6, benchmarks=[
         {"name": "seed-benchmark", "path": str(SEED_BENCH), "format": "problems"}], **cfg)
-    return out, run_dedup(inp, out, config)
+    return out, Dedup().run(config, inp, out, progress=False)
 
 
 @pytest.mark.skipif(not SEED.exists(), reason="data/seed corpus not present")
@@ -100,6 +100,6 @@ def test_a_pair_sharing_several_bands_comes_out_of_its_first_shared_band_only():
 def test_an_input_without_problems_needs_no_ray_job(tmp_path, ray_cluster):
     inp = tmp_path / "empty.parquet"
     write_problems(inp, [])
-    stats = run_dedup(inp, tmp_path / "out", DedupConfig(executor="ray", benchmarks=[]))
+    stats = Dedup().run(DedupConfig(executor="ray", benchmarks=[]), inp, tmp_path / "out", progress=False)
     assert (stats["read"], stats["kept"], stats["rejected"]) == (0, 0, 0)
     assert read_table(tmp_path / "out" / "problems.parquet").num_rows == 0

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.dedup import DedupConfig, run_dedup
+from pipeline.dedup import Dedup, DedupConfig
 from pipeline.dedup.outputs import ALIAS_TYPE
 from pipeline.inputs import DUPLICATE
 from pipeline.io import read_jsonl, read_problems, read_table, write_problems
@@ -112,7 +112,7 @@ def _run(tmp_path: Path, name: str = "out", problems: list[Problem] | None = Non
         write_problems(inp, problems if problems is not None else corpus())
     cfg.setdefault("benchmarks", [{"name": "bench", "path": str(_bench(tmp_path))}])
     out = tmp_path / name
-    return out, run_dedup(inp, out, DedupConfig(**cfg))
+    return out, Dedup().run(DedupConfig(**cfg), inp, out, progress=False)
 
 
 def _outputs(out: Path):
@@ -256,8 +256,8 @@ def test_deterministic_and_sharded_input(tmp_path):
     problems = corpus()
     write_problems(shards / "part-0.parquet", problems[:4])
     write_problems(shards / "part-1.parquet", problems[4:])
-    stats = run_dedup(shards, tmp_path / "c", DedupConfig(batch_size=2, benchmarks=[
-        {"name": "bench", "path": str(_bench(tmp_path))}]))
+    cfg = DedupConfig(batch_size=2, benchmarks=[{"name": "bench", "path": str(_bench(tmp_path))}])
+    stats = Dedup().run(cfg, shards, tmp_path / "c", progress=False)
     assert read_table(tmp_path / "c" / "problems.parquet").equals(read_table(out_a / "problems.parquet"))
     assert stats["kept"] == 5
 
@@ -374,8 +374,8 @@ def test_seed_planted_duplicates_boilerplate_and_benchmark_copy(tmp_path):
     inp = tmp_path / "raw.parquet"
     write_problems(inp, problems)
     out = tmp_path / "out"
-    stats = run_dedup(inp, out, DedupConfig(benchmarks=[
-        {"name": "seed-benchmark", "path": str(SEED_BENCH), "format": "problems"}]))
+    stats = Dedup().run(DedupConfig(benchmarks=[
+        {"name": "seed-benchmark", "path": str(SEED_BENCH), "format": "problems"}]), inp, out, progress=False)
     kept, clusters, rejects = _outputs(out)
     cluster_of = {m: c["cluster_id"] for c in clusters for m in c["member_ids"]}
     cluster_of.update({p.id: p.extra["cluster_id"] for p in kept})

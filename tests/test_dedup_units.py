@@ -11,15 +11,16 @@ from pipeline.dedup.features import Featurizer
 from pipeline.dedup.minhash import (
     CandidateIndex,
     UnionFind,
+    char_shingles,
     jaccard,
     lsh_params,
     minhashes,
-    ngram_hashes,
-    shingle_hashes,
+    ngram_set,
     token_hashes,
     window_hashes,
+    word_shingles,
 )
-from pipeline.dedup.normalize import normalize_statement, tokenize
+from pipeline.dedup.normalize import tokenize
 from pipeline.dedup.representative import Facts, can_merge_tests, order_members, union_tests
 from pipeline.schema import Problem, ReferenceSolution, TestCase
 
@@ -32,11 +33,11 @@ HTML = "<p>Given <var>n</var> integers a_1, ..., a_n with 1 &le; n &lt;= 100000.
 
 # --- normalisation ---------------------------------------------------------------------------
 def test_formatting_variants_normalise_alike():
-    plain = normalize_statement(PLAIN)
-    assert plain == normalize_statement(UNICODE)
-    assert plain == normalize_statement(HTML)
-    assert plain == normalize_statement(PLAIN.upper().replace(" ", "   \n "))
-    assert plain.startswith("given n integers a 1 a n with 1 le n le 100000")
+    plain = tokenize(PLAIN)
+    assert plain == tokenize(UNICODE)
+    assert plain == tokenize(HTML)
+    assert plain == tokenize(PLAIN.upper().replace(" ", "   \n "))
+    assert " ".join(plain).startswith("given n integers a 1 a n with 1 le n le 100000")
 
 
 def test_latex_markdown_differs_only_in_what_it_says():
@@ -63,15 +64,15 @@ def test_featurizer():
     assert plain.key == html.key and np.array_equal(plain.shingles, html.shingles)
     assert Featurizer()("$$ ** $$").key is None
     char = Featurizer("char", 4, mask_variables=True)("Given n")
-    assert np.array_equal(char.shingles, shingle_hashes(["given", "_"], "char", 4))
+    assert np.array_equal(char.shingles, char_shingles(["given", "_"], 4))
     assert plain.ngrams(13).size == len(tokenize(PLAIN)) - 12
 
 
 def test_digit_masking():
     a = "Read 3 numbers, print their sum modulo 1000000007."
     b = "Read 5 numbers, print their sum modulo 998244353."
-    assert normalize_statement(a) != normalize_statement(b)
-    assert normalize_statement(a, mask_digits=True) == normalize_statement(b, mask_digits=True)
+    assert tokenize(a) != tokenize(b)
+    assert tokenize(a, mask_digits=True) == tokenize(b, mask_digits=True)
 
 
 def test_maths_is_not_mistaken_for_html():
@@ -104,18 +105,19 @@ def test_window_hashes_order_sensitive_and_short_sequences():
 @pytest.mark.parametrize("kind,size", [("word", 5), ("word", 1), ("char", 5)])
 def test_shingles_are_sorted_unique_and_deterministic(kind, size):
     toks = tokenize(PLAIN)
-    a, b = shingle_hashes(toks, kind, size), shingle_hashes(list(toks), kind, size)
+    def shingles(tokens):
+        return word_shingles(token_hashes(tokens), size) if kind == "word" else char_shingles(tokens, size)
+
+    a, b = shingles(toks), shingles(list(toks))
     assert a.dtype == np.uint32 and np.array_equal(a, b)
     assert np.all(np.diff(a.astype(np.int64)) > 0)
     if kind == "word":
         assert a.size == len(set(zip(*[toks[i:] for i in range(size)], strict=False)))
-    with pytest.raises(ValueError, match="shingle kind"):
-        shingle_hashes(toks, "line", 3)
 
 
-def test_ngram_hashes_need_n_tokens():
-    assert ngram_hashes(["a"] * 5, 13).size == 0
-    assert ngram_hashes([str(i) for i in range(20)], 13).size == 8
+def test_ngram_sets_need_n_tokens():
+    assert ngram_set(token_hashes(["a"] * 5), 13).size == 0
+    assert ngram_set(token_hashes([str(i) for i in range(20)]), 13).size == 8
 
 
 def test_jaccard_exact():
@@ -127,7 +129,7 @@ def test_jaccard_exact():
 
 
 def test_minhashes_match_datasketch_update_batch():
-    sets = [shingle_hashes(tokenize(t), "word", 3) for t in (PLAIN, MARKDOWN)]
+    sets = [word_shingles(token_hashes(tokenize(t)), 3) for t in (PLAIN, MARKDOWN)]
     bulk = minhashes(sets, num_perm=64, seed=7)
     for s, mh in zip(sets, bulk, strict=True):
         ref = MinHash(num_perm=64, seed=7, hashfunc=lambda x: x)
@@ -151,7 +153,7 @@ def test_candidate_index_finds_near_duplicate_not_unrelated():
     base = " ".join(f"word{i}" for i in range(200))
     near = base.replace("word100", "other")  # J ~ 0.95 on 5-word shingles
     unrelated = " ".join(f"thing{i}" for i in range(200))
-    sets = [shingle_hashes(tokenize(t), "word", 5) for t in (base, near, unrelated)]
+    sets = [word_shingles(token_hashes(tokenize(t)), 5) for t in (base, near, unrelated)]
     mhs = minhashes(sets, 128, 1)
     idx = CandidateIndex(0.7, 128, 0.9)
     assert idx.query_insert(0, mhs[0]) == []

@@ -5,7 +5,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.difficulty.filter import FilterConfig, histogram, run_filter
+from pipeline.difficulty.filter import Filter, FilterConfig, histogram
 from pipeline.generation.backends import Sample
 from pipeline.io import read_jsonl, read_problems, write_problems
 from pipeline.rollout.runner import write_shard
@@ -59,7 +59,7 @@ def stage_inputs(tmp_path):
 
 def test_band_only(stage_inputs):
     tmp, problems = stage_inputs
-    report = run_filter(FilterConfig(), tmp / "validated.parquet", tmp / "rollouts", tmp / "out")
+    report = Filter().run(FilterConfig(), tmp / "validated.parquet", tmp / "out", rollouts=tmp / "rollouts")
     kept = {p.id: p for p in read_problems(tmp / "out" / "problems.parquet")}
     assert sorted(kept) == [f"p{i:02d}" for i in range(2, 10)]
     assert kept["p03"].extra["n_samples"] == 4 and kept["p03"].extra["pass_rate"] == 0.75  # SE left out
@@ -96,7 +96,8 @@ def test_predict_calibrate_select(stage_inputs):
     cfg = build_config(FilterConfig, {"predict": {"enabled": True, "min_calibration_problems": 5,
                                                         "cv_folds": 2, "retries": 1}})
     backend = ScoreBackend(difficulty, broken={"statement-13"})
-    report = run_filter(cfg, tmp / "validated.parquet", tmp / "rollouts", tmp / "out", predict_backend=backend)
+    report = Filter().run(cfg, tmp / "validated.parquet", tmp / "out", rollouts=tmp / "rollouts",
+                          predict_backend=backend)
     cal = report["calibration"]
     assert cal["fitted"] and cal["method"] == "isotonic" and cal["n_problems"] == 10
     assert cal["spearman"] < -0.9 and cal["cv_mae"] is not None
@@ -125,7 +126,7 @@ def test_bad_and_duplicate_records_are_rejected_and_counted(stage_inputs):
            Problem(id="odd", source="seed", statement="s", style="interactive", tests=[TestCase("1", "1")]),
            Problem(id="p04", source="seed", statement="a second p04", style="stdio", tests=[TestCase("1", "1")])]
     write_problems(tmp / "mixed.parquet", problems + bad)
-    report = run_filter(FilterConfig(), tmp / "mixed.parquet", tmp / "rollouts", tmp / "out")
+    report = Filter().run(FilterConfig(), tmp / "mixed.parquet", tmp / "out", rollouts=tmp / "rollouts")
     kept = [p.id for p in read_problems(tmp / "out" / "problems.parquet")]
     assert len(kept) == len(set(kept)) == 8
     rejects = [(r["id"], r["reason"]) for _, r, _ in read_jsonl(tmp / "out" / "rejects.jsonl")]
@@ -141,7 +142,7 @@ def test_only_system_errors_is_unmeasured_with_the_reason(tmp_path):
     write_problems(tmp_path / "p.parquet", [problem(0)])
     rows = rollout_rows("p00", 0, n=0, se=3)
     write_shard(tmp_path / "rollouts" / "shards" / "part-00000.parquet", rows)
-    run_filter(FilterConfig(), tmp_path / "p.parquet", tmp_path / "rollouts", tmp_path / "out")
+    Filter().run(FilterConfig(), tmp_path / "p.parquet", tmp_path / "out", rollouts=tmp_path / "rollouts")
     (reject,) = [r for _, r, _ in read_jsonl(tmp_path / "out" / "rejects.jsonl")]
     assert reject["reason"].startswith("unmeasured: all 3 samples were system errors (SE)")
 
@@ -152,19 +153,19 @@ def test_missing_or_stale_rollouts_are_errors(stage_inputs):
 
     tmp, problems = stage_inputs
     with pytest.raises(InputError, match="rollouts folder .* does not exist"):
-        run_filter(FilterConfig(), tmp / "validated.parquet", tmp / "no-rollouts", tmp / "out")
+        Filter().run(FilterConfig(), tmp / "validated.parquet", tmp / "out", rollouts=tmp / "no-rollouts")
     with pytest.raises(InputError, match="filter input .* does not exist"):
-        run_filter(FilterConfig(), tmp / "absent.parquet", tmp / "rollouts", tmp / "out")
+        Filter().run(FilterConfig(), tmp / "absent.parquet", tmp / "out", rollouts=tmp / "rollouts")
     # Samples judged against p00's old tests: the rollout stage was not rerun after validate.
     old = problem(0)
     old.tests = [TestCase("2\n", "2\n")]
     rows = [{**r, "judge_hash": judge_hash(old)} for r in rollout_rows("p00", 2)]
     write_shard(tmp / "rollouts" / "shards" / "part-00000.parquet", rows)
     with pytest.raises(InputError, match="rerun `microcoder rollout`"):
-        run_filter(FilterConfig(), tmp / "validated.parquet", tmp / "rollouts", tmp / "out")
+        Filter().run(FilterConfig(), tmp / "validated.parquet", tmp / "out", rollouts=tmp / "rollouts")
     rows = [{**r, "judge_hash": judge_hash(problems[0])} for r in rows]
     write_shard(tmp / "rollouts" / "shards" / "part-00000.parquet", rows)
-    report = run_filter(FilterConfig(), tmp / "validated.parquet", tmp / "rollouts", tmp / "out")
+    report = Filter().run(FilterConfig(), tmp / "validated.parquet", tmp / "out", rollouts=tmp / "rollouts")
     assert report["measured"] == 1 and report["kept"] == 1 and report["by_reason"]["unmeasured"] == 13
 
 

@@ -11,13 +11,13 @@ from pipeline.difficulty.passrate import pass_at_k
 from pipeline.generation.backends import Sample
 from pipeline.inputs import InputError
 from pipeline.schema import Problem, TestCase, Verdict
+from pipeline.stage import reason_key
 from training.eval_model import (
+    EvalModel,
     EvalModelConfig,
-    excluded_counts,
     load_benchmark,
     model_metrics,
     render_table,
-    run_evaluation,
     select_problems,
 )
 
@@ -47,9 +47,9 @@ def test_date_window_and_exclusions():
         ("a", "before 2025-01-01"), ("d", "after 2025-06-30"), ("e", "no contest_date (a date window is set)"),
         ("f", "no test cases"), ("b", "duplicate id: an earlier record with this id is kept"),
         ("g", "bad contest_date 'someday' (a date window is set)")]
-    assert excluded_counts(excluded)["duplicate id"] == 1
+    assert [reason_key(r.reason) for r in excluded].count("duplicate id") == 1
     kept, excluded = select_problems(items[:4], None, None, max_problems=3)
-    assert len(kept) == 3 and excluded_counts(excluded) == {"over max_problems=3": 1}
+    assert len(kept) == 3 and [reason_key(r.reason) for r in excluded] == ["over max_problems=3"]
 
 
 def sample_rows(statuses: dict[str, list[str]]) -> list[dict[str, str]]:
@@ -90,7 +90,7 @@ def test_livecodebench_layout_is_read(tmp_path):
     path.write_text(json.dumps(row) + "\n" + json.dumps({**row, "question_id": "bad", "public_test_cases": "[]"}) + "\n")
     problems, unreadable = load_benchmark(path)
     assert [p.platform for p in problems] == ["atcoder"] and problems[0].contest_date.startswith("2025-02-01")
-    assert excluded_counts(unreadable) == {"unreadable LiveCodeBench row (no_tests)": 1}
+    assert [reason_key(r.reason) for r in unreadable] == ["unreadable LiveCodeBench row (no_tests)"]
     assert unreadable[0].record["question_id"] == "bad"
 
 
@@ -124,8 +124,8 @@ def test_run_evaluation_side_by_side(tmp_path):
     items = [problem("a"), problem("b", platform="leetcode", difficulty="hard"), problem("old", date="2020-01-01")]
     bench.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in items))
     cfg = EvalModelConfig(n_samples=4, pass_at=[2], date_from="2025-01-01", judge_batch_size=3)
-    result = run_evaluation(cfg, bench, {"base": "bad", "trained": "good"}, tmp_path / "eval", judge=FakeJudge(),
-                            backend_factory=FakeBackend, progress=False)
+    result = EvalModel().run(cfg, bench, tmp_path / "eval", models={"base": "bad", "trained": "good"},
+                             judge=FakeJudge(), backend_factory=FakeBackend, progress=False)
     metrics = result.metrics
     assert result.stats["kept"] == 2 and result.stats["rejected_by_reason"] == {"before 2025-01-01": 1}
     assert json.loads((tmp_path / "eval" / "stats.json").read_text()) == result.stats
@@ -147,8 +147,9 @@ def test_missing_local_model_is_a_clear_error(tmp_path):
     bench = tmp_path / "bench.jsonl"
     bench.write_text(json.dumps(problem("a").to_dict()) + "\n")
     with pytest.raises(InputError, match="does not exist"):
-        run_evaluation(EvalModelConfig(), bench, {"trained": str(tmp_path / "nope")}, tmp_path / "eval",
-                       judge=FakeJudge(), backend_factory=FakeBackend)
+        EvalModel().run(EvalModelConfig(), bench, tmp_path / "eval",
+                        models={"trained": str(tmp_path / "nope")}, judge=FakeJudge(),
+                        backend_factory=FakeBackend)
 
 
 def test_bad_benchmark_records_are_rejected_and_accounted(tmp_path):
@@ -159,8 +160,8 @@ def test_bad_benchmark_records_are_rejected_and_accounted(tmp_path):
               json.dumps(problem("a").to_dict()), "{not json", json.dumps(problem("none", tests=False).to_dict())]
     bench.write_text("\n".join(lines) + "\n")
     cfg = EvalModelConfig(n_samples=2, date_from="2025-01-01")
-    b = run_evaluation(cfg, bench, {"trained": "good"}, tmp_path / "eval", judge=FakeJudge(),
-                       backend_factory=FakeBackend).stats
+    b = EvalModel().run(cfg, bench, tmp_path / "eval", models={"trained": "good"}, judge=FakeJudge(),
+                        backend_factory=FakeBackend).stats
     assert b["unit"] == "problems" and b["read"] == 7 == b["kept"] + b["rejected"] and b["kept"] == 2
     assert b["rejected_by_reason"] == {"before 2025-01-01": 1, "duplicate id": 1, "invalid record": 2,
                                        "unreadable record": 1}
@@ -169,12 +170,12 @@ def test_bad_benchmark_records_are_rejected_and_accounted(tmp_path):
     assert len(rejects) == 5 and all(r["stage"] == "eval-model" and r["reason"] for r in rejects)
     # Nothing left to evaluate is a clear error, and the reasons are still written.
     with pytest.raises(InputError, match="no problems left to evaluate"):
-        run_evaluation(EvalModelConfig(date_from="2030-01-01"), bench, {"trained": "good"}, tmp_path / "eval2",
-                       judge=FakeJudge(), backend_factory=FakeBackend)
+        EvalModel().run(EvalModelConfig(date_from="2030-01-01"), bench, tmp_path / "eval2",
+                        models={"trained": "good"}, judge=FakeJudge(), backend_factory=FakeBackend)
     assert len((tmp_path / "eval2" / "rejects.jsonl").read_text().splitlines()) == 7
     with pytest.raises(InputError, match="benchmark .* does not exist"):
-        run_evaluation(EvalModelConfig(), tmp_path / "absent.jsonl", {"trained": "good"}, tmp_path / "eval3",
-                       judge=FakeJudge(), backend_factory=FakeBackend)
+        EvalModel().run(EvalModelConfig(), tmp_path / "absent.jsonl", tmp_path / "eval3",
+                        models={"trained": "good"}, judge=FakeJudge(), backend_factory=FakeBackend)
 
 
 class SlowJudge:

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline import rewards_api
-from pipeline.build import BuildConfig, run_build
+from pipeline.build import Build, BuildConfig
 from pipeline.cli import app
 from pipeline.export import DATA_SOURCE, judge_payload, problem_from_payload, write_export
 from pipeline.io import read_jsonl, write_problems
@@ -40,8 +40,8 @@ RIGHT_ADD = "```python\nclass Solution:\n    def add(self, a, b):\n        retur
 def release(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("release")
     write_problems(tmp / "filtered.parquet", [STDIO, FUNCTIONAL])
-    run_build(BuildConfig(), tmp / "filtered.parquet", tmp / "curated", data_dir=tmp / "data",
-              params_path=tmp / "params.yaml")
+    Build().run(BuildConfig(), tmp / "filtered.parquet", tmp / "curated", data_dir=tmp / "data",
+                params_path=tmp / "params.yaml")
     return tmp / "curated"
 
 

@@ -10,9 +10,9 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from pipeline.build import BuildConfig, parse_band, run_build
+from pipeline.build import Build, BuildConfig, parse_band
 from pipeline.difficulty.band import Band
-from pipeline.difficulty.filter import FilterConfig, merge_entries, run_filter
+from pipeline.difficulty.filter import Filter, FilterConfig, merge_entries
 from pipeline.difficulty.reband import reband
 from pipeline.inputs import InputError
 from pipeline.io import write_json, write_problems
@@ -55,11 +55,12 @@ def project(tmp_path):
 
 def filter_and_build(tmp, params, band: tuple[float, float], name: str, rollouts=None):
     cfg = FilterConfig(min_pass_rate=band[0], max_pass_rate=band[1])
-    run_filter(cfg, tmp / "validated.parquet", rollouts or [tmp / "rollouts", tmp / "rollouts-b"], tmp / name / "filtered")
+    Filter().run(cfg, tmp / "validated.parquet", tmp / name / "filtered",
+                 rollouts=rollouts or [tmp / "rollouts", tmp / "rollouts-b"])
     write_json(tmp / name / "filtered" / "settings.json", {"min_pass_rate": band[0], "max_pass_rate": band[1],
                                                           "pass_k": 4})
-    return run_build(BuildConfig(version="1.0.0"), tmp / name / "filtered" / "problems.parquet", tmp / name / "curated",
-                     data_dir=tmp / name, params_path=params)
+    return Build().run(BuildConfig(version="1.0.0"), tmp / name / "filtered" / "problems.parquet",
+                       tmp / name / "curated", data_dir=tmp / name, params_path=params)
 
 
 def rows(folder) -> dict[str, dict]:
@@ -86,10 +87,10 @@ def test_model_difficulty_per_model_with_revision_and_statuses(project):
 
 def test_a_second_model_adds_its_entry_and_a_rerun_replaces_its_own(project):
     tmp, params = project
-    run_filter(FilterConfig(), tmp / "validated.parquet", tmp / "rollouts", tmp / "one")
+    Filter().run(FilterConfig(), tmp / "validated.parquet", tmp / "one", rollouts=tmp / "rollouts")
     # filtering that output again with model B's rollouts keeps A's entry and adds B's
-    run_filter(FilterConfig(max_pass_rate=1.0), tmp / "one" / "problems.parquet",
-               [tmp / "rollouts-b", tmp / "rollouts"], tmp / "two")
+    Filter().run(FilterConfig(max_pass_rate=1.0), tmp / "one" / "problems.parquet", tmp / "two",
+                 rollouts=[tmp / "rollouts-b", tmp / "rollouts"])
     two = {p["id"]: p for p in pq.read_table(tmp / "two" / "problems.parquet").to_pylist()}
     assert [e["model"] for e in two["p01"]["model_difficulty"]] == ["org/policy-b", "org/policy-a"]
     assert two["p01"]["pass_rate"] == 1.0  # now B decides

@@ -88,14 +88,14 @@ class AcceptAll:
 
 
 def test_eval_model_rejects_over_budget_problems_for_every_model(tmp_path, tiny_model_dir):
-    from training.eval_model import EvalModelConfig, run_evaluation
+    from training.eval_model import EvalModel, EvalModelConfig
 
     bench = tmp_path / "bench.jsonl"
     bench.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in (problem("a"), problem("long", 400))))
     cfg = EvalModelConfig(n_samples=2, max_tokens=64, backend_options={"max_model_len": 1024})
     RecordingBackend.asked = []
-    stats = run_evaluation(cfg, bench, {"base": str(tiny_model_dir)}, tmp_path / "eval", judge=AcceptAll(),
-                           backend_factory=RecordingBackend, progress=False).stats
+    stats = EvalModel().run(cfg, bench, tmp_path / "eval", models={"base": str(tiny_model_dir)},
+                            judge=AcceptAll(), backend_factory=RecordingBackend, progress=False).stats
     assert RecordingBackend.asked == ["Problem a"]  # the long one was never sent
     assert stats["kept"] == 1 and stats["rejected"] == 1
     assert stats["rejected_by_reason"] == {"prompt over the token budget": 1}

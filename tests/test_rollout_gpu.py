@@ -206,7 +206,7 @@ def test_vllm_data_parallel_workers_start_their_engine_cores(tiny_model_dir):
 def test_rollout_rejects_over_budget_prompts_and_rolls_out_the_rest(tiny_model_dir, tmp_path):
     real_vllm()
     from pipeline.io import read_jsonl, write_problems
-    from pipeline.rollout.runner import RolloutConfig, run_rollout
+    from pipeline.rollout.runner import Rollout, RolloutConfig
 
     probs = [Problem(id=f"p{i}", source="s", statement=f"Print {i}.", style="stdio", tests=[TestCase("\n", f"{i}\n")])
              for i in range(3)]
@@ -216,7 +216,7 @@ def test_rollout_rejects_over_budget_prompts_and_rolls_out_the_rest(tiny_model_d
     cfg = RolloutConfig(backend="vllm", model=str(tiny_model_dir), k=4, max_tokens=64,
                         backend_options={"max_model_len": 1024, "gpu_memory_utilization": 0.3,
                                          "engine_kwargs": {"enforce_eager": True}})
-    stats = run_rollout(cfg, tmp_path / "in.parquet", tmp_path / "out", progress=False)
+    stats = Rollout().run(cfg, tmp_path / "in.parquet", tmp_path / "out", progress=False)
     assert stats["problems_rolled_out"] == 3 and stats["problems_rejected"] == 1 and stats["samples"] == 12
     (reject,) = [r for _, r, _ in read_jsonl(tmp_path / "out" / "rejects.jsonl")]
     assert reject["id"] == "long" and "max_model_len 1024 - max_tokens 64" in reject["reason"]

@@ -128,7 +128,7 @@ def test_rollout_stage_on_ray_replicas_resumes_and_matches_local(ray_hf, tiny_mo
     """Through the stage's runner: a rollout started on one machine and finished on Ray replicas
     (resumed by content hash) stores what a rollout on one machine stores."""
     from pipeline.io import write_problems
-    from pipeline.rollout.runner import RolloutConfig, read_rollouts, run_rollout
+    from pipeline.rollout.runner import Rollout, RolloutConfig, read_rollouts
     from pipeline.schema import TestCase
     from pipeline.stage import build_config
 
@@ -139,10 +139,10 @@ def test_rollout_stage_on_ray_replicas_resumes_and_matches_local(ray_hf, tiny_mo
     write_problems(tmp_path / "half.parquet", probs[:2])
     write_problems(tmp_path / "all.parquet", probs)
     keys = ["problem_id", "sample_index", "completion", "tokens", "status"]
-    run_rollout(cfg, tmp_path / "all.parquet", tmp_path / "local", progress=False)
-    run_rollout(cfg, tmp_path / "half.parquet", tmp_path / "ray", progress=False)
-    stats = run_rollout(cfg, tmp_path / "all.parquet", tmp_path / "ray", progress=False,
-                        backend=ray_hf)  # the runner closes it (the last test to use it)
+    Rollout().run(cfg, tmp_path / "all.parquet", tmp_path / "local", progress=False)
+    Rollout().run(cfg, tmp_path / "half.parquet", tmp_path / "ray", progress=False)
+    stats = Rollout().run(cfg, tmp_path / "all.parquet", tmp_path / "ray", progress=False,
+                          backend=ray_hf)  # the runner closes it (the last test to use it)
     assert stats["this_run"]["problems_resumed"] == 2 and stats["this_run"]["problems_generated"] == 2
     rows = [sorted(read_rollouts(tmp_path / d, keys).to_pylist(), key=lambda r: (r["problem_id"], r["sample_index"]))
             for d in ("local", "ray")]

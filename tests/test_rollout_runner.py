@@ -7,7 +7,7 @@ import pytest
 
 from pipeline.generation.backends import Sample
 from pipeline.io import read_jsonl, write_problems
-from pipeline.rollout.runner import RolloutConfig, read_rollouts, run_rollout, shard_paths
+from pipeline.rollout.runner import Rollout, RolloutConfig, read_rollouts, shard_paths
 from pipeline.schema import Problem, TestCase
 from pipeline.stage import build_config
 
@@ -45,7 +45,8 @@ def run(tmp_path, probs, backend, **params):
     path = tmp_path / "validated.parquet"
     write_problems(path, probs)
     cfg = build_config(RolloutConfig, {"k": 2, "shard_size": 1, **params})
-    return run_rollout(cfg, path, tmp_path / "rollouts", backend=backend, judge=NoEvaluator(), progress=False)
+    return Rollout().run(cfg, path, tmp_path / "rollouts", backend=backend, judge=NoEvaluator(),
+                         progress=False)
 
 
 def test_rows_shards_and_stats(tmp_path):
@@ -131,18 +132,18 @@ def test_changed_judging_rejudges_stored_samples_without_generating(tmp_path, mo
     write_problems(path, problems(3))
     cfg = RolloutConfig(k=2, shard_size=2)
     old = FixedVerdictEvaluator("WA")
-    run_rollout(cfg, path, tmp_path / "out", backend=CodeBackend(), judge=old, progress=False)
+    Rollout().run(cfg, path, tmp_path / "out", backend=CodeBackend(), judge=old, progress=False)
     assert old.judged == 6 and set(read_rollouts(tmp_path / "out")["status"].to_pylist()) == {"WA"}
     monkeypatch.setattr(runner, "evaluator_digest", lambda: "a-newer-evaluator")
     backend, new = CodeBackend(), FixedVerdictEvaluator("AC")
-    stats = run_rollout(cfg, path, tmp_path / "out", backend=backend, judge=new, progress=False)
+    stats = Rollout().run(cfg, path, tmp_path / "out", backend=backend, judge=new, progress=False)
     assert backend.calls == 0 and new.judged == 6 and stats["this_run"]["samples_rejudged"] == 6
     t = read_rollouts(tmp_path / "out")
     assert set(t["status"].to_pylist()) == {"AC"} and t.num_rows == 6
     assert t["completion"].to_pylist()[0] == "```python\nprint(0)\n```"
     # Judged with the current evaluator now: a rerun does nothing.
     again = FixedVerdictEvaluator("RE")
-    run_rollout(cfg, path, tmp_path / "out", backend=backend, judge=again, progress=False)
+    Rollout().run(cfg, path, tmp_path / "out", backend=backend, judge=again, progress=False)
     assert again.judged == 0
 
 
@@ -202,11 +203,11 @@ def test_missing_input_and_missing_model_are_clear_errors(tmp_path):
     from pipeline.inputs import InputError
 
     with pytest.raises(InputError, match="does not exist"):
-        run_rollout(RolloutConfig(), tmp_path / "absent.parquet", tmp_path / "out", progress=False)
+        Rollout().run(RolloutConfig(), tmp_path / "absent.parquet", tmp_path / "out", progress=False)
     path = tmp_path / "p.parquet"
     write_problems(path, problems(1))
     with pytest.raises(InputError, match="rollout model .* does not exist"):
-        run_rollout(RolloutConfig(model=str(tmp_path / "no-model")), path, tmp_path / "out", progress=False)
+        Rollout().run(RolloutConfig(model=str(tmp_path / "no-model")), path, tmp_path / "out", progress=False)
     assert not (tmp_path / "out").exists()
 
 
@@ -272,8 +273,8 @@ def test_samples_are_judged_by_the_evaluator(tmp_path):
     write_problems(path, probs)
     ev = Evaluator(workers=2)
     try:
-        stats = run_rollout(RolloutConfig(k=4, shard_size=1), path, tmp_path / "out",
-                            backend=ScriptedBackend(answers), judge=ev, progress=False)
+        stats = Rollout().run(RolloutConfig(k=4, shard_size=1), path, tmp_path / "out",
+                              backend=ScriptedBackend(answers), judge=ev, progress=False)
     finally:
         ev.close()
     rows = {(r["problem_id"], r["sample_index"]): r for r in read_rollouts(tmp_path / "out").to_pylist()}
@@ -290,7 +291,7 @@ def test_tiny_model_end_to_end(tmp_path, tiny_model_dir):
     path = tmp_path / "validated.parquet"
     write_problems(path, problems(2))
     cfg = build_config(RolloutConfig, {"model": str(tiny_model_dir), "k": 2, "max_tokens": 16})
-    stats = run_rollout(cfg, path, tmp_path / "out", progress=False)
+    stats = Rollout().run(cfg, path, tmp_path / "out", progress=False)
     assert stats["samples"] == 4 and stats["kept"] == 2
     assert stats["this_run"]["tokens_generated"] > 0 and stats["this_run"]["tokens_per_s"] > 0
 
@@ -351,7 +352,7 @@ def test_vllm_rollout_rejects_a_long_prompt_instead_of_losing_its_shard(tmp_path
     cfg = build_config(RolloutConfig, {"backend": "vllm", "model": str(tiny_model_dir), "k": 3, "max_tokens": 16,
                                              "temperature": 0, "shard_size": 8,
                                              "backend_options": {"max_model_len": 600}})
-    stats = run_rollout(cfg, path, tmp_path / "out", judge=StubVerdicts(), progress=False)
+    stats = Rollout().run(cfg, path, tmp_path / "out", judge=StubVerdicts(), progress=False)
     assert stats["kept"] == 2 and stats["rejected"] == 1 and stats["samples"] == 6
     (gen,) = stand_in_vllm.CALLS["generate"]
     assert len(gen["prompts"]) == 2 and all(p["n"] == 1 for p in gen["params"])  # greedy: one sample, reused
@@ -368,21 +369,21 @@ def test_a_changed_evaluator_section_rejudges_and_stats_use_the_shared_vocabular
     write_problems(path, problems(2))
     cfg = RolloutConfig(k=2, shard_size=2)
     first = FixedVerdictEvaluator("WA")
-    stats = run_rollout(cfg, path, tmp_path / "out", evaluator=EvaluatorConfig(workers=2), backend=CodeBackend(),
-                        judge=first, progress=False)
+    stats = Rollout().run(cfg, path, tmp_path / "out", evaluator=EvaluatorConfig(workers=2),
+                          backend=CodeBackend(), judge=first, progress=False)
     on_disk = json.loads((tmp_path / "out" / "stats.json").read_text())
     assert on_disk == stats and on_disk["unit"] == "problems" and on_disk["read"] == 2 == on_disk["kept"]
     assert on_disk["rejected"] == 0 and on_disk["rejected_by_reason"] == {} and "config" not in on_disk
     assert json.loads((tmp_path / "out" / "settings.json").read_text())["k"] == 2
     # More judges change no verdict: nothing is judged again.
     same = FixedVerdictEvaluator("AC")
-    run_rollout(cfg, path, tmp_path / "out", evaluator=EvaluatorConfig(workers=8), backend=CodeBackend(),
-                judge=same, progress=False)
+    Rollout().run(cfg, path, tmp_path / "out", evaluator=EvaluatorConfig(workers=8), backend=CodeBackend(),
+                  judge=same, progress=False)
     assert same.judged == 0
     # A longer time limit can: the stored completions are judged again, none generated.
     backend, longer = CodeBackend(), FixedVerdictEvaluator("AC")
-    stats = run_rollout(cfg, path, tmp_path / "out", evaluator=EvaluatorConfig(timeout_scale=2.0), backend=backend,
-                        judge=longer, progress=False)
+    stats = Rollout().run(cfg, path, tmp_path / "out", evaluator=EvaluatorConfig(timeout_scale=2.0),
+                          backend=backend, judge=longer, progress=False)
     assert backend.calls == 0 and longer.judged == 4 and stats["status"] == {"AC": 4}
 
 
@@ -426,12 +427,12 @@ def test_the_evaluator_section_reaches_the_judge(tmp_path):
     path = tmp_path / "validated.parquet"
     write_problems(path, problems(1))  # p0: print 0
     cfg = RolloutConfig(k=1, language="cpp")
-    plain = run_rollout(cfg, path, tmp_path / "out", evaluator=EvaluatorConfig(workers=1), backend=CppBackend(),
-                        progress=False)
+    plain = Rollout().run(cfg, path, tmp_path / "out", evaluator=EvaluatorConfig(workers=1),
+                          backend=CppBackend(), progress=False)
     assert plain["status"] == {"CE": 1}
     flags = EvaluatorConfig(workers=1, cpp_flags=["-O0", "-DANSWER=0"])
     backend = CppBackend()
-    defined = run_rollout(cfg, path, tmp_path / "out", evaluator=flags, backend=backend, progress=False)
+    defined = Rollout().run(cfg, path, tmp_path / "out", evaluator=flags, backend=backend, progress=False)
     assert defined["status"] == {"AC": 1} and backend.calls == 0 and defined["this_run"]["samples_rejudged"] == 1
 
 
@@ -451,7 +452,7 @@ def test_the_executor_reaches_the_backend(tmp_path, monkeypatch):
     write_problems(path, problems(1))
     cfg = build_config(RolloutConfig, {"k": 1, "executor": "ray", "ray_address": "auto", "model": "org/model",
                                              "backend_options": {"replicas": 2}})
-    run_rollout(cfg, path, tmp_path / "out", judge=NoEvaluator(), progress=False)
+    Rollout().run(cfg, path, tmp_path / "out", judge=NoEvaluator(), progress=False)
     assert (asked["executor"], asked["ray_address"], asked["replicas"], asked["model"]) == ("ray", "auto", 2, "org/model")
     with pytest.raises(ValueError, match="ray_address"):
         RolloutConfig(executor="ray", ray_address="not an address")

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.io import read_problems
-from pipeline.scrape import ScrapeConfig, run_scrape
+from pipeline.scrape import Scrape, ScrapeConfig
 from pipeline.sources import SourceError
 
 FIX = Path(__file__).parent / "fixtures" / "sources"
@@ -37,7 +37,7 @@ def test_run_scrape_accounts_for_every_record(tmp_path):
         {"name": "lcd", "kind": "leetcodedataset", "path": str(FIX / "leetcodedataset.jsonl"), "limit": 2},
         {"name": "off", "kind": "jsonl", "path": "does/not/exist.jsonl", "enabled": False},
     ])
-    stats = run_scrape(cfg, tmp_path / "raw")
+    stats = Scrape().run(cfg, None, tmp_path / "raw")
     problems, rejects, on_disk = read_outputs(tmp_path / "raw")
     assert on_disk == stats and set(stats["sources"]) == {"humaneval", "seed", "extra", "lcd"}
     assert stats["unit"] == "problems" and stats["read"] == stats["kept"] + stats["rejected"]
@@ -73,7 +73,7 @@ def test_invalid_problem_from_a_source_is_rejected_by_the_stage(tmp_path):
     shutil.copytree(FIX / "kattis" / "hello", pkg)
     (pkg / ".timelimit").write_text("9999\n")
     cfg = ScrapeConfig(sources=[{"name": "k", "kind": "kattis", "path": str(tmp_path / "pkgs")}])
-    stats = run_scrape(cfg, tmp_path / "raw")
+    stats = Scrape().run(cfg, None, tmp_path / "raw")
     _, rejects, _ = read_outputs(tmp_path / "raw")
     assert stats["sources"]["k"]["rejected_by_reason"] == {"invalid_problem": 1}
     assert "time_limit_s" in rejects[0]["reason"] and rejects[0]["id"] == "k/slow"
@@ -87,7 +87,7 @@ def test_stats_count_problems_kept_and_rejected_by_type(tmp_path):
     shutil.copytree(FIX / "kattis_kinds" / "guessing", tmp_path / "pkgs" / "guessing")
     cfg = ScrapeConfig(sources=[{"name": "k", "kind": "kattis", "path": str(tmp_path / "pkgs")},
                                 {"name": "he", "kind": "humaneval", "path": str(FIX / "humaneval_mini.jsonl")}])
-    stats = run_scrape(cfg, tmp_path / "raw")
+    stats = Scrape().run(cfg, None, tmp_path / "raw")
     kattis = stats["sources"]["k"]
     assert kattis["by_type"] == {
         "pass-fail": {"kept": 2, "rejected": 1},  # hello, floaty; notests
@@ -104,9 +104,9 @@ def test_source_errors_fail_or_are_recorded(tmp_path):
     sources = [{"name": "seed", "kind": "jsonl", "path": str(tmp_path / "missing.jsonl")},
                {"name": "he", "kind": "humaneval", "path": str(FIX / "humaneval_mini.jsonl")}]
     with pytest.raises(SourceError, match="missing.jsonl"):
-        run_scrape(ScrapeConfig(sources=sources), tmp_path / "a")
+        Scrape().run(ScrapeConfig(sources=sources), None, tmp_path / "a")
     assert not (tmp_path / "a" / "problems.parquet").exists()
-    stats = run_scrape(ScrapeConfig(sources=sources, on_source_error="skip"), tmp_path / "b")
+    stats = Scrape().run(ScrapeConfig(sources=sources, on_source_error="skip"), None, tmp_path / "b")
     assert "no such file" in stats["sources"]["seed"]["error"] and stats["sources"]["he"]["kept"] == 2
 
 
@@ -114,7 +114,7 @@ def test_since_filters_dated_records_as_rejects(tmp_path):
     cfg = ScrapeConfig(sources=[
         {"name": "lcb", "kind": "livecodebench", "path": str(FIX / "livecodebench.jsonl"), "since": "2024-01-10"},
         {"name": "he", "kind": "humaneval", "path": str(FIX / "humaneval_mini.jsonl"), "since": "2024-01-10"}])
-    stats = run_scrape(cfg, tmp_path / "raw")
+    stats = Scrape().run(cfg, None, tmp_path / "raw")
     problems, _, _ = read_outputs(tmp_path / "raw")
     assert [p.id for p in problems] == ["lcb/abc337_a"]
     assert stats["sources"]["lcb"]["rejected_by_reason"] == {"bad_record": 1, "bad_tests": 1, "before_since": 1}
@@ -158,7 +158,7 @@ def test_live_source_through_the_stage(httpserver, tmp_path):
     cfg = ScrapeConfig(min_interval_s=0, max_retries=0, http_cache_dir=str(tmp_path / "cache"),
                        sources=[{"name": "cf", "kind": "codeforces", "since": "2024-08-01",
                                  "api_url": httpserver.url_for("/api"), "base_url": httpserver.url_for("/")}])
-    stats = run_scrape(cfg, tmp_path / "raw")
+    stats = Scrape().run(cfg, None, tmp_path / "raw")
     cf = stats["sources"]["cf"]
     # 1999G2 is interactive: kept (flagged for the evaluator), so its page is fetched too
     assert (cf["read"], cf["kept"]) == (4, 2) and cf["skipped"] == {"before since": 1, "contest not finished": 1}
@@ -218,7 +218,7 @@ def test_proposed_params_section_loads_and_runs_the_defaults(tmp_path, monkeypat
     shutil.copy(FIX / "seed.jsonl", seed / "problems.jsonl")
     monkeypatch.chdir(tmp_path)
     cfg = build_config(ScrapeConfig, load_params("scrape", FIX / "params_scrape.yaml"))
-    stats = run_scrape(cfg, "data/raw")
+    stats = Scrape().run(cfg, None, "data/raw")
     assert set(stats["sources"]) == {"seed", "humaneval"}  # only the defaults are enabled
     assert stats["sources"]["humaneval"]["read"] == 164
     defaults = ScrapeConfig()
@@ -233,7 +233,8 @@ def test_statements_accepting_any_answer_are_marked(tmp_path):
                                                          "program": "import sys\nsys.exit(0)\n"}}
     src = tmp_path / "x.jsonl"
     src.write_text("\n".join(json.dumps(r) for r in (line, any_pair, checked)) + "\n")
-    run_scrape(ScrapeConfig(sources=[{"name": "x", "kind": "jsonl", "path": str(src)}]), tmp_path / "raw")
+    Scrape().run(ScrapeConfig(sources=[{"name": "x", "kind": "jsonl", "path": str(src)}]), None,
+                 tmp_path / "raw")
     marked = {p.id: p.meta.get("multiple_answers") for p in read_problems(tmp_path / "raw" / "problems.parquet")}
     assert marked == {line["id"]: None, "x/any": True, "x/checked": None}
 
@@ -266,11 +267,11 @@ def test_under_dvc_a_local_source_that_is_not_a_dep_stops_scrape(tmp_path, monke
     monkeypatch.setenv("DVC_ROOT", str(tmp_path))
     monkeypatch.setenv("DVC_STAGE", "scrape")
     with pytest.raises(ConfigError, match="not a dep of the `scrape` stage"):
-        run_scrape(cfg, tmp_path / "raw", progress=False)
+        Scrape().run(cfg, None, tmp_path / "raw", progress=False)
     assert not (tmp_path / "raw").exists()
     dvc_yaml.write_text(yaml.safe_dump({"stages": {"scrape": {"cmd": "microcoder scrape", "deps": ["external"]}}}))
-    stats = run_scrape(cfg, tmp_path / "raw", progress=False)  # a folder above the source covers it
+    stats = Scrape().run(cfg, None, tmp_path / "raw", progress=False)  # a folder above the source covers it
     assert stats["read"] == 0
     monkeypatch.delenv("DVC_STAGE")  # run by hand: no dvc.yaml to answer to
     dvc_yaml.write_text(yaml.safe_dump({"stages": {}}))
-    run_scrape(cfg, tmp_path / "raw2", progress=False)
+    Scrape().run(cfg, None, tmp_path / "raw2", progress=False)

@@ -9,7 +9,6 @@ from pipeline.sources.leetcode import QuestionError, example_outputs, example_te
 from pipeline.sources.normalize import (
     clean_text,
     content_id,
-    detect_style,
     entry_point_for,
     finalize,
     html_to_markdown,
@@ -42,16 +41,13 @@ def test_clean_text_and_ids():
     assert content_id("a", "b") == content_id("a", "b") != content_id("ab", "")
 
 
-def test_dates_and_style():
+def test_dates_and_finalize():
     assert iso_date("2023-08-21T00:00:00") == "2023-08-21"
     assert iso_date(1723732500) == "2024-08-15"
     assert iso_date("2024-01-20T21:00:00+09:00") == "2024-01-20"
     assert iso_date(None) is None
     with pytest.raises(ValueError):
         iso_date("last tuesday")
-    assert detect_style("def f(x):\n    pass", None) == "functional"
-    assert detect_style(None, "Solution().f") == "functional"
-    assert detect_style("", None) == "stdio"
     p = finalize(Problem(id="a/b", source="a", statement=" x \n\n\n\ny ", style="stdio",
                          tests=[TestCase("1  \n", "2  \n")], contest_date="2024-05-01T10:00:00"))
     assert p.statement == "x\n\ny" and p.contest_date == "2024-05-01" and p.tests[0].input == "1  \n"

@@ -18,6 +18,7 @@ from pipeline.stage import (
     StageStats,
     build_config,
     check_stats,
+    check_value,
     config_help,
     load_config,
     reason_key,
@@ -70,6 +71,13 @@ def test_nested_sections_become_dataclasses_and_values_are_type_checked():
 def test_a_bad_setting_is_one_config_error_naming_where(data, message):
     with pytest.raises(ConfigError, match=message):
         build_config(Outer, data, "sec")
+
+
+def test_check_value_is_the_typed_check_of_one_value():
+    assert check_value(float, 1, "x") == 1.0 and isinstance(check_value(float, 1, "x"), float)
+    assert check_value(Inner | None, None, "x") is None
+    with pytest.raises(ConfigError, match=r"params `train.grpo.ks.1`: expected int"):
+        check_value(list[int], [1, "2"], "train.grpo.ks")
 
 
 def test_overrides_reach_the_stage_section_or_the_evaluator_section(tmp_path):
@@ -272,3 +280,37 @@ def test_a_missing_problems_input_is_an_input_error(tmp_path):
     with pytest.raises(InputError, match="short input"):
         Short().run(ShortConfig(), tmp_path / "absent.parquet", tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_stage_instance_holds_no_run_state(tmp_path):
+    """The hook hands `finish` its results through `ctx.result`: one instance runs twice, each
+    run with its own results, and no stage class of a command assigns to `self` in its hooks."""
+    import ast
+    import importlib
+    import inspect
+    import textwrap
+
+    from pipeline.cli import COMMANDS
+
+    class Counted(Short):
+        def process(self, problems, ctx):
+            ctx.result["ids"] = [p.id for p in problems]
+            return super().process(problems, ctx)
+
+        def finish(self, stats, ctx):
+            return ctx.result["ids"]
+
+    stage = Counted()
+    first = stage.run(ShortConfig(), _problems_file(tmp_path), tmp_path / "one")
+    second = stage.run(ShortConfig(min_words=1), _problems_file(tmp_path), tmp_path / "two")
+    assert first == second == ["a", "b"] and vars(stage) == {}
+    for _, module, _ in COMMANDS:
+        mod = importlib.import_module(f"stages.{module}")
+        if not hasattr(mod, "stage"):
+            continue
+        cls = mod.stage()
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+        assigned = [f"self.{t.attr}" for node in ast.walk(tree) if isinstance(node, ast.Assign | ast.AugAssign)
+                    for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"]
+        assert not assigned, f"{cls.__name__} keeps run state on the stage object: {assigned}"

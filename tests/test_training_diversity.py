@@ -6,7 +6,20 @@ import math
 
 import pytest
 
-from training.diversity import batch_diversity, group_diversity, jaccard, ngram_set
+from training.diversity import batch_diversity, group_diversity
+
+
+# The plain definition, the reference the vectorised `group_diversity` is compared against.
+def ngram_set(ids, n: int = 4) -> frozenset[tuple[int, ...]]:
+    ids = list(ids)
+    return frozenset(zip(*(ids[i:] for i in range(n)), strict=False))
+
+
+def jaccard(a: frozenset, b: frozenset) -> float:
+    if not a and not b:
+        return 1.0
+    inter = len(a & b)
+    return inter / (len(a) + len(b) - inter)
 
 
 def test_ngram_set():

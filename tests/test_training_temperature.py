@@ -14,11 +14,27 @@ from pipeline.models import load_model_and_tokenizer
 from training.config import MicroCoderGRPOConfig
 from training.temperature import (
     TemperatureController,
-    current_temperatures,
     pick_probe_temperature,
     set_temperature,
+    temperature_cells,
 )
 from training.trainer import MicroCoderGRPOTrainer
+
+
+def current_temperatures(trainer) -> dict[str, float | None]:
+    """Where each copy of the temperature stands."""
+    gen_config = getattr(trainer, "generation_config", None)
+    vllm = getattr(trainer, "vllm_generation", None)
+    gen_kwargs = getattr(trainer, "generation_kwargs", None)
+    cells = temperature_cells(trainer)
+    return {
+        "trainer": trainer.temperature,
+        "generation_config": getattr(gen_config, "temperature", None),
+        "generation_kwargs": gen_kwargs.get("temperature") if isinstance(gen_kwargs, dict) else None,
+        "vllm": getattr(vllm, "temperature", None),
+        "policy_log_probs": cells[0].cell_contents,
+        "ref_log_probs": cells[1].cell_contents if len(cells) > 1 else None,
+    }
 
 
 @pytest.fixture(autouse=True)

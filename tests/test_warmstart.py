@@ -12,11 +12,11 @@ from pipeline.generation.prompts import build_messages, render_prompt
 from pipeline.inputs import load_problems
 from training.warmstart import (
     BenchmarkGuard,
+    WarmStart,
     WarmStartConfig,
     answer_text,
     build_sft_data,
     pick_reference,
-    run_warmstart,
     strip_docstrings,
 )
 
@@ -103,8 +103,8 @@ def _digest(folder: Path) -> str:
 def _tiny_run(tmp_path: Path, name: str, model: Path, seed: int) -> dict:
     cfg = WarmStartConfig(max_steps=3, batch_size=2, learning_rate=1e-2, warmup_steps=0, max_problems=4,
                           max_answer_tokens=None, max_length=None, seed=seed, sft={"logging_steps": 1})
-    return run_warmstart(cfg, SEED, tmp_path / name, tmp_path / f"{name}-report", model=str(model),
-                         benchmarks=[str(BENCHMARK)], progress=False).stats
+    return WarmStart().run(cfg, SEED, tmp_path / f"{name}-report", model_dir=tmp_path / name,
+                           model=str(model), benchmarks=[str(BENCHMARK)], progress=False).stats
 
 
 def test_same_seed_same_weights_and_the_weights_move(tmp_path, tiny_model_dir):
@@ -132,11 +132,12 @@ def test_same_seed_same_weights_and_the_weights_move(tmp_path, tiny_model_dir):
 
 def test_disabled_copies_the_base_model(tmp_path, tiny_model_dir):
     cfg = WarmStartConfig(enabled=False)
-    stats = run_warmstart(cfg, SEED, tmp_path / "warm", tmp_path / "report", model=str(tiny_model_dir)).stats
+    stats = WarmStart().run(cfg, SEED, tmp_path / "report", model_dir=tmp_path / "warm",
+                            model=str(tiny_model_dir)).stats
     assert stats["enabled"] is False and stats["copied"] is True and stats["read"] == stats["kept"] == 0
     for f in Path(tiny_model_dir).iterdir():
         assert (tmp_path / "warm" / f.name).read_bytes() == f.read_bytes()
-    hub = run_warmstart(cfg, SEED, tmp_path / "hub", tmp_path / "r2", model="Qwen/Qwen3-4B")
+    hub = WarmStart().run(cfg, SEED, tmp_path / "r2", model_dir=tmp_path / "hub", model="Qwen/Qwen3-4B")
     assert hub.stats["status"] == "skipped" and (tmp_path / "hub").is_dir()
 
 
@@ -225,8 +226,9 @@ def test_nothing_to_learn_passes_the_base_model_through_with_the_rejects(tmp_pat
 
     problems = [dataclasses.replace(p, reference_solutions=[]) for p in load_problems(SEED).problems[:5]]
     io.write_problems(tmp_path / "in.parquet", problems)
-    res = run_warmstart(WarmStartConfig(max_steps=2), tmp_path / "in.parquet", tmp_path / "warm", tmp_path / "report",
-                        model=str(tiny_model_dir), benchmarks=[str(BENCHMARK)], progress=False)
+    res = WarmStart().run(WarmStartConfig(max_steps=2), tmp_path / "in.parquet", tmp_path / "report",
+                          model_dir=tmp_path / "warm", model=str(tiny_model_dir), benchmarks=[str(BENCHMARK)],
+                          progress=False)
     assert res.stats["status"].startswith("nothing to learn") and res.stats["kept"] == 0
     assert res.stats["read"] == res.stats["rejected"] == 5
     for f in Path(tiny_model_dir).iterdir():

@@ -9,6 +9,6 @@ Modules (import them directly; this package stays light so `microcoder --help` i
 - `trainer`: `MicroCoderGRPOTrainer`;
 - `data`: training problems in, TRL prompt dataset out;
 - `train`: the `train` stage (`TrainConfig`, `run_training`);
-- `eval_model`: the `eval-model` stage (`EvalModelConfig`, `run_evaluation`; pass@k from
+- `eval_model`: the `eval-model` stage (`EvalModelConfig`, `EvalModel`; pass@k from
   `pipeline.difficulty.passrate`).
 """

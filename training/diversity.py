@@ -10,8 +10,8 @@ skips it.
 `group_diversity` is vectorised (numpy): each n-gram becomes a 64-bit code (a mixing hash, so two
 distinct n-grams collide with probability ~2^-64), and all pairwise intersections of a group come
 from one incidence-matrix product. At the paper's batch size (64 groups x 16 samples x 4096
-tokens) that is about a second of CPU per generation step. `ngram_set` and `jaccard` are the plain
-definition, kept as the reference the tests compare against.
+tokens) that is about a second of CPU per generation step (tests/test_training_diversity.py
+compares it with the plain definition).
 """
 
 from __future__ import annotations
@@ -23,18 +23,6 @@ import numpy as np
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 _SHIFT = np.uint64(29)
-
-
-def ngram_set(ids: Sequence[int], n: int = 4) -> frozenset[tuple[int, ...]]:
-    ids = list(ids)
-    return frozenset(zip(*(ids[i:] for i in range(n)), strict=False))
-
-
-def jaccard(a: frozenset, b: frozenset) -> float:
-    if not a and not b:
-        return 1.0
-    inter = len(a & b)
-    return inter / (len(a) + len(b) - inter)
 
 
 def ngram_codes(ids: Sequence[int], n: int = 4) -> np.ndarray:

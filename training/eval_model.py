@@ -193,16 +193,6 @@ def _exclusion(p: Problem, date_from: str | None, date_to: str | None, seen: set
     return None
 
 
-def excluded_counts(rejects: list[Reject]) -> dict[str, int]:
-    """Rejects counted by kind (the stage contract's reason key: the text before the first colon;
-    the details are in rejects.jsonl)."""
-    from collections import Counter
-
-    from pipeline.stage import reason_key
-
-    return dict(sorted(Counter(reason_key(r.reason) for r in rejects).items()))
-
-
 def model_metrics(rows: list[dict[str, Any]], problems: list[Problem], ks: list[int]) -> dict[str, Any]:
     """pass@k overall, by platform, by difficulty and by platform/difficulty, plus sample statuses,
     from one model's per-sample rows (`problem_id`, `status`: a `pipeline.scoring` outcome)."""
@@ -367,18 +357,10 @@ class EvalModel(Stage):
         from training.train import torch_threads
 
         with torch_threads(ctx.cfg.torch_threads):
-            self.metrics = _evaluate(ctx, problems)
+            ctx.result["metrics"] = _evaluate(ctx, problems)
 
     def finish(self, stats: dict[str, Any], ctx: StageContext) -> EvalResult:
-        return EvalResult(stats=stats, metrics=self.metrics)
-
-
-def run_evaluation(cfg: EvalModelConfig, benchmark: str | Path, models: dict[str, str], out_dir: str | Path, *,
-                   evaluator: Any = None, judge: Any = None, backend_factory: Any = None,
-                   progress: bool = True) -> EvalResult:
-    """`EvalModel` as a function."""
-    return EvalModel().run(cfg, benchmark, out_dir, evaluator=evaluator, progress=progress, models=models,
-                           judge=judge, backend_factory=backend_factory)
+        return EvalResult(stats=stats, metrics=ctx.result["metrics"])
 
 
 def _evaluate(ctx: StageContext, loaded: list[Problem]) -> dict[str, Any]:

@@ -92,22 +92,6 @@ def set_temperature(trainer: Any, t: float) -> None:
         cell.cell_contents = t
 
 
-def current_temperatures(trainer: Any) -> dict[str, float | None]:
-    """Where each copy of the temperature stands (for tests and logs)."""
-    gen_config = getattr(trainer, "generation_config", None)
-    vllm = getattr(trainer, "vllm_generation", None)
-    gen_kwargs = getattr(trainer, "generation_kwargs", None)
-    cells = temperature_cells(trainer)
-    return {
-        "trainer": trainer.temperature,
-        "generation_config": getattr(gen_config, "temperature", None),
-        "generation_kwargs": gen_kwargs.get("temperature") if isinstance(gen_kwargs, dict) else None,
-        "vllm": getattr(vllm, "temperature", None),
-        "policy_log_probs": cells[0].cell_contents,
-        "ref_log_probs": cells[1].cell_contents if len(cells) > 1 else None,
-    }
-
-
 def pick_probe_temperature(diversity_by_temperature: Mapping[float, float], target: float) -> tuple[float, str]:
     """The lowest temperature whose diversity reaches `target`; else the most diverse one.
 

@@ -116,7 +116,7 @@ def _grpo_types() -> dict[str, Any]:
 def _check_grpo_fields(values: Mapping[str, Any], where: str) -> None:
     import difflib
 
-    from pipeline.stage import ConfigError, _coerce
+    from pipeline.stage import ConfigError, check_value
 
     types = _grpo_types()
     errs = []
@@ -127,7 +127,7 @@ def _check_grpo_fields(values: Mapping[str, Any], where: str) -> None:
             errs.append(f"unknown {where} field {key!r}{hint}")
             continue
         try:
-            _coerce(types[key], value, f"{where}.{key}")  # a check: the value is kept as written
+            check_value(types[key], value, f"{where}.{key}")  # a check: the value is kept as written
         except ConfigError as e:
             errs.append(str(e))
     if errs:

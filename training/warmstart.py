@@ -268,14 +268,6 @@ class WarmStart(Stage):
         return WarmStartResult(stats=stats, model_dir=Path(ctx.inputs["model_dir"]), rejects=ctx.rejects.rows)
 
 
-def run_warmstart(cfg: WarmStartConfig, problems_path: str | Path, out_dir: str | Path, report_dir: str | Path, *,
-                  model: str = "models/tiny", benchmarks: list[str] | tuple[str, ...] = ("data/seed/benchmark.jsonl",),
-                  progress: bool = True) -> WarmStartResult:
-    """`WarmStart` as a function: the model into `out_dir`, the records into `report_dir`."""
-    return WarmStart().run(cfg, problems_path, report_dir, progress=progress, model_dir=out_dir, model=model,
-                           benchmarks=benchmarks)
-
-
 def _copy_base(model: str, out_dir: Path) -> dict[str, Any]:
     """The figures of a disabled warm start: no problem is read."""
     base = Path(model)

@@ -1,6 +1,6 @@
 """Deduplication stage: exact + MinHash LSH near-duplicate clustering and benchmark decontamination.
 
-See `stage.run_dedup` for the passes and outputs, `representative` for which record is kept,
+See `stage.Dedup` for the passes and outputs, `representative` for which record is kept,
 `decontaminate` for the benchmark checks and `normalize` for what counts as the same text.
 """
 
@@ -12,17 +12,16 @@ from pipeline.dedup.decontaminate import (
     Decontaminator,
     load_benchmark,
 )
-from pipeline.dedup.normalize import normalize_statement, tokenize
-from pipeline.dedup.stage import run_dedup
+from pipeline.dedup.normalize import tokenize
+from pipeline.dedup.stage import Dedup
 
 __all__ = [
     "BenchmarkItem",
     "BenchmarkSpec",
     "Contamination",
+    "Dedup",
     "DedupConfig",
     "Decontaminator",
     "load_benchmark",
-    "normalize_statement",
-    "run_dedup",
     "tokenize",
 ]

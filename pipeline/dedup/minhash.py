@@ -98,25 +98,10 @@ def char_shingles(tokens: list[str], size: int) -> np.ndarray:
     return np.unique((h >> np.uint64(32)).astype(np.uint32)) if h.size else _EMPTY32
 
 
-def shingle_hashes(tokens: list[str], kind: str = "word", size: int = 5) -> np.ndarray:
-    """Sorted unique 32-bit hashes of a token list's word `size`-grams, or of the character
-    `size`-grams of the tokens joined by single spaces (`kind="char"`)."""
-    if kind == "word":
-        return word_shingles(token_hashes(tokens), size)
-    if kind == "char":
-        return char_shingles(tokens, size)
-    raise ValueError(f"shingle kind must be one of {list(SHINGLE_KINDS)}, got {kind!r}")
-
-
 def ngram_set(hashes: np.ndarray, n: int) -> np.ndarray:
     """Sorted unique 64-bit hashes of the word `n`-grams of a token-hash sequence (none when it
     has fewer than `n` tokens)."""
     return np.unique(window_hashes(hashes, n)) if hashes.size >= n else _EMPTY64
-
-
-def ngram_hashes(tokens: list[str], n: int) -> np.ndarray:
-    """`ngram_set` of a token list."""
-    return ngram_set(token_hashes(tokens), n)
 
 
 def jaccard(a: np.ndarray, b: np.ndarray) -> float:

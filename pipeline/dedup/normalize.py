@@ -116,8 +116,3 @@ def tokenize(text: str, *, mask_digits: bool = False, mask_variables: bool = Fal
     if mask_variables:
         tokens = [VARIABLE if len(t) == 1 and t.isalpha() else t for t in tokens]
     return tokens
-
-
-def normalize_statement(text: str, *, mask_digits: bool = False, mask_variables: bool = False) -> str:
-    """The normalised statement as one string: tokens joined by single spaces."""
-    return " ".join(tokenize(text, mask_digits=mask_digits, mask_variables=mask_variables))

@@ -140,9 +140,3 @@ class Dedup(Stage):
         log.info("dedup: read %d, kept %d, rejected %d %s", stats["read"], stats["kept"], stats["rejected"],
                  stats["rejected_by_reason"])
         return stats
-
-
-def run_dedup(input_path: str | Path, output_dir: str | Path, cfg: DedupConfig | None = None,
-              progress: bool = False) -> dict[str, Any]:
-    """`Dedup` as a function (its stats)."""
-    return Dedup().run(cfg or DedupConfig(), input_path, output_dir, progress=progress)

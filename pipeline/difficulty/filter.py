@@ -242,7 +242,7 @@ class Filter(Stage):
             "rollouts_not_in_problems": len(orphan),
             "out_of_band": len(out_of_band),
         }
-        self.report = {  # report.json beside the stats (see `finish`)
+        ctx.result["report"] = {  # report.json beside the stats (see `finish`)
             "pass_rate_histogram_in": histogram(measured_rates),
             "pass_rate_histogram_kept": histogram([p.extra["pass_rate"] for p in kept
                                                    if p.extra["pass_rate"] is not None]),
@@ -259,15 +259,9 @@ class Filter(Stage):
 
     def finish(self, stats: dict[str, Any], ctx: StageContext) -> dict[str, Any]:
         by_reason = Counter(stats["rejected_by_reason"]) + Counter(stats["kept_by_reason"])
-        report = {**stats, "by_reason": dict(sorted(by_reason.items())), **self.report}  # by_reason sums to read
+        report = {**stats, "by_reason": dict(sorted(by_reason.items())), **ctx.result["report"]}  # by_reason sums to read
         write_json(ctx.out_dir / "report.json", report)
         return report
-
-
-def run_filter(cfg: FilterConfig, problems_path: str | Path, rollouts_dir: str | Path | list, out_dir: str | Path, *,
-               predict_backend=None) -> dict[str, Any]:
-    """`Filter` as a function (the report)."""
-    return Filter().run(cfg, problems_path, out_dir, rollouts=rollouts_dir, predict_backend=predict_backend)
 
 
 def _check_fresh(rollouts: pa.Table, problems: list[Problem], rollouts_dir: str | Path) -> None:

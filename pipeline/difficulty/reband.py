@@ -94,8 +94,8 @@ def decide(table: pa.Table, band: Band) -> list[tuple[bool, str]]:
 
 def reband(release: str | Path, out_dir: str | Path, band: Band, *, model: str | None = None) -> dict[str, Any]:
     """Write the release `release` re-banded to `band` into `out_dir`; returns its stats."""
-    from pipeline.build import PROVENANCE, BuildConfig, write_release
-    from pipeline.stage import StageStats, build_config
+    from pipeline.build import PROVENANCE, STAGE, BuildConfig, write_release
+    from pipeline.stage import StageStats, build_config, write_stats
 
     release, out_dir = require_input(release, "release"), Path(out_dir)
     if out_dir.resolve() == release.resolve():
@@ -125,4 +125,5 @@ def reband(release: str | Path, out_dir: str | Path, band: Band, *, model: str |
         "rebanded_from": {"band": [old.get("min_pass_rate"), old.get("max_pass_rate")], "default_rows": n_default,
                           "rows": table.num_rows, "model": model}}}
     stats = StageStats(unit="problems", read=sum(in_band))
-    return write_release(cfg, table, in_band, out_dir, stats, provenance)
+    write_release(cfg, table, in_band, out_dir, stats, provenance)
+    return {**write_stats(out_dir, stats, settings=cfg, stage=STAGE), "git_revision": provenance["git_revision"]}

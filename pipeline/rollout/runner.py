@@ -390,13 +390,6 @@ class Rollout(Stage):
         return None
 
 
-def run_rollout(cfg: RolloutConfig, problems_path: str | Path, out_dir: str | Path, *, evaluator: Any = None,
-                backend=None, judge=None, progress: bool = True) -> dict[str, Any]:
-    """`Rollout` as a function (its stats)."""
-    return Rollout().run(cfg, problems_path, out_dir, evaluator=evaluator, progress=progress, backend=backend,
-                         judge=judge)
-
-
 def _over_budget(cfg: RolloutConfig, accepted: list[tuple[Problem, list[dict[str, str]]]]) -> dict[str, str]:
     """{problem id: reason} for prompts that leave too little room for max_tokens (counted with the
     model's tokenizer; the openai backend's `tokenizer` option names a local one)."""

@@ -272,15 +272,6 @@ def parse_since(value: object) -> dt.date | None:
     return dt.date.fromisoformat(date) if date else None
 
 
-def detect_style(starter_code: str | None, entry_point: str | None) -> str:
-    """`functional` when a function signature is given (starter code with a `def`, or an entry point)."""
-    if entry_point and entry_point.strip():
-        return "functional"
-    if starter_code and re.search(r"^\s*def\s+\w+\s*\(", starter_code, re.MULTILINE):
-        return "functional"
-    return "stdio"
-
-
 _SOLUTION_CLASS = re.compile(r"^\s*class\s+Solution\b", re.MULTILINE)
 
 
