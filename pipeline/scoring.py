@@ -42,7 +42,7 @@ NO_CODE = "no_code"
 DEADLINE_REASON = "batch deadline"
 OUTCOME_OF_VERDICT = {"AC": "pass", "WA": "fail", "TLE": "fail", "MLE": "fail", "RE": "fail", "CE": "fail",
                       "OLE": "fail", "SE": "error"}
-OUTCOMES = ("pass", "fail", "no_code", "error", "deadline")
+# a sample's outcome: pass, fail, no_code (no code in the answer), error (SE), deadline (not judged in time)
 JUDGED = ("pass", "fail", "no_code")  # outcomes the judge decided (no_code: the model gave no code)
 UNJUDGED = ("error", "deadline")  # the judge's own failures: never counted against the model
 JUDGE_MODES = ("first-failure", "all")  # pipeline/evaluator/verdict/judge.py MODES

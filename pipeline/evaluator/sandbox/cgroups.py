@@ -35,7 +35,6 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-CGROUP_FS = "/sys/fs/cgroup"
 V1_CONTROLLERS = ("cpuacct", "memory", "pids")
 V2_CONTROLLERS = ("cpu", "memory", "pids")
 _seq = itertools.count()

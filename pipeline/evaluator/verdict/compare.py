@@ -44,8 +44,6 @@ from pipeline.schema import PROGRAM_KINDS, Checker, is_json
 
 DEFAULT_REL_TOL = 1e-6
 DEFAULT_ABS_TOL = 1e-6
-STDIO_CASCADE = ("exact", "lines", "tokens", "numeric")
-FUNCTIONAL_CASCADE = ("exact", "structural", "numeric")
 # Possessive quantifiers: the tokens are the program's output, and a backtracking pattern takes
 # quadratic time on a long digit run that does not end as a number ("111...1x").
 _NUMBER = re.compile(r"[+-]?(?:\d++(?:\.\d*+)?|\.\d++)(?:[eE][+-]?\d++)?")
@@ -203,10 +201,6 @@ def _stdio_cascade(expected: str, actual: str) -> Comparison:
 
 
 # --- functional -----------------------------------------------------------------------------------
-class _Mismatch(Exception):
-    pass
-
-
 def _is_set(v: Any) -> bool:
     return isinstance(v, dict) and set(v) == {"__set__"} and isinstance(v["__set__"], list)
 
