@@ -1,3 +1,6 @@
+"""The rollout stage (pipeline/rollout/runner.py): k samples per problem judged in the sandbox,
+shards, resume, manifest, rejects."""
+
 from __future__ import annotations
 
 import json

@@ -1,3 +1,5 @@
+"""Code extraction from a model's answer (pipeline/generation/extract.py)."""
+
 from __future__ import annotations
 
 import pytest

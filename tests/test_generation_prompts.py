@@ -1,3 +1,5 @@
+"""Prompts built from problems (pipeline/generation/prompts.py)."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,3 +1,7 @@
+"""The generation backends (pipeline/generation/backends): hf with the tiny local model, the vLLM
+CPU stand-in (tests/stand_in/vllm, checking what vLLM 0.31.0 checks) and openai against a local
+HTTP server (pytest-httpserver): samples, seeds, greedy repeats, thinking, engine failures, retries."""
+
 from __future__ import annotations
 
 import json
