@@ -49,7 +49,7 @@ pool or Ray, `executor`), scheduled and cached by `pipeline.evaluator.programs` 
 `ResultCache`: per (problem and limit, evaluator code and settings, code, test) hash), so a rerun
 after a kill or a params change re-executes only what changed. This module holds the rules;
 report.parquet's rows and stats.json's figures are built in `pipeline.validate_report`.
-`run_validate` is the stage: read (tolerantly), validate, write problems, rejects, report and
+`Validate` is the stage: read (tolerantly), validate, write problems, rejects, report and
 stats. See docs/validate.md for the rules and the figures behind them.
 """
 
@@ -61,7 +61,6 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from pipeline import strength
@@ -70,10 +69,9 @@ from pipeline.evaluator.programs import CATCHES, NOT_RUN, TOO_SLOW, ResultCache,
 from pipeline.executor import ExecutionFields
 from pipeline.schema import Problem, TestCase, WrongSolution
 from pipeline.sources.judging import has_interactor, is_interactive, needs_checker_program
-from pipeline.stage import StageInterrupted, StageStats
+from pipeline.stage import Stage, StageContext, StageInterrupted, StageStats
 from pipeline.validate_report import judge_seconds, judge_time_figures, report_rows, report_schema, summarise
 
-STAGE = "validate"
 # Run statuses (pipeline.evaluator.programs): a reference TLE/MLE did not finish the test (TOO_SLOW); a
 # wrong solution failing a test with one of CATCHES is caught by it; NOT_RUN: no verdict on the test.
 
@@ -391,7 +389,7 @@ def cap_needed(c: Case, cfg: ValidateConfig) -> bool:
 
 
 def run_wrong_solutions(cases: list[Case], cfg: ValidateConfig, runner: Runner,
-                        rejected: Callable[[Case], str | None]) -> None:
+                        rejected: Callable[[Case], bool]) -> None:
     """Wrong solutions on the candidates at the final limit, each stopping at its first failure (one
     catch is all there is to know, and a TLE costs a whole limit; order: `wrong_stream`). Where the
     caps must choose, `confirm_catches` then runs those the choice lost on the kept tests."""
@@ -560,19 +558,23 @@ def cap_tests(tests: list[TestCase], indices: list[int], cfg: ValidateConfig) ->
 
 
 # --- step 7: the verdict on one problem ------------------------------------------------------------
-def early_reject(c: Case, cfg: ValidateConfig) -> str | None:
-    """A reason that holds whatever the caps and wrong solutions do."""
+Rejection = tuple[str, str | None]  # a reject: (reason, its rejected_by_reason key where not `reason_key(reason)`)
+
+
+def early_reject(c: Case, cfg: ValidateConfig) -> Rejection | None:
+    """A reject that holds whatever the caps and wrong solutions do."""
     n_refs = len(c.p.reference_solutions)
     if n_refs and not ok_refs(c):
         bad = sorted(set(c.ref_status.values()))
-        return f"no reference solution compiled and ran (statuses: {', '.join(bad)})"
+        return (f"no reference solution compiled and ran (statuses: {', '.join(bad)})",
+                "no reference solution compiled and ran")
     if not n_refs and cfg.unverified == "reject":
-        return "no reference solution to verify the tests (unverified: reject)"
+        return "no reference solution to verify the tests (unverified: reject)", "no reference solution to verify the tests"
     return None
 
 
-def judge_problem(c: Case, cfg: ValidateConfig) -> tuple[Problem, str | None, dict[str, Any], list[int]]:
-    """(the problem with its kept tests and `validation` column, the reject reason or None, the
+def judge_problem(c: Case, cfg: ValidateConfig) -> tuple[Problem, Rejection | None, dict[str, Any], list[int]]:
+    """(the problem with its kept tests and `validation` column, the reject or None, the
     validation record, the kept test indices)."""
     p, counts = c.p, Counter(c.classes)
     catches, ref_fails = catch_sets(c), reference_failures(c)
@@ -628,15 +630,16 @@ def judge_problem(c: Case, cfg: ValidateConfig) -> tuple[Problem, str | None, di
         validation["groups_emptied"] = [g for g, n in groups.items() if n["tests_kept"] == 0]
     out = replace(p, tests=[p.tests[i] for i in choice.kept], time_limit_s=c.final_limit_s,
                   extra={**p.extra, "validation": validation})
-    reason = early_reject(c, cfg)
-    if reason is None and count_cases(p, choice.kept) < cfg.min_tests:
-        reason = (f"only {describe_count(p, choice.kept)} after validation and caps (min_tests={cfg.min_tests}; "
+    reject = early_reject(c, cfg)
+    if reject is None and count_cases(p, choice.kept) < cfg.min_tests:
+        reject = (f"only {describe_count(p, choice.kept)} after validation and caps (min_tests={cfg.min_tests}; "
                   f"broken={counts['broken']}, ambiguous={counts['ambiguous']}, unverified_slow={counts['unverified_slow']}, "
-                  f"oversize={len(c.oversize)}, nondeterministic={counts['nondeterministic']})")
-    if reason is None and cfg.min_wrong_caught > 0 and ran and len(caught_kept) < cfg.min_wrong_caught * len(ran):
-        reason = (f"weak tests: the kept tests catch {len(caught_kept)} of {len(ran)} known-wrong solutions "
-                  f"(min_wrong_caught={cfg.min_wrong_caught:g})")
-    return out, reason, validation, choice.kept
+                  f"oversize={len(c.oversize)}, nondeterministic={counts['nondeterministic']})",
+                  "too few valid tests after validation and caps")
+    if reject is None and cfg.min_wrong_caught > 0 and ran and len(caught_kept) < cfg.min_wrong_caught * len(ran):
+        reject = (f"weak tests: the kept tests catch {len(caught_kept)} of {len(ran)} known-wrong solutions "
+                  f"(min_wrong_caught={cfg.min_wrong_caught:g})", None)
+    return out, reject, validation, choice.kept
 
 
 # --- the steps in order ---------------------------------------------------------------------------
@@ -646,6 +649,13 @@ class ValidateResult:
     rejects: list[tuple[Problem, str]]  # (the problem as judged, the reason)
     report: list[dict[str, Any]]  # report.parquet rows
     stats: StageStats  # unit problems; figures: tests, references, time limits, wrong solutions, this run
+    reject_keys: list[str | None] = field(default_factory=list)  # per reject: its key (`StageContext.reject`)
+
+    def reject(self, p: Problem, reason: str, key: str | None) -> None:
+        """Counted by the stage base's rule (`StageContext.reject`): `key`, else the reason's head."""
+        self.rejects.append((p, reason))
+        self.reject_keys.append(key)
+        self.stats.reject(key or reason)
 
 
 def validate_problems(problems: list[Problem], cfg: ValidateConfig, *, evaluator: EvaluatorConfig | None = None,
@@ -682,9 +692,9 @@ def run_programs(cases: list[Case], cfg: ValidateConfig, evaluator: EvaluatorCon
     return {"runs_executed": runner.executed, "runs_cached": runner.cached, "runs_presumed_too_slow": runner.presumed}
 
 
-def hopeless(c: Case, cfg: ValidateConfig) -> str | None:
+def hopeless(c: Case, cfg: ValidateConfig) -> bool:
     """Rejected whatever the wrong solutions show: they are not run."""
-    return early_reject(c, cfg) or ("too few tests" if count_cases(c.p, c.candidates) < cfg.min_tests else None)
+    return early_reject(c, cfg) is not None or count_cases(c.p, c.candidates) < cfg.min_tests
 
 
 def count_cases(p: Problem, kept) -> int:
@@ -707,17 +717,9 @@ def describe_count(p: Problem, kept) -> str:
     return f"{n} valid tests" if cases == n else f"{n} valid tests ({cases} cases)"
 
 
-# rejected_by_reason keys: (words of the reason, its category without the problem's particulars)
-REASON_KEYS = (("interactive problem:", "interactive problem without an interactor program"),
-               ("any of several answers", "multiple answers without a checker program"),
-               ("no reference solution compiled and ran", "no reference solution compiled and ran"),
-               ("no reference solution to verify", "no reference solution to verify the tests"),
-               ("valid tests after validation and caps", "too few valid tests after validation and caps"),
-               ("weak tests:", "weak tests"))
-
-
-def reason_category(reason: str) -> str:
-    return next((key for words, key in REASON_KEYS if words in reason), reason)
+# rejected_by_reason keys of the problems set aside, by `set_aside`'s kind (not their reasons' heads)
+ASIDE_KEYS = {"interactive": "interactive problem without an interactor program",
+              "multiple_answers": "multiple answers without a checker program"}
 
 
 def decide(cases: list[Case], aside: list[tuple[Problem, str, str]], cfg: ValidateConfig) -> ValidateResult:
@@ -725,18 +727,17 @@ def decide(cases: list[Case], aside: list[tuple[Problem, str, str]], cfg: Valida
     result = ValidateResult([], [], [], StageStats(unit="problems"))
     validations: list[tuple[Problem, dict[str, Any], bool]] = []
     for c in cases:
-        out, reason, validation, kept_idx = judge_problem(c, cfg)
+        out, reject, validation, kept_idx = judge_problem(c, cfg)
         result.report += report_rows(c, set(kept_idx))
-        validations.append((out, validation, reason is None))
-        if reason:
-            result.rejects.append((out, reason))
+        validations.append((out, validation, reject is None))
+        if reject:
+            result.reject(out, *reject)
         else:
             result.kept.append(out)
-    result.rejects += [(p, reason) for p, reason, _key in aside]
+    for p, reason, kind in aside:
+        result.reject(p, reason, ASIDE_KEYS[kind])
     stats = result.stats
     stats.read, stats.kept = len(cases) + len(aside), len(result.kept)
-    for _p, reason in result.rejects:
-        stats.reject(reason_category(reason))
     stats.figures = summarise(validations, aside)
     # measured, so kept out of the problems' records (their outputs stay the same from run to run)
     stats.figures["judge_time"] = judge_time_figures([judge_seconds(c) for c in cases])
@@ -745,33 +746,27 @@ def decide(cases: list[Case], aside: list[tuple[Problem, str, str]], cfg: Valida
 
 
 # --- the stage ----------------------------------------------------------------------------------------
-def run_validate(cfg: ValidateConfig, problems_path: str | Path, out_dir: str | Path, *,
-                 evaluator: EvaluatorConfig | None = None, progress: bool = True) -> dict[str, Any]:
-    """The stage: read `problems_path` (a record that is not a usable problem becomes a reject),
-    validate, write problems.parquet, rejects.jsonl, report.parquet, stats.json and settings.json to
-    `out_dir`; returns the stats as written."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+class Validate(Stage):
+    """Read problems (a record that is not a usable problem becomes a reject), validate, write
+    problems.parquet, rejects.jsonl, report.parquet, stats.json and settings.json (the judge's
+    settings beside the stage's: they decide the verdicts as much as the stage's own)."""
 
-    from pipeline import io
-    from pipeline.inputs import load_problems
-    from pipeline.stage import settings_record, write_stats
+    name = "validate"
+    config = ValidateConfig
+    evaluator_config = EvaluatorConfig
+    input_label = "validate input problems"
 
-    evaluator = evaluator or EvaluatorConfig()
-    out_dir = Path(out_dir)
-    loaded = load_problems(problems_path, "validate input problems")
-    result = validate_problems(loaded.problems, cfg, evaluator=evaluator, progress=progress)
-    result.stats.read += len(loaded.rejects)
-    for r in loaded.rejects:
-        result.stats.reject(r.reason)
-    io.write_problems(out_dir / "problems.parquet", result.kept)
-    with io.RejectsWriter(out_dir / "rejects.jsonl", STAGE) as rejects:
-        for r in loaded.rejects:
-            rejects.add(r.id, r.reason, r.record)
-        for p, reason in result.rejects:
-            rejects.add(p.id, reason, p)
-    with io.atomic_path(out_dir / "report.parquet", ".parquet") as tmp:
-        pq.write_table(pa.Table.from_pylist(result.report, schema=report_schema()), tmp, compression="zstd")
-    # The judge's settings beside the stage's: they decide the verdicts as much as the stage's own.
-    settings = {**settings_record(cfg), "evaluator": settings_record(evaluator)}
-    return write_stats(out_dir, result.stats, settings=settings, stage=STAGE)
+    def process(self, problems: list[Problem], ctx: StageContext) -> list[Problem]:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from pipeline.io import atomic_path
+
+        ctx.evaluator = ctx.evaluator or EvaluatorConfig()  # settings.json records the judge used: its defaults if none given
+        result = validate_problems(problems, ctx.cfg, evaluator=ctx.evaluator, progress=ctx.progress)
+        for (p, reason), key in zip(result.rejects, result.reject_keys, strict=True):
+            ctx.reject(p.id, reason, p, key=key)
+        ctx.stats.figures = result.stats.figures
+        with atomic_path(ctx.out_dir / "report.parquet", ".parquet") as tmp:
+            pq.write_table(pa.Table.from_pylist(result.report, schema=report_schema()), tmp, compression="zstd")
+        return result.kept

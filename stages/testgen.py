@@ -7,10 +7,14 @@ from typing import Annotated
 
 import typer
 
-from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
+from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt, run_stage_command
 
-CONFIG = ("testgen", "pipeline.testgen.stage:TestgenConfig")
-JUDGES = True
+
+def stage() -> type:
+    """The stage class (imported when the command runs or shows its help)."""
+    from pipeline.testgen.stage import Testgen
+
+    return Testgen
 
 
 def main(
@@ -21,15 +25,7 @@ def main(
     progress: ProgressOpt = True,
     debug: DebugOpt = False,
 ) -> None:
-    from pipeline.stage import run_stage
-
-    def body() -> None:
-        from pipeline.judging import load_evaluator_config
-        from pipeline.stage import load_config
-        from pipeline.testgen.stage import TestgenConfig, run_testgen
-
-        cfg = load_config(TestgenConfig, "testgen", params, set_)
-        s = run_testgen(cfg, problems, out_dir, evaluator=load_evaluator_config(params, set_), progress=progress)
+    def report(s: dict, cfg) -> None:
         from pipeline.strength import describe
 
         typer.echo(f"testgen: read {s['read']}, kept {s['kept']} ({s['problems_augmented']} augmented), rejected "
@@ -40,4 +36,4 @@ def main(
             if after["correct"] or after["incorrect"]:
                 typer.echo(f"testgen: {kind.replace('_', '-')} before {describe(before)} -> after {describe(after)}")
 
-    run_stage("testgen", body, debug)
+    run_stage_command(stage, problems, out_dir, params=params, set_=set_, progress=progress, debug=debug, report=report)

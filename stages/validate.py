@@ -8,10 +8,14 @@ from typing import Annotated
 
 import typer
 
-from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
+from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt, run_stage_command
 
-CONFIG = ("validate", "pipeline.validate:ValidateConfig")
-JUDGES = True
+
+def stage() -> type:
+    """The stage class (imported when the command runs or shows its help)."""
+    from pipeline.validate import Validate
+
+    return Validate
 
 
 def main(
@@ -22,19 +26,11 @@ def main(
     progress: ProgressOpt = True,
     debug: DebugOpt = False,
 ) -> None:
-    from pipeline.stage import run_stage
-
-    def body() -> None:
-        from pipeline.judging import load_evaluator_config
-        from pipeline.stage import load_config
-        from pipeline.validate import ValidateConfig, run_validate
-
-        cfg = load_config(ValidateConfig, "validate", params, set_)
-        s = run_validate(cfg, problems, out_dir, evaluator=load_evaluator_config(params, set_), progress=progress)
-        typer.echo(f"validate: read {s['read']}, kept {s['kept']} ({s['unverified_kept']} unverified), "
-                   f"rejected {s['rejected']} {s['rejected_by_reason']}; tests: {s['tests']}")
+    def report(s: dict, cfg) -> None:
         from pipeline.strength import describe
 
+        typer.echo(f"validate: read {s['read']}, kept {s['kept']} ({s['unverified_kept']} unverified), "
+                   f"rejected {s['rejected']} {s['rejected_by_reason']}; tests: {s['tests']}")
         st = s["strength"]
         if st["kept"]["correct"] or st["kept"]["incorrect"]:
             typer.echo(f"validate: test strength {describe(st['kept'])} (before the caps: {describe(st['before_caps'])})")
@@ -42,4 +38,4 @@ def main(
         typer.echo(f"validate: time limits {s['time_limits']}; {r['runs_executed']} runs executed, "
                    f"{r['runs_cached']} cached, {r['runs_presumed_too_slow']} presumed too slow")
 
-    run_stage("validate", body, debug)
+    run_stage_command(stage, problems, out_dir, params=params, set_=set_, progress=progress, debug=debug, report=report)

@@ -97,6 +97,7 @@ def test_problem_below_min_tests_is_rejected_and_unverified_is_kept(cfg):
                                                          "too few valid tests after validation and caps": 1}
     rej = validate_problems([noref], ValidateConfig(unverified="reject", cache_path=cfg.cache_path), evaluator=EV, progress=False)
     assert rej.rejects[0][1].startswith("no reference solution")
+    assert rej.stats.as_dict()["rejected_by_reason"] == {"no reference solution to verify the tests": 1}
 
 
 def test_float_checker_and_functional(cfg):
@@ -282,6 +283,31 @@ def test_interactive_problems_are_rejected_without_running(cfg):
     res = validate_problems([p], cfg, evaluator=EV, progress=False)
     assert res.kept == [] and res.rejects[0][1].startswith("interactive problem")
     assert res.stats.as_dict()["read"] == 1 and res.stats.as_dict()["rejected"] == 1
+    assert res.stats.as_dict()["rejected_by_reason"] == {"interactive problem without an interactor program": 1}
+
+
+def test_the_stage_counts_its_rejects_by_category_and_keeps_their_full_reasons(tmp_path, cfg):
+    """stats.json counts validate's own rejects under their categories (not the reasons' heads),
+    rejects.jsonl keeps each whole reason, after the reader's rejects."""
+    from dataclasses import replace
+
+    from pipeline import io
+    from pipeline.validate import Validate
+
+    inter = stdio_problem("t/inter", sum_tests(6), [ReferenceSolution("python", SUM)], tags=["interactive"])
+    noref = stdio_problem("t/noref", sum_tests(6), [])
+    src = tmp_path / "in.jsonl"
+    io.write_jsonl(src, [inter.to_dict(), {"id": "t/bad", "style": "stdio"}, noref.to_dict()])
+    stats = Validate().run(replace(cfg, unverified="reject"), src, tmp_path / "out", evaluator=EV, progress=False)
+    assert (stats["read"], stats["kept"], stats["rejected"]) == (3, 0, 3)
+    assert stats["rejected_by_reason"] == {"interactive problem without an interactor program": 1, "invalid record": 1,
+                                           "no reference solution to verify the tests": 1}
+    rejects = [json.loads(line) for line in (tmp_path / "out" / "rejects.jsonl").read_text().splitlines()]
+    assert [(r["id"], r["stage"]) for r in rejects] == [("t/bad", "validate"), ("t/noref", "validate"),
+                                                        ("t/inter", "validate")]
+    assert rejects[1]["reason"] == "no reference solution to verify the tests (unverified: reject)"
+    assert rejects[2]["reason"].startswith("interactive problem: it has no interactor program")
+    assert pq.read_table(tmp_path / "out" / "report.parquet").num_rows == 0
 
 
 ANY_PAIR = "Print a + b. If there are multiple answers, print any of them."

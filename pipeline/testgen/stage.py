@@ -22,7 +22,7 @@ Runs go through the judge of the params' `evaluator:` section (`make_evaluator`,
 cached per problem by content hash (`problem_cache`: the evaluator's `ResultCache`, one SQLite
 table), so a killed run resumes where it stopped and a rerun with the same inputs and params
 re-executes nothing; the program runs behind them are cached per run in the same file
-(`pipeline.evaluator.programs.run_outputs`: the cache validate's runs use). `run_testgen` is the stage: read
+(`pipeline.evaluator.programs.run_outputs`: the cache validate's runs use). `Testgen` is the stage: read
 (tolerantly), generate, write problems, rejects, report and stats.
 """
 
@@ -33,7 +33,6 @@ import statistics
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
@@ -45,7 +44,7 @@ from pipeline.evaluator.verdict_key import verdict_key
 from pipeline.io import content_hash
 from pipeline.schema import Problem, TestCase
 from pipeline.sources.judging import is_interactive
-from pipeline.stage import StageStats
+from pipeline.stage import Stage, StageContext, StageStats, settings_record
 from pipeline.testgen import search as hunt
 from pipeline.testgen.config import TestgenConfig
 from pipeline.testgen.functional import Candidate, case_seed, example_values, generate_inputs
@@ -64,7 +63,6 @@ from pipeline.testgen.stdio import (
 )
 from pipeline.testgen.types import Unsupported, signature_of
 
-STAGE = "testgen"
 VERSION = "4"  # bump when generation changes: cached results of older versions are not reused
 
 
@@ -479,24 +477,23 @@ def _distribution(values: list[int]) -> dict[str, Any]:
 
 
 # --- the stage ----------------------------------------------------------------------------------------
-def run_testgen(cfg: TestgenConfig, problems_path: str | Path, out_dir: str | Path, *,
-                evaluator: EvaluatorConfig | None = None, progress: bool = True) -> dict[str, Any]:
-    """The stage: read `problems_path` (a record that is not a usable problem becomes a reject),
-    generate, write problems.parquet, rejects.jsonl, report.jsonl, stats.json and settings.json to
-    `out_dir`; returns the stats as written."""
-    from pipeline import io
-    from pipeline.inputs import load_problems
-    from pipeline.stage import settings_record, write_stats
+class Testgen(Stage):
+    """Read problems (a record that is not a usable problem becomes a reject), generate, write
+    problems.parquet, rejects.jsonl, report.jsonl, stats.json and settings.json (the evaluator as
+    testgen judges with it: `judge_config`)."""
 
-    out_dir = Path(out_dir)
-    loaded = load_problems(problems_path, "testgen input problems")
-    result = testgen_problems(loaded.problems, cfg, evaluator=evaluator, progress=progress)
-    result.stats.read += len(loaded.rejects)
-    io.write_problems(out_dir / "problems.parquet", result.kept)
-    with io.RejectsWriter(out_dir / "rejects.jsonl", STAGE) as rejects:
-        for r in loaded.rejects:
-            rejects.add(r.id, r.reason, r.record)
-            result.stats.reject(r.reason)
-    io.write_jsonl(out_dir / "report.jsonl", result.report)
-    settings = {**settings_record(cfg), "evaluator": settings_record(judge_config(cfg, evaluator))}
-    return write_stats(out_dir, result.stats, settings=settings, stage=STAGE)
+    name = "testgen"
+    config = TestgenConfig
+    evaluator_config = EvaluatorConfig
+    input_label = "testgen input problems"
+
+    def process(self, problems: list[Problem], ctx: StageContext) -> list[Problem]:
+        from pipeline.io import write_jsonl
+
+        result = testgen_problems(problems, ctx.cfg, evaluator=ctx.evaluator, progress=ctx.progress)
+        ctx.stats.figures = result.stats.figures
+        write_jsonl(ctx.out_dir / "report.jsonl", result.report)
+        return result.kept
+
+    def settings(self, ctx: StageContext) -> dict[str, Any]:
+        return {**super().settings(ctx), "evaluator": settings_record(judge_config(ctx.cfg, ctx.evaluator))}
