@@ -168,13 +168,13 @@ def main() -> None:
     args = ap.parse_args()
     if not ARCHIVE.is_dir():
         sys.exit(f"{ARCHIVE} not found (../shared/bench-data/codejam-archive)")
-    from pipeline.judging import load_evaluator_config
+    from pipeline.evaluator.config import EvaluatorConfig
     from pipeline.stage import load_config
     from pipeline.validate import ValidateConfig
 
     params = str(ROOT / "params.yaml")
     cfg = {"validate": load_config(ValidateConfig, "validate", params, [], own_section=True),
-           "evaluator": load_evaluator_config(params, [])}
+           "evaluator": load_config(EvaluatorConfig, "evaluator", params, [], own_section=True)}
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         t0 = time.monotonic()

@@ -399,7 +399,7 @@ class Configs:
 
 def load_configs(params: str | None, overrides: list[str], workers: int, cache: Path) -> Configs:
     """params.yaml's sections, `--set section.key=value` overrides, caches under `cache`."""
-    from pipeline.judging import load_evaluator_config
+    from pipeline.evaluator.config import EvaluatorConfig
     from pipeline.stage import load_config
     from pipeline.testgen.stage import TestgenConfig
     from pipeline.validate import ValidateConfig
@@ -412,7 +412,7 @@ def load_configs(params: str | None, overrides: list[str], workers: int, cache: 
         by_section[section].append(rest)
     tg = load_config(TestgenConfig, "testgen", params, by_section["testgen"], own_section=True)
     va = load_config(ValidateConfig, "validate", params, by_section["validate"], own_section=True)
-    ev = load_evaluator_config(params, by_section["evaluator"])
+    ev = load_config(EvaluatorConfig, "evaluator", params, by_section["evaluator"], own_section=True)
     return Configs(replace(tg, cache_path=str(cache / "testgen.sqlite")),
                    replace(va, cache_path=str(cache / "validate.sqlite")), ev)
 

@@ -1,11 +1,10 @@
 """`microcoder <command>`: every DVC stage and tool, each runnable alone with explicit paths.
 
 Each command lives in `stages/<name>.py` as a function `main` (a typer command); heavy imports
-stay inside those functions so `microcoder --help` is fast. A stage module names its stage class once,
-in a function `stage()` that imports and returns it (a `pipeline.stage.Stage`: its config, params
-section and whether it judges code), or, for a command not built on the base, its config as
-`CONFIG = ("section", "module:Class")` (and `JUDGES = True`): `--help` then lists every field of
-that config, imported only when the help is shown.
+stay inside those functions so `microcoder --help` is fast. A command module names its params once,
+in a function `stage()` that imports and returns its `pipeline.stage.Command` (a `Stage` for the
+pipeline's stages): its config, params section and whether it judges code. `--help` then lists
+every field of that config, imported only when the help is shown.
 """
 
 from __future__ import annotations
@@ -51,8 +50,8 @@ def _command_class(mod) -> type:
     """A typer command class whose epilog (the config's fields) is built only when help is shown."""
     from typer.core import TyperCommand
 
-    stage, config = getattr(mod, "stage", None), getattr(mod, "CONFIG", None)
-    if stage is None and config is None:
+    stage = getattr(mod, "stage", None)
+    if stage is None:
         return TyperCommand
 
     class StageCommand(TyperCommand):
@@ -62,13 +61,8 @@ def _command_class(mod) -> type:
 
             from pipeline.stage import config_help
 
-            if stage is not None:
-                cls = stage()
-                text = config_help(cls.config, cls.params_section(), cls.judges)
-            else:
-                section, ref = config
-                module, cls = ref.split(":")
-                text = config_help(getattr(importlib.import_module(module), cls), section, getattr(mod, "JUDGES", False))
+            cls = stage()
+            text = config_help(cls.config, cls.params_section(), cls.judges)
             # typer renders help as rich markup: `[float]` would vanish as a tag
             return escape(text)
 

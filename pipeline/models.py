@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipeline.stage import Command
+
 CORPUS = Path(__file__).parent / "assets" / "tokenizer_corpus.txt"
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>"]
 
@@ -39,6 +41,12 @@ class TinyModelConfig:
     head_dim: int = field(default=16, metadata={"help": "Size of one attention head."})
     max_position_embeddings: int = field(default=4096, metadata={"help": "Context length."})
     seed: int = field(default=0, metadata={"help": "Weight-initialisation seed (same seed, byte-identical files)."})
+
+
+class TinyModel(Command):
+    name = "tiny-model"
+    section = "tiny_model"
+    config = TinyModelConfig
 
 
 def build_tokenizer(vocab_size: int = 512):

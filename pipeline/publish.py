@@ -30,6 +30,7 @@ from typing import Any
 
 from pipeline.card import release_record, replace_versions_section, versions_section
 from pipeline.inputs import InputError
+from pipeline.stage import Command
 
 NOT_PUBLISHED = ("rejects.jsonl", "headline.json")  # build bookkeeping (DVC metrics), not part of the dataset
 VERSION_FILE = "version.json"  # this version's record, read back from its tag by later publishes
@@ -46,6 +47,11 @@ class PublishConfig:
     endpoint: str | None = field(default=None, metadata={"help": "Hub endpoint (null = huggingface.co or HF_ENDPOINT)."})
     keep_remote: list[str] = field(default_factory=lambda: [".gitattributes"], metadata={
         "help": "Files on the Hub a push never deletes (glob patterns); every other file not in the release is removed."})
+
+
+class Publish(Command):
+    name = "publish"
+    config = PublishConfig
 
 
 class PublishError(InputError):

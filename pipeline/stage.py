@@ -354,7 +354,41 @@ class StageContext:
         self.stats.reject(key or reason)
 
 
-class Stage:
+class Command:
+    """What a command reads from params.yaml, named once: its config class (`config`, filled from
+    the `section` of params.yaml, default the command's `name`) and, for a command that judges code,
+    the evaluator's (`evaluator_config`, filled from the `evaluator:` section; `judges` follows).
+    `microcoder COMMAND --help` lists both (pipeline/cli.py); `load_configs` reads both. A stage
+    file's `stage()` returns its Command (a `Stage` for the commands that run a pipeline stage)."""
+
+    name: str = ""
+    section: str | None = None
+    config: type | None = None
+    # a command that judges code: EvaluatorConfig, filled from the `evaluator:` section (`judges` follows)
+    evaluator_config: type | None = None
+    judges: bool = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.judges = cls.evaluator_config is not None
+
+    @classmethod
+    def params_section(cls) -> str:
+        return cls.section or cls.name
+
+    @classmethod
+    def load_configs(cls, params_path: str | Path | None, overrides: list[str] | None) -> tuple[Any, Any]:
+        """The command's config and, for a judging command, its evaluator's (None otherwise), from
+        params.yaml and `--set` (`evaluator.KEY=VALUE` items go to the evaluator's)."""
+        cfg = load_config(cls.config, cls.params_section(), params_path, overrides)
+        if cls.evaluator_config is None:
+            return cfg, None
+        evaluator = load_config(cls.evaluator_config, EVALUATOR_SECTION, params_path, split_overrides(overrides)[1],
+                                own_section=True)
+        return cfg, evaluator
+
+
+class Stage(Command):
     """One stage, run the same way by every command: `run` reads the problems with the tolerant
     reader (none where the stage has no problem input), records the reader's rejects, calls the
     stage's one hook `process`, writes `problems.parquet` when the hook returns the kept problems,
@@ -368,36 +402,11 @@ class Stage:
     overrides `load`; one whose result is more than the stats overrides `finish`, which gets what
     the hook left in `ctx.result`. A Stage object keeps no state of a run (it may run twice)."""
 
-    name: str = ""
-    section: str | None = None
-    config: type | None = None
     unit: str = "problems"
-    # a stage that judges code: EvaluatorConfig, filled from the `evaluator:` section (`judges` follows)
-    evaluator_config: type | None = None
-    judges: bool = False
     # settings.json records the evaluator's settings (judging stages; two keep their earlier record)
     evaluator_settings: bool = True
     input_label: str | None = None  # names the problems in a missing-input error; default `<name> input`
     problems_schema: Any = None  # the stage's columns of problems.parquet (pyarrow schema)
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        cls.judges = cls.evaluator_config is not None
-
-    @classmethod
-    def params_section(cls) -> str:
-        return cls.section or cls.name
-
-    @classmethod
-    def load_configs(cls, params_path: str | Path | None, overrides: list[str] | None) -> tuple[Any, Any]:
-        """The stage's config and, for a judging stage, its evaluator's (None otherwise), from
-        params.yaml and `--set` (`evaluator.KEY=VALUE` items go to the evaluator's)."""
-        cfg = load_config(cls.config, cls.params_section(), params_path, overrides)
-        if cls.evaluator_config is None:
-            return cfg, None
-        evaluator = load_config(cls.evaluator_config, EVALUATOR_SECTION, params_path, split_overrides(overrides)[1],
-                                own_section=True)
-        return cfg, evaluator
 
     def run(self, cfg: Any, problems: str | Path | None, out_dir: str | Path, *, evaluator: Any = None,
             progress: bool = True, **inputs: Any) -> Any:

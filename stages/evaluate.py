@@ -11,7 +11,12 @@ import typer
 
 from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
 
-CONFIG = ("evaluator", "pipeline.evaluator.config:EvaluatorConfig")
+
+def stage() -> type:
+    """The command's params (imported when the command runs or shows its help)."""
+    from pipeline.judging import Evaluate
+
+    return Evaluate
 
 
 def main(
@@ -38,14 +43,12 @@ def main(
         from pipeline.evaluator.factory import make_evaluator
         from pipeline.evaluator.verdict.judge import MODES
         from pipeline.inputs import require_input
-        from pipeline.judging import load_evaluator_config
         from pipeline.stage import ConfigError
 
         if mode not in MODES:
             raise ConfigError(f"--mode must be one of {list(MODES)}, got {mode!r}")
         # This command's own section is `evaluator:`: `--set workers=2` and `--set evaluator.workers=2` alike.
-        own = [s if s.startswith("evaluator.") else f"evaluator.{s}" for s in set_ or []]
-        ev_cfg = load_evaluator_config(params, own)
+        ev_cfg, _ = stage().load_configs(params, [s.removeprefix("evaluator.") for s in set_ or []])
         if problems is None or submissions is None or output is None:
             raise ConfigError("--problems, --submissions and -o/--output are required")
         require_input(problems, "problems")

@@ -9,7 +9,12 @@ import typer
 
 from stages.common import DebugOpt, ParamsOpt, SetOpt
 
-CONFIG = ("publish", "pipeline.publish:PublishConfig")
+
+def stage() -> type:
+    """The command's params (imported when the command runs or shows its help)."""
+    from pipeline.publish import Publish
+
+    return Publish
 
 
 def main(
@@ -25,10 +30,9 @@ def main(
 
     def body() -> None:
         from pipeline.inputs import require_input
-        from pipeline.publish import PublishConfig, format_plan, preview, publish
-        from pipeline.stage import load_config
+        from pipeline.publish import format_plan, preview, publish
 
-        cfg = load_config(PublishConfig, "publish", params, set_)
+        cfg, _ = stage().load_configs(params, set_)
         folder = require_input(dataset_dir, "built dataset folder")
         if dry_run:
             typer.echo("dry run: nothing is uploaded\n" + format_plan(preview(cfg, folder)))

@@ -9,7 +9,12 @@ import typer
 
 from stages.common import DebugOpt, ParamsOpt, SetOpt
 
-CONFIG = ("tiny_model", "pipeline.models:TinyModelConfig")
+
+def stage() -> type:
+    """The command's params (imported when the command runs or shows its help)."""
+    from pipeline.models import TinyModel
+
+    return TinyModel
 
 
 def main(
@@ -21,10 +26,9 @@ def main(
     from pipeline.stage import run_stage
 
     def body() -> None:
-        from pipeline.models import TinyModelConfig, build_tiny_model
-        from pipeline.stage import load_config
+        from pipeline.models import build_tiny_model
 
-        cfg = load_config(TinyModelConfig, "tiny_model", params, set_)
+        cfg, _ = stage().load_configs(params, set_)
         path = build_tiny_model(out_dir, cfg)
         typer.echo(f"tiny-model: Qwen3 (hidden {cfg.hidden_size}, {cfg.num_hidden_layers} layers, vocab "
                    f"{cfg.vocab_size}, seed {cfg.seed}) saved to {path}")

@@ -9,8 +9,12 @@ import typer
 
 from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
 
-CONFIG = ("train", "training.train:TrainConfig")
-JUDGES = True  # the reward's judge
+
+def stage() -> type:
+    """The command's params (imported when the command runs or shows its help)."""
+    from training.train import Train
+
+    return Train
 
 
 def main(
@@ -34,13 +38,11 @@ def main(
     from pipeline.stage import run_stage
 
     def body() -> None:
-        from pipeline.judging import load_evaluator_config
-        from pipeline.stage import load_config
-        from training.train import TrainConfig, TrainRun, run_training
+        from training.train import TrainRun, run_training
 
-        cfg = load_config(TrainConfig, "train", params, set_)
+        cfg, evaluator = stage().load_configs(params, set_)
         run = TrainRun(model=model, problems=problems, out_dir=out_dir, fallback=fallback_problems, resume=resume)
-        result = run_training(cfg, run, evaluator=load_evaluator_config(params, set_), progress=progress)
+        result = run_training(cfg, run, evaluator=evaluator, progress=progress)
         s, m = result.stats, result.metrics
         final = m["final"]
         typer.echo(

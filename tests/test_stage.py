@@ -11,8 +11,8 @@ import typer
 
 from pipeline.evaluator.config import EvaluatorConfig
 from pipeline.inputs import InputError
-from pipeline.judging import load_evaluator_config
 from pipeline.stage import (
+    Command,
     ConfigError,
     Stage,
     StageStats,
@@ -87,10 +87,14 @@ def test_overrides_reach_the_stage_section_or_the_evaluator_section(tmp_path):
     assert split_overrides(sets) == (["inner.rate=0.25", "name=y"], ["timeout_scale=3"])
     cfg = load_config(Outer, "sec", params, sets)
     assert (cfg.inner.k, cfg.inner.rate, cfg.name) == (3, 0.25, "y")
-    ev = load_evaluator_config(params, sets)
-    assert (ev.workers, ev.timeout_scale) == (2, 3.0)
+    class Judging(Command):
+        name, section, config, evaluator_config = "judging", "sec", Outer, EvaluatorConfig
+
+    assert Judging.judges and not Command.judges
+    cfg, ev = Judging.load_configs(params, sets)
+    assert (cfg.name, ev.workers, ev.timeout_scale) == ("y", 2, 3.0)
     with pytest.raises(ConfigError, match=r"unknown evaluator params \['nope'\]"):
-        load_evaluator_config(params, ["evaluator.nope=1"])
+        Judging.load_configs(params, ["evaluator.nope=1"])
     with pytest.raises(ConfigError, match="--set expects key=value"):
         load_config(Outer, "sec", params, ["novalue"])
     params.write_text("- a list\n")

@@ -40,9 +40,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline.evaluator.config import EvaluatorConfig
 from pipeline.executor import ExecutionFields
 from pipeline.inputs import InputError, check_model_path
 from pipeline.io import write_json, write_jsonl, write_text_atomic
+from pipeline.stage import Command
 from training.run_folder import TRAINER_DIR, finish, plan_run, prepare_output, save_checkpoint
 
 log = logging.getLogger(__name__)
@@ -211,6 +213,12 @@ class TrainConfig(ExecutionFields):
     def __post_init__(self) -> None:
         super().__post_init__()
         self.grpo = GrpoFields(self.grpo, "train.grpo")
+
+
+class Train(Command):
+    name = "train"
+    config = TrainConfig
+    evaluator_config = EvaluatorConfig  # the reward's judge
 
 
 @dataclass
