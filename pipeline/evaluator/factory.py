@@ -1,7 +1,7 @@
 """One constructor for an evaluator on a stage's executor (`make_evaluator`: the local sandboxed
 pool, or its Ray counterpart with the same interface: `evaluate`, `evaluate_batch`, `close`,
-`interrupt`, context manager). The params' `evaluator:` section is read by `pipeline.judging` (the
-CLI's plumbing stays out of the evaluator). Either registers itself with `pool.interrupt_all`, which
+`interrupt`, context manager). The params' `evaluator:` section is read by the commands that judge
+(`pipeline.stage.Command.load_configs`: the CLI's plumbing stays out of the evaluator). Either registers itself with `pool.interrupt_all`, which
 a stage's SIGINT / SIGTERM handler calls (`pipeline.stage.run_stage`) to kill every judge at once."""
 
 from __future__ import annotations
