@@ -16,7 +16,7 @@ setup: $(VENV)/.installed sandbox-deps $(VENV)/include/testlib/testlib.h bytecod
 bytecode: | $(VENV)/.installed
 	@$(VENV)/bin/python -m compileall -q pipeline stages training >/dev/null
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml setup.py
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q --upgrade pip
 	$(VENV)/bin/python -m pip install -q -e '.[dev]'
@@ -25,7 +25,7 @@ $(VENV)/.installed: pyproject.toml
 # testlib.h for C++ checker programs (pinned, hash-checked; see pipeline/evaluator/verdict/testlib.py).
 # Not fatal when offline: such checkers are then judged SE with a clear reason.
 $(VENV)/include/testlib/testlib.h: | $(VENV)/.installed
-	@$(VENV)/bin/python -c "from pipeline.evaluator.verdict.testlib import main; raise SystemExit(main())" || true
+	@$(VENV)/bin/python -c "from microcoder.pipeline.evaluator.verdict.testlib import main; raise SystemExit(main())" || true
 
 # The evaluator's sandbox uses bubblewrap; without it, unshare namespaces where they work (with a
 # warning); with neither it refuses to run (SandboxUnavailable: it never judges code unisolated).

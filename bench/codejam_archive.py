@@ -38,7 +38,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.schema import Problem, ReferenceSolution, WrongSolution  # noqa: E402
+from microcoder.pipeline.schema import Problem, ReferenceSolution, WrongSolution  # noqa: E402
 
 ARCHIVE = ROOT.parent / "shared" / "bench-data" / "codejam-archive"
 SOLUTIONS = ROOT / "bench" / "codejam_solutions"
@@ -60,8 +60,8 @@ TAG = re.compile(r"</?[a-zA-Z][a-zA-Z0-9]*(\s[^<>]*)?/?>")
 
 
 def scrape(tmp: Path) -> tuple[list[Problem], dict[str, Any], list[dict[str, Any]]]:
-    from pipeline.io import read_problems
-    from pipeline.scrape import convert
+    from microcoder.pipeline.io import read_problems
+    from microcoder.pipeline.scrape import convert
 
     out = tmp / "codejam.parquet"
     stats = convert("kattis", ARCHIVE, out, name="codejam", progress=False)
@@ -121,8 +121,8 @@ def ours(problems: list[Problem]) -> dict[str, tuple[Problem, dict[str, str]]]:
 
 
 def judge(solved: dict[str, tuple[Problem, dict[str, str]]], evaluator_cfg) -> list[dict[str, Any]]:
-    from pipeline.evaluator import Submission
-    from pipeline.evaluator.factory import make_evaluator
+    from microcoder.pipeline.evaluator import Submission
+    from microcoder.pipeline.evaluator.factory import make_evaluator
 
     probs = {p.id: p for p, _ in solved.values()}
     subs = [Submission(p.id, f"{stem}:{which}", "python", code)
@@ -141,7 +141,7 @@ def judge(solved: dict[str, tuple[Problem, dict[str, str]]], evaluator_cfg) -> l
 
 
 def validate(problems: list[Problem], solved, cfg, tmp: Path) -> dict[str, Any]:
-    from pipeline.validate import validate_problems
+    from microcoder.pipeline.validate import validate_problems
 
     with_refs = {p.id: codes for p, codes in solved.values()}
     run = [replace(p, reference_solutions=[ReferenceSolution("python", with_refs[p.id]["correct"])],
@@ -168,9 +168,9 @@ def main() -> None:
     args = ap.parse_args()
     if not ARCHIVE.is_dir():
         sys.exit(f"{ARCHIVE} not found (../shared/bench-data/codejam-archive)")
-    from pipeline.evaluator.config import EvaluatorConfig
-    from pipeline.stage import load_config
-    from pipeline.validate import ValidateConfig
+    from microcoder.pipeline.evaluator.config import EvaluatorConfig
+    from microcoder.pipeline.stage import load_config
+    from microcoder.pipeline.validate import ValidateConfig
 
     params = str(ROOT / "params.yaml")
     cfg = {"validate": load_config(ValidateConfig, "validate", params, [], own_section=True),

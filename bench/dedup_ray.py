@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 
 def run(inp: Path, out: Path, executor: str, block: int) -> float:
-    from pipeline.dedup import Dedup, DedupConfig
+    from microcoder.pipeline.dedup import Dedup, DedupConfig
 
     cfg = DedupConfig(executor=executor, ray_block_size=block, benchmarks=[
         {"name": "seed-benchmark", "path": str(ROOT / "data" / "seed" / "benchmark.jsonl")}])
@@ -38,7 +38,7 @@ def run(inp: Path, out: Path, executor: str, block: int) -> float:
 
 
 def same_outputs(a: Path, b: Path) -> bool:
-    from pipeline.io import read_table
+    from microcoder.pipeline.io import read_table
 
     tables = all(read_table(a / n).equals(read_table(b / n)) for n in ("problems.parquet", "clusters.parquet"))
     return tables and all((a / n).read_text() == (b / n).read_text() for n in ("rejects.jsonl", "stats.json"))
@@ -60,7 +60,7 @@ def main() -> None:
 
     # the stage's own log lines (executor, phase times); Ray's stay quiet
     handler = logging.StreamHandler(sys.stdout)
-    handler.addFilter(logging.Filter("pipeline.dedup"))
+    handler.addFilter(logging.Filter("microcoder.pipeline.dedup"))
     logging.basicConfig(level=logging.INFO, format="  %(message)s", handlers=[handler])
     t0 = time.perf_counter()
     rows = synthetic(args.n, args.seed)

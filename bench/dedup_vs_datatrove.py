@@ -10,7 +10,7 @@ variables, changed numbers (sample values), light paraphrase, and combinations. 
 all pairs inside a family (a base statement and its variants) are duplicates; no other pair is.
 
 Both systems get the same shingles (word 5-grams) and the same similarity target (0.7):
-- ours: `pipeline.dedup.Dedup` with the stage defaults (no benchmarks), parquet in and out;
+- ours: `microcoder.pipeline.dedup.Dedup` with the stage defaults (no benchmarks), parquet in and out;
 - datatrove: MinhashDedupSignature -> Buckets -> Cluster -> Filter with LocalPipelineExecutor
   (jsonl in and out), once with bands x rows = datasketch's optimum for 0.7 (14 x 9, datatrove's
   own default is 14 x 8) and once with the stage's recall-leaning bands x rows.
@@ -228,8 +228,8 @@ def plant(base: list[tuple[str, str]], frac: float, seed: int, negative_frac: fl
 
 # --- the two systems (each run in its own subprocess) ------------------------------------------
 def run_ours(work: Path, threshold: float, shingle_size: int) -> list[list[str]]:
-    from pipeline.dedup import Dedup, DedupConfig
-    from pipeline.io import read_table
+    from microcoder.pipeline.dedup import Dedup, DedupConfig
+    from microcoder.pipeline.io import read_table
 
     cfg = DedupConfig(threshold=threshold, shingle_size=shingle_size, benchmarks=[])
     out = work / f"ours-{threshold}"
@@ -314,8 +314,8 @@ def worker(args: argparse.Namespace) -> None:
         pass
     work = Path(args.work)
     if args.worker == "ours":  # import each system before the clock starts: we time the work, not imports
-        import pipeline.dedup  # noqa: F401
-        from pipeline.dedup.minhash import lsh_params
+        import microcoder.pipeline.dedup  # noqa: F401
+        from microcoder.pipeline.dedup.minhash import lsh_params
 
         lsh_params(args.threshold, 128, 0.9)  # warm datasketch's scipy import
     else:
@@ -403,8 +403,8 @@ def score(clusters: list[list[str]], rows: list[dict]) -> dict:
 
 # --- main ------------------------------------------------------------------------------------
 def write_corpus(rows: list[dict], work: Path) -> None:
-    from pipeline.io import write_problems
-    from pipeline.schema import Problem, TestCase
+    from microcoder.pipeline.io import write_problems
+    from microcoder.pipeline.schema import Problem, TestCase
 
     write_problems(work / "corpus.parquet", [Problem(id=r["id"], source=r["source"], statement=r["text"],
                                                      style="stdio", tests=[TestCase("1", "1")]) for r in rows])
@@ -432,8 +432,8 @@ def table(results: list[tuple[str, dict, dict]], n_docs: int) -> str:
 def compare(args: argparse.Namespace) -> None:
     from datasketch.lsh import _optimal_param
 
-    from pipeline.dedup import DedupConfig
-    from pipeline.dedup.minhash import lsh_params
+    from microcoder.pipeline.dedup import DedupConfig
+    from microcoder.pipeline.dedup.minhash import lsh_params
 
     if not BENCH_DATA.exists():
         sys.exit(f"{BENCH_DATA} not found: this benchmark needs ../shared/bench-data next to the checkout")

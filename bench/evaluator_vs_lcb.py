@@ -5,10 +5,10 @@
 
 Datasets (from ../shared/bench-data, never copied):
   leetcode   LeetCodeDataset v0.2.0 test: reference completions; input_output keyword literals
-             converted to positional JSON with `ast` (pipeline.sources.pyliterals, no eval).
+             converted to positional JSON with `ast` (microcoder.pipeline.sources.pyliterals, no eval).
              ListNode / TreeNode problems are kept (ours builds them from the JSON lists).
   humaneval  HumanEval + CodeGen-16B samples (first N problems x M samples); tests = the
-             `assert candidate(...) == literal` lines (pipeline.sources.humaneval).
+             `assert candidate(...) == literal` lines (microcoder.pipeline.sources.humaneval).
   codeforces Codeforces stdio tests with small correct and wrong solutions written here.
 Ground truth: LeetCode / HumanEval pairs are labelled by their *official* test code
 (`check(candidate)`) run in our sandbox; Codeforces solutions are labelled by construction.
@@ -53,8 +53,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.evaluator import Evaluator, Submission  # noqa: E402
-from pipeline.schema import Checker, Problem, TestCase  # noqa: E402
+from microcoder.pipeline.evaluator import Evaluator, Submission  # noqa: E402
+from microcoder.pipeline.schema import Checker, Problem, TestCase  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "bench-data"
 LCB_CODES = {-1: "TLE", -2: "WA", -3: "TLE", -4: "RE", -5: "SE", False: "WA"}
@@ -143,7 +143,7 @@ def lcb_sample(problem: Problem) -> dict:
 
 # --- datasets -------------------------------------------------------------------------------------------
 def leetcode_pairs(limit: int, timeout: float, split: str = "test") -> tuple[list[Pair], Counter]:
-    from pipeline.sources.pyliterals import (
+    from microcoder.pipeline.sources.pyliterals import (
         NotLiteral,
         encode_args,
         find_signature,
@@ -180,7 +180,7 @@ def leetcode_pairs(limit: int, timeout: float, split: str = "test") -> tuple[lis
 
 
 def humaneval_pairs(n_problems: int, n_samples: int, timeout: float) -> tuple[list[Pair], Counter]:
-    from pipeline.sources import humaneval
+    from microcoder.pipeline.sources import humaneval
 
     tasks = [json.loads(line) for line in gzip.open(DATA / "humaneval" / "HumanEval.jsonl.gz", "rt")]
     # The sample file is in another order and CodeT stripped the doctest examples from its prompts:
@@ -252,7 +252,7 @@ def contest_tests(script: str, params: list[str]) -> list[TestCase]:
     == value`) as positional JSON tests, with `ast` only; a test that does not convert is skipped."""
     import ast
 
-    from pipeline.sources.pyliterals import NotLiteral, encode_args, literal, to_json
+    from microcoder.pipeline.sources.pyliterals import NotLiteral, encode_args, literal, to_json
 
     tests, kwargs = [], None
     for node in ast.parse(script).body:
@@ -271,7 +271,7 @@ def contest_tests(script: str, params: list[str]) -> list[TestCase]:
 def contest_problems(n: int, timeout: float) -> list[tuple[Problem, str]]:
     """The first `n` LeetCode contest problems (deepseek-ai's 2023-07..2024-01 set, ~100 tests each)
     that LeetCodeDataset ships a reference solution for: (problem with every test, reference code)."""
-    from pipeline.sources.pyliterals import find_signature
+    from microcoder.pipeline.sources.pyliterals import find_signature
 
     refs = {}
     for split in ("train", "test"):
@@ -373,7 +373,7 @@ def run_ours_process(work: Path, workers: int, root: Path = ROOT) -> tuple[float
     if root.resolve() == ROOT:
         cmd = [str(Path(sys.executable).with_name("microcoder")), *args]
     else:
-        cmd = [sys.executable, "-m", "pipeline.cli", *args]
+        cmd = [sys.executable, "-m", "microcoder.pipeline.cli", *args]
         env = {**os.environ, "PYTHONPATH": str(root)}
     seconds, cpu, proc = timed(cmd, capture_output=True, text=True, cwd=root, env=env)  # its params.yaml
     if proc.returncode != 0:
@@ -535,7 +535,7 @@ def measure(pairs: list[Pair], args) -> dict[str, list[float]]:
 
 
 # Run as `python -c LCB_CHILD <work dir>`: imports LiveCodeBench only, so its process start is not
-# charged with ours (this file imports pipeline.evaluator).
+# charged with ours (this file imports microcoder.pipeline.evaluator).
 LCB_CHILD = """
 import contextlib, io, json, sys, time
 from pathlib import Path
@@ -562,7 +562,7 @@ def lcb_status(results: list, n_tests: int) -> str:
 # --- warm fork vs fresh process ---------------------------------------------------------------------------------
 def startup_bench(workers: int, runs: int) -> dict[str, float]:
     """ms per stdio test: our warm pre-forked interpreter vs a fresh sandbox + interpreter per test."""
-    from pipeline.evaluator.sandbox import launch as sb
+    from microcoder.pipeline.evaluator.sandbox import launch as sb
 
     code = "import sys\nn = int(sys.stdin.readline())\nprint(sum(range(n)))\n"
     problem = Problem(id="s", source="bench", statement="", style="stdio", time_limit_s=2,

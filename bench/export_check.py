@@ -52,7 +52,7 @@ def _messages_ok(value) -> bool:
 def check_verl(path: Path, tokenizer_dir: Path) -> str:
     import pyarrow.parquet as pq
 
-    from pipeline import rewards_api
+    from microcoder.pipeline import rewards_api
 
     rows = pq.read_table(path).to_pylist()
     for i, row in enumerate(rows):  # docs/preparation/prepare_data.rst: the five fields
@@ -100,7 +100,7 @@ def _load_openrlhf_prompts_dataset():
 def check_openrlhf(path: Path, tokenizer_dir: Path) -> str:
     from datasets import load_dataset
 
-    from pipeline import rewards_api
+    from microcoder.pipeline import rewards_api
 
     data = load_dataset("json", data_files=str(path))["train"]
     for i, row in enumerate(data):
@@ -134,8 +134,8 @@ def check_openrlhf(path: Path, tokenizer_dir: Path) -> str:
 
 
 def check_rllm(path: Path) -> str:
-    from pipeline import rewards_api
-    from pipeline.io import read_jsonl
+    from microcoder.pipeline import rewards_api
+    from microcoder.pipeline.io import read_jsonl
 
     rows = []
     for line, row, err in read_jsonl(path):
@@ -174,7 +174,7 @@ def main() -> int:
                 failed += 1
                 print(f"{name}: FAILED: {e}")
     finally:
-        from pipeline import rewards_api
+        from microcoder.pipeline import rewards_api
 
         rewards_api.close_judge()
     return 1 if failed else 0

@@ -32,7 +32,7 @@ BENCH_DATA = ROOT.parent / "shared" / "bench-data" / "stdio" / "codeforces_test.
 
 
 def load_problems(count: int):
-    from pipeline.schema import Problem
+    from microcoder.pipeline.schema import Problem
 
     statements: list[str] = []
     if BENCH_DATA.exists():
@@ -48,7 +48,7 @@ def build_random_model(out: Path, hidden: int, layers: int) -> Path:
     import torch
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
-    from pipeline.models import build_tokenizer
+    from microcoder.pipeline.models import build_tokenizer
 
     tok = build_tokenizer()
     heads = max(hidden // 64, 1)
@@ -65,7 +65,7 @@ def build_random_model(out: Path, hidden: int, layers: int) -> Path:
 def run_backend(name: str, model: str, prompts, k: int, max_tokens: int, options: dict) -> dict:
     import torch
 
-    from pipeline.generation.backends import SamplingParams, get_backend
+    from microcoder.pipeline.generation.backends import SamplingParams, get_backend
 
     backend = get_backend(name, model=model, progress=False, **options)
     sampling = SamplingParams(temperature=1.0, top_p=1.0, max_tokens=max_tokens, seed=0)
@@ -88,7 +88,7 @@ def run_backend(name: str, model: str, prompts, k: int, max_tokens: int, options
 
 def within_budget(model: str, prompts: list, max_tokens: int, max_model_len: int) -> tuple[list, int]:
     """The prompts the stages would keep (prompt tokens + max_tokens <= max_model_len)."""
-    from pipeline.generation.budget import budget_rejects
+    from microcoder.pipeline.generation.budget import budget_rejects
 
     over = budget_rejects([(str(i), m) for i, m in enumerate(prompts)], models=[model], max_tokens=max_tokens,
                           max_model_len=max_model_len, what="bench")
@@ -119,7 +119,7 @@ def main() -> None:
 
     if not torch.cuda.is_available():
         sys.exit("rollout_gpu.py needs a CUDA GPU")
-    from pipeline.generation.prompts import build_messages
+    from microcoder.pipeline.generation.prompts import build_messages
 
     max_model_len = args.max_model_len or args.max_tokens + 4096
     with tempfile.TemporaryDirectory() as tmp:

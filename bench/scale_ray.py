@@ -34,9 +34,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline.evaluator import EvaluatorConfig, Submission  # noqa: E402
-from pipeline.io import read_problems  # noqa: E402
-from pipeline.schema import Problem, TestCase  # noqa: E402
+from microcoder.pipeline.evaluator import EvaluatorConfig, Submission  # noqa: E402
+from microcoder.pipeline.io import read_problems  # noqa: E402
+from microcoder.pipeline.schema import Problem, TestCase  # noqa: E402
 
 CE = "def broken(:\n"
 
@@ -74,7 +74,7 @@ def run_rl(ev, problems, subs) -> tuple[float, float]:
 
 
 def make(executor: str, judges: int, cfg: EvaluatorConfig, address: str | None, actor_cpus: int = 1):
-    from pipeline.evaluator.factory import make_evaluator
+    from microcoder.pipeline.evaluator.factory import make_evaluator
 
     start = time.perf_counter()
     ev = make_evaluator(cfg, executor=executor, ray_address=address, workers=judges,
@@ -88,7 +88,7 @@ def overhead(cfg: EvaluatorConfig, address: str | None, calls: int) -> list[tupl
     """Median latency (ms) of a no-op actor call and of one trivial submission per call."""
     import ray
 
-    from pipeline.evaluator.ray_pool import JudgeActor
+    from microcoder.pipeline.evaluator.ray_pool import JudgeActor
 
     rows = []
     actor = ray.remote(JudgeActor).options(num_cpus=1).remote(replace(cfg, workers=1), 8)
@@ -138,7 +138,7 @@ def main() -> None:
 
     import ray
 
-    from pipeline.executor import ray_init
+    from microcoder.pipeline.executor import ray_init
 
     if args.address is None:
         ray.init(address="local", num_cpus=os.cpu_count() or 2, include_dashboard=False, logging_level="warning")

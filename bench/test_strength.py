@@ -3,7 +3,7 @@
 against known solutions of each kind, separately:
 
   references  the problem's reference solutions: TPR (share passing every test);
-  mutants     AST mutants of the first reference (`pipeline.testgen.mutants.make_mutants`), drawn with
+  mutants     AST mutants of the first reference (`microcoder.pipeline.testgen.mutants.make_mutants`), drawn with
               a seed of our own: TNR (share failing at least one test); those testgen's own draw does
               not contain (a loop hunting testgen's survivors never saw them) again apart, as
               mutants_held_out;
@@ -15,8 +15,8 @@ against known solutions of each kind, separately:
               caught = fails (TLE) at least one test.
 
 Sources (../shared/bench-data, those that ship references): leetcodedataset (v0.2.0 train, through
-`pipeline.sources.leetcodedataset`), humaneval (`pipeline.sources.humaneval`), mbpp (rows turned into
-our jsonl format here and read back with `pipeline.sources.jsonl`). Testgen and validate run as the
+`microcoder.pipeline.sources.leetcodedataset`), humaneval (`microcoder.pipeline.sources.humaneval`), mbpp (rows turned into
+our jsonl format here and read back with `microcoder.pipeline.sources.jsonl`). Testgen and validate run as the
 pipeline runs them (`testgen_problems`, `validate_problems`, params.yaml's sections, caches in a
 temporary folder), except validate's min_tests, 1 here (this measures strength, not the count
 filter). Every column of a problem is judged at one time limit, the one validate settles, so that
@@ -48,8 +48,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline import strength  # noqa: E402
-from pipeline.schema import Problem, ReferenceSolution, TestCase  # noqa: E402
+from microcoder.pipeline import strength  # noqa: E402
+from microcoder.pipeline.schema import Problem, ReferenceSolution, TestCase  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "bench-data"
 LCD_TRAIN = Path("leetcodedataset") / "LeetCodeDataset-v0.2.0-train.jsonl.gz"
@@ -70,7 +70,7 @@ def log(msg: str) -> None:
 # --- problems ---------------------------------------------------------------------------------------------------
 def read_source(module, options, name: str) -> tuple[list[Problem], Counter]:
     """(problems, rejects by reason) of one source adapter."""
-    from pipeline.sources.base import SourceContext
+    from microcoder.pipeline.sources.base import SourceContext
 
     problems, rejects = [], Counter()
     for item in module.read(options, SourceContext(name)):
@@ -82,13 +82,13 @@ def read_source(module, options, name: str) -> tuple[list[Problem], Counter]:
 
 
 def load_leetcodedataset(data: Path, workdir: Path) -> tuple[list[Problem], Counter]:
-    from pipeline.sources import leetcodedataset
+    from microcoder.pipeline.sources import leetcodedataset
 
     return read_source(leetcodedataset, leetcodedataset.Options(path=str(data / LCD_TRAIN)), "leetcodedataset")
 
 
 def load_humaneval(data: Path, workdir: Path) -> tuple[list[Problem], Counter]:
-    from pipeline.sources import humaneval
+    from microcoder.pipeline.sources import humaneval
 
     return read_source(humaneval, humaneval.Options(path=str(data / "humaneval" / "HumanEval.jsonl.gz")), "humaneval")
 
@@ -101,9 +101,9 @@ def mbpp_problem(row: dict[str, Any]) -> Problem | str:
 
 
 def _mbpp_problem(row: dict[str, Any]) -> Problem | str:
-    from pipeline.sources.base import unstated_limits
-    from pipeline.sources.normalize import stable_id
-    from pipeline.sources.pyliterals import convert_asserts, find_signature
+    from microcoder.pipeline.sources.base import unstated_limits
+    from microcoder.pipeline.sources.normalize import stable_id
+    from microcoder.pipeline.sources.pyliterals import convert_asserts, find_signature
 
     if (row.get("test_setup_code") or "").strip():
         return "test_setup_code (not expressible as arguments)"
@@ -129,8 +129,8 @@ def _mbpp_problem(row: dict[str, Any]) -> Problem | str:
 
 
 def load_mbpp(data: Path, workdir: Path) -> tuple[list[Problem], Counter]:
-    """MBPP rows -> our jsonl format (in `workdir`) -> `pipeline.sources.jsonl`, the adapter for it."""
-    from pipeline.sources import jsonl
+    """MBPP rows -> our jsonl format (in `workdir`) -> `microcoder.pipeline.sources.jsonl`, the adapter for it."""
+    from microcoder.pipeline.sources import jsonl
 
     rejects: Counter = Counter()
     path = workdir / "mbpp-problems.jsonl"
@@ -180,8 +180,8 @@ def draw_mutants(p: Problem, n: int, seed: int, testgen_cfg) -> list[Solution]:
     """Up to n mutants of the first python reference, drawn with our seed; those equal to one of
     testgen's own draw (which its figures, and a loop hunting survivors, may use) are marked not
     held out. Small functions have few mutation sites, so the two draws often share most."""
-    from pipeline.testgen.functional import case_seed
-    from pipeline.testgen.mutants import make_mutants
+    from microcoder.pipeline.testgen.functional import case_seed
+    from microcoder.pipeline.testgen.mutants import make_mutants
 
     code = python_reference(p)
     if code is None or n <= 0:
@@ -238,7 +238,7 @@ finally:
 
 def entry_function(tree: ast.Module, entry_point: str) -> tuple[ast.FunctionDef, bool] | None:
     """(the entry point's def, whether it is a method) in a parsed program."""
-    from pipeline.testgen.types import entry_name
+    from microcoder.pipeline.testgen.types import entry_name
 
     name, owner = entry_name(entry_point)
     scopes = [(n.body, True) for n in tree.body if isinstance(n, ast.ClassDef) and n.name == (owner or "Solution")]
@@ -331,7 +331,7 @@ def label_samples(candidates: list[tuple[Solution, str]], ev, limit_s: float, dr
     programs: a sample whose own code is a CE is left out (the check's code appended after it can
     hide a syntax error, e.g. a dangling decorator); otherwise exit 0 (AC, or WA: it printed
     something) = correct, RE / TLE / MLE / OLE = incorrect."""
-    from pipeline.testgen.runner import judge
+    from microcoder.pipeline.testgen.runner import judge
 
     probs = {f"label{i}": Problem(id=f"label{i}", source="bench", statement="", style="stdio",
                                   tests=[TestCase("", "")], time_limit_s=limit_s) for i in range(len(candidates))}
@@ -384,7 +384,7 @@ def generated_tiers(p: Problem) -> dict[str, str]:
 
 def test_tiers(tests: list[TestCase], tiers: dict[str, str], own: set[str]) -> Counter:
     """Tests by tier: own tests as `own`, generated ones by their provenance."""
-    from pipeline.io import content_hash
+    from microcoder.pipeline.io import content_hash
 
     return Counter("own" if t.input in own else tiers.get(content_hash(t.input)[:16], "unknown") for t in tests)
 
@@ -399,10 +399,10 @@ class Configs:
 
 def load_configs(params: str | None, overrides: list[str], workers: int, cache: Path) -> Configs:
     """params.yaml's sections, `--set section.key=value` overrides, caches under `cache`."""
-    from pipeline.evaluator.config import EvaluatorConfig
-    from pipeline.stage import load_config
-    from pipeline.testgen.stage import TestgenConfig
-    from pipeline.validate import ValidateConfig
+    from microcoder.pipeline.evaluator.config import EvaluatorConfig
+    from microcoder.pipeline.stage import load_config
+    from microcoder.pipeline.testgen.stage import TestgenConfig
+    from microcoder.pipeline.validate import ValidateConfig
 
     by_section: dict[str, list[str]] = {"testgen": [], "validate": ["min_tests=1"], "evaluator": [f"workers={workers}"]}
     for item in overrides:
@@ -418,8 +418,8 @@ def load_configs(params: str | None, overrides: list[str], workers: int, cache: 
 
 
 def run_stages(problems: list[Problem], cfg: Configs, progress: bool) -> dict[str, Any]:
-    from pipeline.testgen.stage import testgen_problems
-    from pipeline.validate import validate_problems
+    from microcoder.pipeline.testgen.stage import testgen_problems
+    from microcoder.pipeline.validate import validate_problems
 
     t0 = time.monotonic()
     tg = testgen_problems(problems, cfg.testgen, evaluator=cfg.evaluator, progress=progress)
@@ -434,7 +434,7 @@ def run_stages(problems: list[Problem], cfg: Configs, progress: bool) -> dict[st
 
 def judge_stage(ev, stage: str, tests: dict[str, Problem], solutions: list[Solution]) -> dict[str, tuple[str, int]]:
     """{solution id: (status, index of the first failing test or -1)} on this stage's test sets."""
-    from pipeline.evaluator import Submission
+    from microcoder.pipeline.evaluator import Submission
 
     probs = {f"{pid}@{stage}": replace(p, id=f"{pid}@{stage}") for pid, p in tests.items() if p.tests}
     subs = [Submission(f"{s.problem_id}@{stage}", s.sid, "python", s.code) for s in solutions
@@ -533,7 +533,7 @@ def disputed(run: SourceRun, sets: dict[str, dict[str, Problem]], cap: int = 40)
 
 
 def measure_source(name: str, args, cfg: Configs, workdir: Path) -> dict[str, Any]:
-    from pipeline.evaluator.factory import make_evaluator
+    from microcoder.pipeline.evaluator.factory import make_evaluator
 
     loaded, dropped = LOADERS[name](args.data, workdir)
     eligible = [p for p in loaded if python_reference(p)]
@@ -716,7 +716,7 @@ def main() -> None:
             f"testgen + validate with {extra['workers']} workers ({extra['worker_h']} worker-hours), assuming the "
             "cost stays linear in problems and workers.")
     if args.out:
-        from pipeline.stage import settings_record
+        from microcoder.pipeline.stage import settings_record
 
         doc = {"code": git_revision(), "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
                "settings": {"burn": args.burn, "testgen": settings_record(cfg.testgen), "validate": settings_record(cfg.validate),

@@ -34,8 +34,8 @@ def run(cls, model_dir: Path, out: Path, steps: int, seed: int) -> tuple[float, 
     """(wall steps/s, CPU seconds per step) of `steps` training steps."""
     from datasets import Dataset
 
-    from pipeline.models import load_model_and_tokenizer
-    from training.config import MicroCoderGRPOConfig
+    from microcoder.pipeline.models import load_model_and_tokenizer
+    from microcoder.training.config import MicroCoderGRPOConfig
 
     model, tok = load_model_and_tokenizer(model_dir)
     args = MicroCoderGRPOConfig(
@@ -53,8 +53,8 @@ def run(cls, model_dir: Path, out: Path, steps: int, seed: int) -> tuple[float, 
 
 
 def paper_scale_additions(seed: int = 0) -> tuple[float, float]:
-    from training.diversity import batch_diversity
-    from training.masking import conditional_truncation_mask
+    from microcoder.training.diversity import batch_diversity
+    from microcoder.training.masking import conditional_truncation_mask
 
     rng = random.Random(seed)
     n, g, length = 64 * 16, 16, 4096
@@ -87,8 +87,8 @@ def main() -> None:
     import torch
     from trl import GRPOTrainer
 
-    from pipeline.models import build_tiny_model
-    from training.trainer import MicroCoderGRPOTrainer
+    from microcoder.pipeline.models import build_tiny_model
+    from microcoder.training.trainer import MicroCoderGRPOTrainer
 
     torch.set_num_threads(opts.threads)
     names = ("GRPOTrainer", "MicroCoderGRPOTrainer")

@@ -8,7 +8,7 @@ change), loaded from a temporary file; both run with the same settings, 2 worker
 timed as wall clock around `validate_problems` (evaluator start included).
 
 Sets (real tests and real references; what is built here is said):
-  humaneval   HumanEval problems (pipeline.sources.humaneval; no stated time limit). Known-wrong solutions: CodeGen-16B
+  humaneval   HumanEval problems (microcoder.pipeline.sources.humaneval; no stated time limit). Known-wrong solutions: CodeGen-16B
               samples (microsoft/CodeT) that fail HumanEval's *official* `check()` (run in our
               sandbox), up to --he-wrong distinct ones per problem.
   slowref     The --slow-problems HumanEval problems with the most tests, with a second reference built here: the
@@ -16,7 +16,7 @@ Sets (real tests and real references; what is built here is said):
               stand-in for a correct Python reference too slow on the large tests); run once with
               the source's 2 s as a stated limit and once as HumanEval states it (not at all).
   leetcode    LeetCodeDataset v0.2.0 test rows with their reference completion
-              (pipeline.sources.leetcodedataset); no wrong solutions.
+              (microcoder.pipeline.sources.leetcodedataset); no wrong solutions.
   codeforces  The 7 Codeforces problems of bench/evaluator_vs_lcb.py with several references and
               wrong solutions written there (labelled by construction); tests are the examples only.
 """
@@ -39,9 +39,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipeline import validate as new  # noqa: E402
-from pipeline.evaluator.config import EvaluatorConfig  # noqa: E402
-from pipeline.schema import Problem, ReferenceSolution, TestCase, WrongSolution  # noqa: E402
+from microcoder.pipeline import validate as new  # noqa: E402
+from microcoder.pipeline.evaluator.config import EvaluatorConfig  # noqa: E402
+from microcoder.pipeline.schema import Problem, ReferenceSolution, TestCase, WrongSolution  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "bench-data"
 
@@ -60,8 +60,8 @@ def load_old(rev: str):
 
 # --- data ------------------------------------------------------------------------------------------------------
 def humaneval_problems(n: int, n_samples: int, n_wrong: int, workers: int) -> list[Problem]:
-    from pipeline.evaluator import Evaluator, Submission
-    from pipeline.sources import humaneval
+    from microcoder.pipeline.evaluator import Evaluator, Submission
+    from microcoder.pipeline.sources import humaneval
 
     tasks = [json.loads(line) for line in gzip.open(DATA / "humaneval" / "HumanEval.jsonl.gz", "rt")][:n]
     by_entry = {}
@@ -123,8 +123,8 @@ def slowref_problems(base: list[Problem], n: int) -> list[Problem]:
 
 
 def leetcode_problems(limit: int) -> list[Problem]:
-    from pipeline.sources import leetcodedataset
-    from pipeline.sources.base import SourceContext
+    from microcoder.pipeline.sources import leetcodedataset
+    from microcoder.pipeline.sources.base import SourceContext
 
     opts = leetcodedataset.Options(path=str(DATA / "leetcodedataset" / "LeetCodeDataset-v0.2.0-test.jsonl.gz"))
     items = [it for it in leetcodedataset.read(opts, SourceContext("leetcodedataset")) if isinstance(it, Problem)]
@@ -141,7 +141,7 @@ def codeforces_problems() -> list[Problem]:
     for index, solutions in mod.CF_SOLUTIONS.items():
         rec = rows[index]
         any_case = "in any case" in rec["problem"] or "any case (upper or lower)" in rec["problem"]
-        from pipeline.schema import Checker
+        from microcoder.pipeline.schema import Checker
 
         out.append(Problem(
             id=f"cf{index}", source="codeforces", statement="(bench)", style="stdio",

@@ -39,11 +39,11 @@ import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 
-from pipeline.card import DEFAULT_TAGS, portable, render_card, upstream_records
-from pipeline.generation.prompts import build_messages
-from pipeline.inputs import InputError, load_problems
-from pipeline.io import atomic_path, problems_to_table, write_text_atomic
-from pipeline.stage import Stage, StageContext, StageStats, settings_record
+from microcoder.pipeline.card import DEFAULT_TAGS, portable, render_card, upstream_records
+from microcoder.pipeline.generation.prompts import build_messages
+from microcoder.pipeline.inputs import InputError, load_problems
+from microcoder.pipeline.io import atomic_path, problems_to_table, write_text_atomic
+from microcoder.pipeline.stage import Stage, StageContext, StageStats, settings_record
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +78,7 @@ class BuildConfig:
 
 def parse_band(text: str) -> tuple[float, float]:
     """`0.1-0.9` or `0.1,0.9` -> (0.1, 0.9), checked as the filter's band."""
-    from pipeline.difficulty.band import Band
+    from microcoder.pipeline.difficulty.band import Band
 
     parts = re.split(r"[,-]", str(text).strip())
     try:
@@ -116,7 +116,7 @@ def git_revision(cwd: str | Path = ".") -> str:
 def training_table(problems, cfg: BuildConfig) -> tuple[pa.Table, list[tuple[Any, str]]]:
     """The rows: every problem column (core first, then stage columns, the filter's always present)
     plus `prompt` messages; and (problem, reason) for problems without a training prompt."""
-    from pipeline.difficulty.filter import FILTER_COLUMNS
+    from microcoder.pipeline.difficulty.filter import FILTER_COLUMNS
 
     rows, rejected = [], []
     for p in problems:
@@ -254,7 +254,7 @@ def write_plots(figures: dict[str, Any], plots_dir: Path) -> None:
 
 def publish_settings(params_path: str | Path) -> dict[str, Any]:
     """params.yaml's `publish:` section (the card names the repository and the tag a user loads)."""
-    from pipeline.params import load_yaml
+    from microcoder.pipeline.params import load_yaml
 
     path = Path(params_path)
     params = load_yaml(path.read_text(encoding="utf-8")) if path.is_file() else None
@@ -267,7 +267,7 @@ def model_figures(table: pa.Table, in_default: list[bool]) -> list[dict[str, Any
     """One record per measuring model and settings (`model_difficulty` entries) over every row of
     the release: problems measured (all / in the default config), samples, passes, statuses, mean
     pass rate and its histogram."""
-    from pipeline.difficulty.filter import MEASUREMENT_KEY
+    from microcoder.pipeline.difficulty.filter import MEASUREMENT_KEY
 
     if "model_difficulty" not in table.column_names:
         return []
@@ -289,7 +289,7 @@ def model_figures(table: pa.Table, in_default: list[bool]) -> list[dict[str, Any
                 m["unsolved"] += int(e["pass_rate"] == 0)
     out = []
     for m in models.values():
-        from pipeline.difficulty.filter import histogram
+        from microcoder.pipeline.difficulty.filter import histogram
 
         rates = m.pop("rates")
         m["mean_pass_rate"] = round(sum(rates) / len(rates), 4) if rates else None
@@ -302,7 +302,7 @@ def model_figures(table: pa.Table, in_default: list[bool]) -> list[dict[str, Any
 def release_configs(figures: dict[str, Any], bands: list[str], has_out_of_band: bool) -> list[dict[str, Any]]:
     """The card's `configs`: `default` (the band's rows), `all` (every rolled-out row), `unsolved`,
     one per platform, and `band-LO-HI` per `bands`; row subsets by the Parquet builder's `filters`."""
-    from pipeline.card import SHARD_PATTERN
+    from microcoder.pipeline.card import SHARD_PATTERN
 
     every = [SHARD_PATTERN, f"{OUT_OF_BAND_DIR}/train-*"] if has_out_of_band else SHARD_PATTERN
 
@@ -372,7 +372,7 @@ class Build(Stage):
 def _out_of_band_rows(filtered_path: str | Path, out_of_band_path: str | Path | None, cfg: BuildConfig) -> pa.Table:
     """The rolled-out problems outside the band (the filter's `out_of_band.parquet`), as rows; none
     when the filter wrote none (an older filter output) or they cannot be prompted."""
-    from pipeline.difficulty.filter import OUT_OF_BAND
+    from microcoder.pipeline.difficulty.filter import OUT_OF_BAND
 
     path = Path(out_of_band_path) if out_of_band_path else Path(filtered_path).parent / OUT_OF_BAND
     if not path.is_file():

@@ -24,9 +24,9 @@ from typing import Any
 
 import yaml
 
-from pipeline import strength
-from pipeline.params import load_yaml
-from pipeline.stage import settings_record
+from microcoder.pipeline import strength
+from microcoder.pipeline.params import load_yaml
+from microcoder.pipeline.stage import settings_record
 
 SHARD_PATTERN = "data/train-*"
 # Upstream stage -> its output folder under the data directory (in pipeline order).
@@ -484,7 +484,7 @@ def render_card(cfg, stats: dict[str, Any], upstream: dict[str, Any], settings: 
                 revision: str, info: dict[str, Any] | None = None, *, repo_id: str | None = None,
                 history: list[dict[str, Any]] | None = None, tag_prefix: str = "v",
                 configs: list[dict[str, Any]] | None = None) -> str:
-    """The card of build config `cfg` (pipeline.build.BuildConfig) with the build's `stats`; `repo_id`
+    """The card of build config `cfg` (microcoder.pipeline.build.BuildConfig) with the build's `stats`; `repo_id`
     (the publish target) for the usage and citation, `history` the earlier versions' records
     (`version_record`, oldest first) for the versions section."""
     settings = portable(enabled_sources(settings))

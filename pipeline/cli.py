@@ -2,7 +2,7 @@
 
 Each command lives in `stages/<name>.py` as a function `main` (a typer command); heavy imports
 stay inside those functions so `microcoder --help` is fast. A command module names its params once,
-in a function `stage()` that imports and returns its `pipeline.stage.Command` (a `Stage` for the
+in a function `stage()` that imports and returns its `microcoder.pipeline.stage.Command` (a `Stage` for the
 pipeline's stages): its config, params section and whether it judges code. `--help` then lists
 every field of that config, imported only when the help is shown.
 """
@@ -59,7 +59,7 @@ def _command_class(mod) -> type:
         def epilog(self) -> str:
             from rich.markup import escape
 
-            from pipeline.stage import config_help
+            from microcoder.pipeline.stage import config_help
 
             cls = stage()
             text = config_help(cls.config, cls.params_section(), cls.judges)
@@ -75,9 +75,9 @@ def _command_class(mod) -> type:
 
 def _register() -> None:
     for name, module, help_text in COMMANDS:
-        if importlib.util.find_spec(f"stages.{module}") is None:
+        if importlib.util.find_spec(f"microcoder.stages.{module}") is None:
             continue
-        mod = importlib.import_module(f"stages.{module}")
+        mod = importlib.import_module(f"microcoder.stages.{module}")
         app.command(name, help=help_text, cls=_command_class(mod))(mod.main)
 
 

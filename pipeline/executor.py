@@ -2,7 +2,7 @@
 cluster: `ray_address` null starts a local one, `auto` or `ray://host:port` joins one).
 
 Every heavy stage's config carries the two fields (`ExecutionFields`); judging goes through
-`pipeline.evaluator.factory.make_evaluator`, which returns the local sandboxed pool or its Ray
+`microcoder.pipeline.evaluator.factory.make_evaluator`, which returns the local sandboxed pool or its Ray
 counterpart with the same interface. This module imports nothing of the evaluator, so a stage
 that only needs the setting (dedup) does not depend on the judging code.
 """

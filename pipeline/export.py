@@ -2,7 +2,7 @@
 
 Every format carries, per problem, what our judge needs (the *payload*: the Problem record without
 its reference and wrong solutions, as JSON), so that the reward entry points in
-`pipeline.rewards_api` rebuild the problem from the row alone, in any worker process, with no access
+`microcoder.pipeline.rewards_api` rebuild the problem from the row alone, in any worker process, with no access
 to the release. The layouts (field names and types as each trainer's own loader reads them; the
 sources read are cited in docs/export.md):
 
@@ -28,8 +28,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pipeline.inputs import InputError, load_problems
-from pipeline.schema import Problem, validate_problem
+from microcoder.pipeline.inputs import InputError, load_problems
+from microcoder.pipeline.schema import Problem, validate_problem
 
 FORMATS = ("verl", "openrlhf", "rllm")
 DATA_SOURCE = "microcoder"  # the rows' data_source: routes verl's and rllm's reward to our judge
@@ -79,7 +79,7 @@ def training_messages(problem: Problem) -> list[dict[str, str]]:
     stored = problem.extra.get("prompt")
     if stored:
         return [{"role": str(m["role"]), "content": str(m["content"])} for m in stored]
-    from pipeline.generation.prompts import build_messages
+    from microcoder.pipeline.generation.prompts import build_messages
 
     return build_messages(problem)
 
@@ -159,7 +159,7 @@ def write_verl(problems: list[Problem], path: Path) -> int:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from pipeline.io import atomic_path
+    from microcoder.pipeline.io import atomic_path
 
     rows = verl_rows(problems)
     table = pa.Table.from_pylist(rows, schema=_verl_schema())
@@ -171,7 +171,7 @@ def write_verl(problems: list[Problem], path: Path) -> int:
 def write_export(release: str | Path, out_dir: str | Path, formats: list[str] | tuple[str, ...] = FORMATS
                  ) -> dict[str, dict[str, Any]]:
     """Write each format's file under `out_dir`; returns {format: {path, rows}}."""
-    from pipeline.io import write_jsonl
+    from microcoder.pipeline.io import write_jsonl
 
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
@@ -203,7 +203,7 @@ def usage(written: dict[str, dict[str, Any]]) -> str:
             lines.append(f"openrlhf: --prompt_data {path} --input_key prompt --label_key label "
                          f"--apply_chat_template --remote_rm_url {reward}")
         else:
-            lines.append(f"rllm: rows of {path}; reward_fn=pipeline.rewards_api.rllm_reward_fn")
+            lines.append(f"rllm: rows of {path}; reward_fn=microcoder.pipeline.rewards_api.rllm_reward_fn")
     return "\n".join(f"{fmt} ({info['rows']} rows): {info['path']}" for fmt, info in written.items()) + \
         "\n" + "\n".join(lines)
 

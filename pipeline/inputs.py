@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.io import read_jsonl, shard_files
-from pipeline.schema import Problem, validate_problem
+from microcoder.pipeline.io import read_jsonl, shard_files
+from microcoder.pipeline.schema import Problem, validate_problem
 
 NESTED = ("tests", "checker", "reference_solutions", "tags")
 DUPLICATE = "duplicate id: an earlier record with this id is kept"

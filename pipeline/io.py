@@ -13,12 +13,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipeline.schema import Problem
+from microcoder.pipeline.schema import Problem
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-# pyarrow is imported by the functions that read or write shards (see pipeline.schema: a process
+# pyarrow is imported by the functions that read or write shards (see microcoder.pipeline.schema: a process
 # that only reads jsonl, such as `microcoder evaluate`, does not pay for it).
 
 _UMASK = os.umask(0)
@@ -138,7 +138,7 @@ def problems_to_table(problems: Iterable[Problem], extra_schema: pa.Schema | Non
     """Arrow table with the core schema first, then any extra columns the problems carry."""
     import pyarrow as pa
 
-    from pipeline.schema import EXTRA_COLUMN_TYPES, PROBLEM_SCHEMA
+    from microcoder.pipeline.schema import EXTRA_COLUMN_TYPES, PROBLEM_SCHEMA
 
     rows = [p.to_row() for p in problems]
     extra_names: list[str] = []
@@ -185,7 +185,7 @@ def read_table(path: str | os.PathLike) -> pa.Table:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from pipeline.schema import PROBLEM_SCHEMA
+    from microcoder.pipeline.schema import PROBLEM_SCHEMA
 
     path = Path(path)
     if path.is_dir():

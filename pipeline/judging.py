@@ -4,8 +4,8 @@ and not in the evaluator, which never imports the CLI's config plumbing."""
 
 from __future__ import annotations
 
-from pipeline.evaluator.config import EvaluatorConfig
-from pipeline.stage import EVALUATOR_SECTION, Command
+from microcoder.pipeline.evaluator.config import EvaluatorConfig
+from microcoder.pipeline.stage import EVALUATOR_SECTION, Command
 
 
 class Evaluate(Command):

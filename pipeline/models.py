@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.stage import Command
+from microcoder.pipeline.stage import Command
 
 CORPUS = Path(__file__).parent / "assets" / "tokenizer_corpus.txt"
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>"]

@@ -28,9 +28,9 @@ from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
-from pipeline.card import release_record, replace_versions_section, versions_section
-from pipeline.inputs import InputError
-from pipeline.stage import Command
+from microcoder.pipeline.card import release_record, replace_versions_section, versions_section
+from microcoder.pipeline.inputs import InputError
+from microcoder.pipeline.stage import Command
 
 NOT_PUBLISHED = ("rejects.jsonl", "headline.json")  # build bookkeeping (DVC metrics), not part of the dataset
 VERSION_FILE = "version.json"  # this version's record, read back from its tag by later publishes

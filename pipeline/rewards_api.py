@@ -15,7 +15,7 @@ default 300).
 
 Scores: 1.0 when the code passes every test, 0.0 when it fails one or gives no code block. A
 sample the judge could not judge (SE: our harness failed, or the judge overran its deadline) is not
-the model's fault and must not score 0. TRL takes None for it (training.release.reward_function),
+the model's fault and must not score 0. TRL takes None for it (microcoder.training.release.reward_function),
 but none of these three trainers has a "no score": verl writes the value into a float tensor
 (`reward_tensor[i, valid_response_length - 1] = reward`), OpenRLHF into `torch.tensor([reward])`,
 rllm into a float reward. So after one re-judge of the failed samples, the call raises
@@ -33,8 +33,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from pipeline.export import DATA_SOURCE, problem_from_payload
-from pipeline.schema import Problem
+from microcoder.pipeline.export import DATA_SOURCE, problem_from_payload
+from microcoder.pipeline.schema import Problem
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ def shared_judge():
     global _judge
     with _judge_lock:
         if _judge is None:
-            from pipeline.evaluator.factory import make_evaluator
+            from microcoder.pipeline.evaluator.factory import make_evaluator
 
             settings = json.loads(os.environ.get("MICROCODER_EVALUATOR") or "{}")
             if not isinstance(settings, dict):
@@ -96,7 +96,7 @@ class Judged:
 
 def judge_texts(problems: Sequence[Problem], texts: Sequence[str], *, language: str = "python") -> list[Judged]:
     """Score each completion text against its problem; failed judging is re-tried once, then raises."""
-    from pipeline.scoring import Scorer
+    from microcoder.pipeline.scoring import Scorer
 
     by_id = {p.id: p for p in problems}
     ids = [p.id for p in problems]

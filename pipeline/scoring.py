@@ -14,7 +14,7 @@ status it reports from the same `Scored` result:
   First-failure judging (rollout, eval-model, the binary reward) stops at the first failure.
 
 `Scorer` owns the judge (started only when a sample has code to judge, through the factory the
-stage gives it: `pipeline.evaluator.factory.make_evaluator(...)` from the params' `evaluator:` section) and,
+stage gives it: `microcoder.pipeline.evaluator.factory.make_evaluator(...)` from the params' `evaluator:` section) and,
 given a batch deadline, a watchdog thread: the evaluator enforces the deadline itself; the
 watchdog only guards against the judge overrunning it (a harness bug), scoring the batch as
 errors and replacing the judge, so a stuck judge never hangs a trainer.
@@ -31,8 +31,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pipeline.generation.extract import extract_code
-from pipeline.schema import Problem, Verdict
+from microcoder.pipeline.generation.extract import extract_code
+from microcoder.pipeline.schema import Problem, Verdict
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ WATCHDOG_GRACE_S = 30.0
 
 
 class Judge(Protocol):
-    """What scoring needs of `pipeline.evaluator.Evaluator` (or its Ray counterpart; tests inject fakes)."""
+    """What scoring needs of `microcoder.pipeline.evaluator.Evaluator` (or its Ray counterpart; tests inject fakes)."""
 
     def evaluate_batch(self, problems: Any, submissions: list[Any], mode: str = "first-failure",
                        **kwargs: Any) -> list[Verdict]: ...
@@ -192,7 +192,7 @@ class Scorer:
     def judge(self) -> Judge:
         if self._judge is None:
             if self._make_judge is None:
-                from pipeline.evaluator.factory import make_evaluator
+                from microcoder.pipeline.evaluator.factory import make_evaluator
 
                 self._judge = make_evaluator()
             else:
@@ -213,7 +213,7 @@ class Scorer:
     def score(self, texts: Sequence[str], problem_ids: Sequence[str],
               submission_ids: Sequence[str] | None = None) -> list[Scored]:
         """One `Scored` per text: its code extracted, judged against problem `problem_ids[i]`."""
-        from pipeline.evaluator import Submission
+        from microcoder.pipeline.evaluator import Submission
 
         self._calls += 1
         if len(texts) != len(problem_ids):

@@ -18,15 +18,15 @@ from typing import Any, Literal
 
 from tqdm import tqdm
 
-from pipeline.inputs import InputError
-from pipeline.io import RejectsWriter, write_json, write_problems
-from pipeline.schema import Problem, validate_problem
-from pipeline.sources import FORMATS, KINDS, LIVE_KINDS, build_options, read_source
-from pipeline.sources.base import Reject, SourceContext, SourceError, jsonable
-from pipeline.sources.http import HttpClient, HttpConfig
-from pipeline.sources.judging import accepts_any_answer, has_checker_program
-from pipeline.sources.normalize import finalize, parse_since
-from pipeline.stage import Stage, StageContext, StageStats
+from microcoder.pipeline.inputs import InputError
+from microcoder.pipeline.io import RejectsWriter, write_json, write_problems
+from microcoder.pipeline.schema import Problem, validate_problem
+from microcoder.pipeline.sources import FORMATS, KINDS, LIVE_KINDS, build_options, read_source
+from microcoder.pipeline.sources.base import Reject, SourceContext, SourceError, jsonable
+from microcoder.pipeline.sources.http import HttpClient, HttpConfig
+from microcoder.pipeline.sources.judging import accepts_any_answer, has_checker_program
+from microcoder.pipeline.sources.normalize import finalize, parse_since
+from microcoder.pipeline.stage import Stage, StageContext, StageStats
 
 STAGE = "scrape"
 ENTRY_KEYS = ("name", "kind", "enabled", "limit", "since", "min_interval_s")  # the rest: the kind's options
@@ -60,7 +60,7 @@ class SourceEntry:
 
 def source_entry(data: dict[str, Any], where: str) -> SourceEntry:
     """A typed entry from a flat params mapping; any mistake is a ConfigError naming `where`."""
-    from pipeline.stage import ConfigError, build_config
+    from microcoder.pipeline.stage import ConfigError, build_config
 
     if not data.get("kind"):
         raise ConfigError(f"params `{where}` needs a `kind` (one of {sorted(KINDS)}): {data!r}")
@@ -108,7 +108,7 @@ class ScrapeConfig:
     timeout_s: float = field(default=30.0, metadata={"help": "HTTP request timeout in seconds."})
 
     def __post_init__(self) -> None:
-        from pipeline.stage import ConfigError
+        from microcoder.pipeline.stage import ConfigError
 
         # Not a field: settings.json records `sources` as written; `entries` is their typed form.
         self.entries = [source_entry(e, f"scrape.sources.{i}") for i, e in enumerate(self.sources)]
@@ -218,7 +218,7 @@ def run_sources(cfg: ScrapeConfig, rejects: RejectsWriter, *, since: str | None 
                 limit: int | None = None, progress: bool = True) -> tuple[list[Problem], StageStats]:
     """Run every enabled source (`since`/`limit` override every entry's); returns the accepted
     problems and the stage's stats (figure `sources`: the same counts per source)."""
-    from pipeline.stage import ConfigError
+    from microcoder.pipeline.stage import ConfigError
 
     if limit is not None and limit < 0:
         raise ConfigError(f"--limit must be a non-negative integer, got {limit}")
@@ -295,7 +295,7 @@ def check_dvc_tracks(cfg: ScrapeConfig, dvc_yaml: str | Path, stage: str) -> Non
     path to add; `python tests/test_dvc_deps.py --write` writes them from params.yaml."""
     import yaml
 
-    from pipeline.stage import ConfigError
+    from microcoder.pipeline.stage import ConfigError
 
     dvc_yaml = Path(dvc_yaml)
     spec = ((yaml.safe_load(dvc_yaml.read_text()) or {}).get("stages") or {}).get(stage) or {}

@@ -1,6 +1,6 @@
 """The stage contract: how every `microcoder STAGE` is configured, reports, logs and fails.
 
-A stage is a typer command in `stages/<name>.py` (a thin shell, `stages.common.run_stage_command`)
+A stage is a typer command in `stages/<name>.py` (a thin shell, `microcoder.stages.common.run_stage_command`)
 over a `Stage` subclass in `pipeline/` or `training/`. Through this module every stage gets:
 
 - one base (`Stage`): reading the problems (tolerant reader), rejects, problems.parquet, stats
@@ -12,7 +12,7 @@ over a `Stage` subclass in `pipeline/` or `training/`. Through this module every
   field with its default and help (`config_help`);
 - one evaluator config: judging stages (`Stage.evaluator_config`) read the top-level `evaluator:`
   section (`--set evaluator.workers=2` overrides it), record it in settings.json and build their
-  judge from it (`pipeline.evaluator.factory.make_evaluator`);
+  judge from it (`microcoder.pipeline.evaluator.factory.make_evaluator`);
 - one error path (`run_stage`): bad params, a missing input or an unreadable file end the stage
   with one line on stderr and exit status 2; `--debug` shows the traceback;
 - one way to stop (`run_stage`): SIGINT or SIGTERM kills the stage's judges at once, the stage
@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pipeline.inputs import InputError, LoadedProblems
+from microcoder.pipeline.inputs import InputError, LoadedProblems
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -170,7 +170,7 @@ def load_config(cls: type[T], section: str, params_path: str | Path | None = Non
                 overrides: list[str] | None = None, own_section: bool = False) -> T:
     """The stage's config from its params.yaml section and `--set` overrides (those aimed at the
     evaluator section are left out unless `own_section`: all of `overrides` is for this section)."""
-    from pipeline.params import load_params
+    from microcoder.pipeline.params import load_params
 
     own = overrides if own_section else split_overrides(overrides)[0]
     try:
@@ -315,7 +315,7 @@ def write_stats(out_dir: str | Path, stats: StageStats | dict[str, Any], setting
                 stage: str = "stage") -> dict[str, Any]:
     """`stats.json` (figures only, checked), `headline.json` (the few tracked by DVC as metrics)
     and, given settings, `settings.json` (secrets redacted)."""
-    from pipeline.io import write_json
+    from microcoder.pipeline.io import write_json
 
     data = stats.as_dict() if isinstance(stats, StageStats) else stats
     check_stats(data, stage)
@@ -339,7 +339,7 @@ class StageContext:
     problems_path: Path | None
     out_dir: Path
     stats: StageStats
-    rejects: Any  # pipeline.io.RejectsWriter, written by the base after the hook
+    rejects: Any  # microcoder.pipeline.io.RejectsWriter, written by the base after the hook
     evaluator: Any = None
     progress: bool = True
     inputs: dict[str, Any] = field(default_factory=dict)
@@ -412,7 +412,7 @@ class Stage(Command):
             progress: bool = True, **inputs: Any) -> Any:
         """Run the stage on `problems` (a path; None for a stage without problem input) into
         `out_dir`; returns `finish`'s result (the stats as written, by default)."""
-        from pipeline.io import RejectsWriter, write_problems
+        from microcoder.pipeline.io import RejectsWriter, write_problems
 
         out_dir = Path(out_dir)
         ctx = StageContext(cfg, None if problems is None else Path(problems), out_dir, StageStats(unit=self.unit),
@@ -436,7 +436,7 @@ class Stage(Command):
         to `process`), or anything else, passed as it is."""
         if problems is None:
             return None
-        from pipeline.inputs import load_problems
+        from microcoder.pipeline.inputs import load_problems
 
         return load_problems(problems, self.input_label or f"{self.name} input")
 
@@ -535,7 +535,7 @@ class StopSignals:
     def message(self, kept: str | None) -> str:
         """The stage's last line: the signal, its judges stopped (where it had any), what it kept."""
         parts = [f"{self.command}: interrupted by {self.name}"]
-        if "pipeline.evaluator.pool" in sys.modules:
+        if "microcoder.pipeline.evaluator.pool" in sys.modules:
             parts.append("its judges were stopped")
         return "; ".join(parts + ([kept] if kept else []))
 
@@ -576,7 +576,7 @@ class StopSignals:
 def _stop_judges(now: bool = False) -> None:
     """Kill every judge of this process (`now`: without locks or waits), where an evaluator was
     loaded at all (a stage that judges nothing does not import it)."""
-    pool = sys.modules.get("pipeline.evaluator.pool")
+    pool = sys.modules.get("microcoder.pipeline.evaluator.pool")
     if pool is None:
         return
     if now:

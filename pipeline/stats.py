@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pipeline.inputs import InputError
+from microcoder.pipeline.inputs import InputError
 
 # view name -> folder under the data directory
 STAGES = {

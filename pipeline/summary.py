@@ -19,8 +19,8 @@ from typing import Any
 import polars as pl
 import yaml
 
-from pipeline import strength
-from pipeline.inputs import InputError
+from microcoder.pipeline import strength
+from microcoder.pipeline.inputs import InputError
 
 TOP_REASONS = 3
 COLUMNS = {"stage": pl.String, "unit": pl.String, "read": pl.Int64, "kept": pl.Int64, "rejected": pl.Int64,

@@ -45,10 +45,10 @@ probe limit: over it is far over any limit that could be derived) the rest are *
 (reported as such, never cached).
 
 Runs go through the judge of the params' `evaluator:` section (`make_evaluator`: local sandboxed
-pool or Ray, `executor`), scheduled and cached by `pipeline.evaluator.programs` (`Runner`,
+pool or Ray, `executor`), scheduled and cached by `microcoder.pipeline.evaluator.programs` (`Runner`,
 `ResultCache`: per (problem and limit, evaluator code and settings, code, test) hash), so a rerun
 after a kill or a params change re-executes only what changed. This module holds the rules;
-report.parquet's rows and stats.json's figures are built in `pipeline.validate_report`.
+report.parquet's rows and stats.json's figures are built in `microcoder.pipeline.validate_report`.
 `Validate` is the stage: read (tolerantly), validate, write problems, rejects, report and
 stats. See docs/validate.md for the rules and the figures behind them.
 """
@@ -63,16 +63,30 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pipeline import strength
-from pipeline.evaluator.config import EvaluatorConfig
-from pipeline.evaluator.programs import CATCHES, NOT_RUN, TOO_SLOW, ResultCache, Runner, Stream, at_limit
-from pipeline.executor import ExecutionFields
-from pipeline.schema import Problem, TestCase, WrongSolution
-from pipeline.sources.judging import has_interactor, is_interactive, needs_checker_program
-from pipeline.stage import Stage, StageContext, StageInterrupted, StageStats
-from pipeline.validate_report import judge_seconds, judge_time_figures, report_rows, report_schema, summarise
+from microcoder.pipeline import strength
+from microcoder.pipeline.evaluator.config import EvaluatorConfig
+from microcoder.pipeline.evaluator.programs import (
+    CATCHES,
+    NOT_RUN,
+    TOO_SLOW,
+    ResultCache,
+    Runner,
+    Stream,
+    at_limit,
+)
+from microcoder.pipeline.executor import ExecutionFields
+from microcoder.pipeline.schema import Problem, TestCase, WrongSolution
+from microcoder.pipeline.sources.judging import has_interactor, is_interactive, needs_checker_program
+from microcoder.pipeline.stage import Stage, StageContext, StageInterrupted, StageStats
+from microcoder.pipeline.validate_report import (
+    judge_seconds,
+    judge_time_figures,
+    report_rows,
+    report_schema,
+    summarise,
+)
 
-# Run statuses (pipeline.evaluator.programs): a reference TLE/MLE did not finish the test (TOO_SLOW); a
+# Run statuses (microcoder.pipeline.evaluator.programs): a reference TLE/MLE did not finish the test (TOO_SLOW); a
 # wrong solution failing a test with one of CATCHES is caught by it; NOT_RUN: no verdict on the test.
 
 
@@ -760,7 +774,7 @@ class Validate(Stage):
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from pipeline.io import atomic_path
+        from microcoder.pipeline.io import atomic_path
 
         ctx.evaluator = ctx.evaluator or EvaluatorConfig()  # settings.json records the judge used: its defaults if none given
         result = validate_problems(problems, ctx.cfg, evaluator=ctx.evaluator, progress=ctx.progress)

@@ -1,7 +1,7 @@
 """Validate's report: report.parquet's rows (one per test and program run) and stats.json's figures
 (the problems' validation records added up, and what validation cost the judges). The rules that
 make the records are pipeline/validate.py's; this module only reads them, so a report change never
-changes a verdict. `c` below is a `pipeline.validate.Case` (a problem's way through the steps:
+changes a verdict. `c` below is a `microcoder.pipeline.validate.Case` (a problem's way through the steps:
 its runs, their statuses, its tests' classes)."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pipeline import strength
-from pipeline.evaluator.programs import at_limit, test_hash
-from pipeline.schema import Problem
+from microcoder.pipeline import strength
+from microcoder.pipeline.evaluator.programs import at_limit, test_hash
+from microcoder.pipeline.schema import Problem
 
 _OUTPUT_KEEP = 400  # characters of actual / expected output kept in the report
 

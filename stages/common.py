@@ -26,7 +26,7 @@ def run_stage_command(stage: Callable[[], Any], problems: Path | None, out_dir: 
     `Stage.run`, then `report(result, cfg)` (the stage's summary lines). `stage` is the stage
     file's `stage()`, which imports its Stage class; `prepare` checks the command's own options
     inside the error path and returns more named inputs."""
-    from pipeline.stage import run_stage
+    from microcoder.pipeline.stage import run_stage
 
     cls = stage()
 

@@ -8,12 +8,12 @@ from typing import Annotated
 
 import typer
 
-from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt, run_stage_command
+from microcoder.stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt, run_stage_command
 
 
 def stage() -> type:
     """The stage class (imported when the command runs or shows its help)."""
-    from training.eval_model import EvalModel
+    from microcoder.training.eval_model import EvalModel
 
     return EvalModel
 
@@ -32,7 +32,7 @@ def main(
     debug: DebugOpt = False,
 ) -> None:
     def parse_models() -> dict:
-        from pipeline.inputs import InputError
+        from microcoder.pipeline.inputs import InputError
 
         pairs = [m.split("=", 1) for m in model]
         if any(len(p) != 2 or not p[0] or not p[1] for p in pairs):

@@ -9,12 +9,12 @@ from typing import Annotated
 
 import typer
 
-from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
+from microcoder.stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
 
 
 def stage() -> type:
     """The command's params (imported when the command runs or shows its help)."""
-    from pipeline.judging import Evaluate
+    from microcoder.pipeline.judging import Evaluate
 
     return Evaluate
 
@@ -34,16 +34,16 @@ def main(
     progress: ProgressOpt = True,
     debug: DebugOpt = False,
 ) -> None:
-    from pipeline.stage import run_stage
+    from microcoder.pipeline.stage import run_stage
 
     def body() -> None:
         import time
         from collections import Counter
 
-        from pipeline.evaluator.factory import make_evaluator
-        from pipeline.evaluator.verdict.judge import MODES
-        from pipeline.inputs import require_input
-        from pipeline.stage import ConfigError
+        from microcoder.pipeline.evaluator.factory import make_evaluator
+        from microcoder.pipeline.evaluator.verdict.judge import MODES
+        from microcoder.pipeline.inputs import require_input
+        from microcoder.pipeline.stage import ConfigError
 
         if mode not in MODES:
             raise ConfigError(f"--mode must be one of {list(MODES)}, got {mode!r}")
@@ -73,9 +73,9 @@ def _judge_file(ev, problems_path: Path, submissions_path: Path, output: Path, *
     """Verdict rows (one per submission line, in order, written to `output`) and the number of
     unusable problem records. A line that is not a JSON object, or a submission to a problem whose
     record is unusable (the tolerant reader's reject), gets an SE verdict saying why."""
-    from pipeline import io
-    from pipeline.inputs import load_problems
-    from pipeline.schema import Verdict
+    from microcoder.pipeline import io
+    from microcoder.pipeline.inputs import load_problems
+    from microcoder.pipeline.schema import Verdict
 
     loaded = load_problems(problems_path, "problems")
     known = {p.id for p in loaded.problems}

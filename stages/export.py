@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from stages.common import DebugOpt
+from microcoder.stages.common import DebugOpt
 
 
 def main(
@@ -18,11 +18,11 @@ def main(
     debug: DebugOpt = False,
 ) -> None:
     """Prints each file written and how to point the trainer at it and at the reward function."""
-    from pipeline.stage import run_stage
+    from microcoder.pipeline.stage import run_stage
 
     def body() -> None:
-        from pipeline.export import FORMATS, usage, write_export
-        from pipeline.inputs import require_input
+        from microcoder.pipeline.export import FORMATS, usage, write_export
+        from microcoder.pipeline.inputs import require_input
 
         written = write_export(require_input(release, "curated release"), out_dir, fmt or list(FORMATS))
         typer.echo(usage(written))

@@ -9,12 +9,12 @@ from typing import Annotated
 
 import typer
 
-from stages.common import DebugOpt, ParamsOpt, SetOpt, run_stage_command
+from microcoder.stages.common import DebugOpt, ParamsOpt, SetOpt, run_stage_command
 
 
 def stage() -> type:
     """The stage class (imported when the command runs or shows its help)."""
-    from pipeline.difficulty.filter import Filter
+    from microcoder.pipeline.difficulty.filter import Filter
 
     return Filter
 
@@ -35,13 +35,13 @@ def main(
     set_: SetOpt = None,
     debug: DebugOpt = False,
 ) -> None:
-    from pipeline.stage import run_stage
+    from microcoder.pipeline.stage import run_stage
 
     def rebanded() -> None:
-        from pipeline.build import parse_band
-        from pipeline.difficulty.band import Band
-        from pipeline.difficulty.reband import reband
-        from pipeline.inputs import InputError
+        from microcoder.pipeline.build import parse_band
+        from microcoder.pipeline.difficulty.band import Band
+        from microcoder.pipeline.difficulty.reband import reband
+        from microcoder.pipeline.inputs import InputError
 
         if band is None or out is None:
             raise InputError("--release needs --band LO,HI and --out DIR")

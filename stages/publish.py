@@ -7,12 +7,12 @@ from typing import Annotated
 
 import typer
 
-from stages.common import DebugOpt, ParamsOpt, SetOpt
+from microcoder.stages.common import DebugOpt, ParamsOpt, SetOpt
 
 
 def stage() -> type:
     """The command's params (imported when the command runs or shows its help)."""
-    from pipeline.publish import Publish
+    from microcoder.pipeline.publish import Publish
 
     return Publish
 
@@ -26,11 +26,11 @@ def main(
 ) -> None:
     """Needs HF_TOKEN (a write token) for a real upload; the tag is the build version. The dry run reads
     the versions already on the Hub (no token needed for a public repo) and uploads nothing."""
-    from pipeline.stage import run_stage
+    from microcoder.pipeline.stage import run_stage
 
     def body() -> None:
-        from pipeline.inputs import require_input
-        from pipeline.publish import format_plan, preview, publish
+        from microcoder.pipeline.inputs import require_input
+        from microcoder.pipeline.publish import format_plan, preview, publish
 
         cfg, _ = stage().load_configs(params, set_)
         folder = require_input(dataset_dir, "built dataset folder")

@@ -7,12 +7,12 @@ from typing import Annotated
 
 import typer
 
-from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt, run_stage_command
+from microcoder.stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt, run_stage_command
 
 
 def stage() -> type:
     """The stage class (imported when the command runs or shows its help)."""
-    from pipeline.rollout.runner import Rollout
+    from microcoder.pipeline.rollout.runner import Rollout
 
     return Rollout
 

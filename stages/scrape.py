@@ -7,12 +7,12 @@ from typing import Annotated
 
 import typer
 
-from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt, run_stage_command
+from microcoder.stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt, run_stage_command
 
 
 def stage() -> type:
     """The stage class (imported when the command runs or shows its help)."""
-    from pipeline.scrape import Scrape
+    from microcoder.pipeline.scrape import Scrape
 
     return Scrape
 FORMAT_NAMES = "jsonl|humaneval|livecodebench|kattis|leetcodedataset|codecontests|taco|apps|open-r1-codeforces|deepcoder"
@@ -42,9 +42,9 @@ def main(
         typer.echo(f"scrape: read {stats['read']}, kept {stats['kept']}, rejected {stats['rejected']} -> {where}")
 
     def converted() -> None:
-        from pipeline.scrape import convert
-        from pipeline.sources import FORMATS
-        from pipeline.stage import ConfigError
+        from microcoder.pipeline.scrape import convert
+        from microcoder.pipeline.sources import FORMATS
+        from microcoder.pipeline.stage import ConfigError
 
         if fmt not in FORMATS:  # a usage error (exit 2), like every other bad option
             raise ConfigError(f"--format must be one of {', '.join(sorted(FORMATS))}, got {fmt!r}")
@@ -54,14 +54,14 @@ def main(
         report(stats, f"{out} (+ {out.stem}.rejects.jsonl, {out.stem}.stats.json)")
 
     def stage_only() -> dict:
-        from pipeline.stage import ConfigError
+        from microcoder.pipeline.stage import ConfigError
 
         if out is not None or path is not None or name is not None:
             raise ConfigError("-o/--out, --path and --name go with --format (the stage writes to --out-dir)")
         return {}
 
     if fmt is not None:
-        from pipeline.stage import run_stage
+        from microcoder.pipeline.stage import run_stage
 
         run_stage("scrape", converted, debug)
     else:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from stages.common import DebugOpt
+from microcoder.stages.common import DebugOpt
 
 
 def main(
@@ -21,10 +21,10 @@ def main(
     debug: DebugOpt = False,
 ) -> None:
     """Without SQL: the pipeline table, then each view with its row count and columns."""
-    from pipeline.stage import run_stage
+    from microcoder.pipeline.stage import run_stage
 
     def body() -> None:
-        from pipeline.stage import ConfigError
+        from microcoder.pipeline.stage import ConfigError
 
         if fmt not in ("table", "csv", "json"):
             raise ConfigError(f"--format must be table, csv or json, got {fmt!r}")
@@ -43,7 +43,7 @@ def main(
 
 
 def _print_summary(dvc_file: Path, fmt: str) -> None:
-    from pipeline.summary import format_summary, pipeline_summary
+    from microcoder.pipeline.summary import format_summary, pipeline_summary
 
     table = pipeline_summary(dvc_file)
     if fmt == "json":
@@ -55,7 +55,7 @@ def _print_summary(dvc_file: Path, fmt: str) -> None:
 
 
 def _print_views(data_dir: Path, stages: list[str] | None) -> None:
-    from pipeline.stats import summary
+    from microcoder.pipeline.stats import summary
 
     views = summary(data_dir, stages)
     if not views:
@@ -69,7 +69,7 @@ def _print_query(sql: str, data_dir: Path, stages: list[str] | None, fmt: str) -
     import json
     import sys
 
-    from pipeline.stats import format_table, query
+    from microcoder.pipeline.stats import format_table, query
 
     columns, rows = query(sql, data_dir, stages)
     if fmt == "json":

@@ -7,12 +7,12 @@ from typing import Annotated
 
 import typer
 
-from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt, run_stage_command
+from microcoder.stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt, run_stage_command
 
 
 def stage() -> type:
     """The stage class (imported when the command runs or shows its help)."""
-    from pipeline.testgen.stage import Testgen
+    from microcoder.pipeline.testgen.stage import Testgen
 
     return Testgen
 
@@ -26,7 +26,7 @@ def main(
     debug: DebugOpt = False,
 ) -> None:
     def report(s: dict, cfg) -> None:
-        from pipeline.strength import describe
+        from microcoder.pipeline.strength import describe
 
         typer.echo(f"testgen: read {s['read']}, kept {s['kept']} ({s['problems_augmented']} augmented), rejected "
                    f"{s['rejected']} {s['rejected_by_reason']}; {s['tests_added']} tests added "

@@ -7,12 +7,12 @@ from typing import Annotated
 
 import typer
 
-from stages.common import DebugOpt, ParamsOpt, SetOpt
+from microcoder.stages.common import DebugOpt, ParamsOpt, SetOpt
 
 
 def stage() -> type:
     """The command's params (imported when the command runs or shows its help)."""
-    from pipeline.models import TinyModel
+    from microcoder.pipeline.models import TinyModel
 
     return TinyModel
 
@@ -23,10 +23,10 @@ def main(
     set_: SetOpt = None,
     debug: DebugOpt = False,
 ) -> None:
-    from pipeline.stage import run_stage
+    from microcoder.pipeline.stage import run_stage
 
     def body() -> None:
-        from pipeline.models import build_tiny_model
+        from microcoder.pipeline.models import build_tiny_model
 
         cfg, _ = stage().load_configs(params, set_)
         path = build_tiny_model(out_dir, cfg)

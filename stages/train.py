@@ -7,12 +7,12 @@ from typing import Annotated
 
 import typer
 
-from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
+from microcoder.stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
 
 
 def stage() -> type:
     """The command's params (imported when the command runs or shows its help)."""
-    from training.train import Train
+    from microcoder.training.train import Train
 
     return Train
 
@@ -35,10 +35,10 @@ def main(
     progress: ProgressOpt = True,
     debug: DebugOpt = False,
 ) -> None:
-    from pipeline.stage import run_stage
+    from microcoder.pipeline.stage import run_stage
 
     def body() -> None:
-        from training.train import TrainRun, run_training
+        from microcoder.training.train import TrainRun, run_training
 
         cfg, evaluator = stage().load_configs(params, set_)
         run = TrainRun(model=model, problems=problems, out_dir=out_dir, fallback=fallback_problems, resume=resume)

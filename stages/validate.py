@@ -8,12 +8,12 @@ from typing import Annotated
 
 import typer
 
-from stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt, run_stage_command
+from microcoder.stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt, run_stage_command
 
 
 def stage() -> type:
     """The stage class (imported when the command runs or shows its help)."""
-    from pipeline.validate import Validate
+    from microcoder.pipeline.validate import Validate
 
     return Validate
 
@@ -27,7 +27,7 @@ def main(
     debug: DebugOpt = False,
 ) -> None:
     def report(s: dict, cfg) -> None:
-        from pipeline.strength import describe
+        from microcoder.pipeline.strength import describe
 
         typer.echo(f"validate: read {s['read']}, kept {s['kept']} ({s['unverified_kept']} unverified), "
                    f"rejected {s['rejected']} {s['rejected_by_reason']}; tests: {s['tests']}")

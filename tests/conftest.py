@@ -12,7 +12,7 @@ BENCH_DATA = ROOT.parent / "shared" / "bench-data"
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory) -> Path:
     """The deterministic tiny Qwen3 + tokenizer, built once per test session (about a second)."""
-    from pipeline.models import build_tiny_model
+    from microcoder.pipeline.models import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
 

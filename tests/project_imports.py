@@ -9,13 +9,20 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ("pipeline", "training", "stages")  # folders at the repository root
+NAMESPACE = "microcoder"  # what they install as: pipeline/dedup is microcoder.pipeline.dedup (setup.py)
+
+
+def layer_of(name: str) -> str | None:
+    """The layer of an imported name of ours (`microcoder.pipeline.io` -> pipeline), else None."""
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == NAMESPACE and parts[1] in LAYERS else None
 
 
 def module_file(name: str) -> Path | None:
     """The file of our module `name` (a package's __init__.py), or None when it is not ours."""
-    if name.split(".")[0] not in LAYERS:
+    if layer_of(name) is None:
         return None
-    base = ROOT.joinpath(*name.split("."))
+    base = ROOT.joinpath(*name.split(".")[1:])
     for path in (base.with_suffix(".py"), base / "__init__.py"):
         if path.is_file():
             return path
@@ -24,7 +31,7 @@ def module_file(name: str) -> Path | None:
 
 def module_name(path: Path) -> str:
     parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    return ".".join((NAMESPACE, *(parts[:-1] if parts[-1] == "__init__" else parts)))
 
 
 def modules() -> dict[str, Path]:
@@ -58,7 +65,7 @@ def imports(path: Path, packages_run: bool = False) -> set[str]:
     found = set()
     for name in imported_names(path):
         parts = name.split(".")
-        reached = [".".join(parts[:i]) for i in range(1, len(parts) + 1) if module_file(".".join(parts[:i]))]
+        reached = [".".join(parts[:i]) for i in range(2, len(parts) + 1) if module_file(".".join(parts[:i]))]
         found.update(reached if packages_run else reached[-1:])
     found.discard(module_name(path))
     return found

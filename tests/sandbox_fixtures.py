@@ -11,10 +11,10 @@ import time
 
 import pytest
 
-from pipeline.evaluator import Submission
-from pipeline.evaluator.sandbox import cgroups as cg
-from pipeline.evaluator.sandbox.launch import UID_BASE
-from pipeline.schema import Problem, TestCase
+from microcoder.pipeline.evaluator import Submission
+from microcoder.pipeline.evaluator.sandbox import cgroups as cg
+from microcoder.pipeline.evaluator.sandbox.launch import UID_BASE
+from microcoder.pipeline.schema import Problem, TestCase
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 needs_cgroups = pytest.mark.skipif(cg.detect() is None,

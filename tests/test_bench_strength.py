@@ -12,8 +12,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from pipeline.schema import Problem, ReferenceSolution, TestCase
-from pipeline.sources.pyliterals import find_signature
+from microcoder.pipeline.schema import Problem, ReferenceSolution, TestCase
+from microcoder.pipeline.sources.pyliterals import find_signature
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,8 +29,8 @@ def bench():
 
 @pytest.fixture(scope="module")
 def evaluator():
-    from pipeline.evaluator import EvaluatorConfig
-    from pipeline.evaluator.factory import make_evaluator
+    from microcoder.pipeline.evaluator import EvaluatorConfig
+    from microcoder.pipeline.evaluator.factory import make_evaluator
 
     with make_evaluator(EvaluatorConfig(workers=2)) as ev:
         yield ev
@@ -69,7 +69,7 @@ def test_quadratic_variant_keeps_the_signature_and_burns_once(bench):
 def test_quadratic_variant_answers_alike_and_is_too_slow_at_max_size(bench, evaluator):
     """Same outputs on small inputs; at 10^5 elements the burn is 10^10 steps, far over 1 s of CPU
     on any machine (not a timing assertion: the margin is four orders of magnitude)."""
-    from pipeline.testgen.runner import judge
+    from microcoder.pipeline.testgen.runner import judge
 
     small = [TestCase("[2,7,11,15]\n9", "[0,1]"), TestCase("[3,3]\n6", "[0,1]")]
     large = [TestCase(json.dumps(list(range(10**5))) + "\n3", "[1,2]")]
@@ -123,8 +123,8 @@ def test_sizes_tiers_and_cells(bench):
                                             tests=[TestCase("5\n[1]", "1")]))
     assert not bench.has_sized_argument(Problem(id="b", source="t", statement="", style="functional",
                                                 tests=[TestCase("5\n6", "11")]))
-    from pipeline import strength
-    from pipeline.io import content_hash
+    from microcoder.pipeline import strength
+    from microcoder.pipeline.io import content_hash
 
     p = Problem(id="c", source="t", statement="", style="functional", tests=[TestCase("1", "1"), TestCase("9", "9")],
                 meta={"testgen": {"tests": [{"input_sha": content_hash("9")[:16], "method": "random", "tier": "max"}]}})

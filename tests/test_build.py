@@ -7,12 +7,12 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from pipeline.build import Build, BuildConfig, parse_size
-from pipeline.card import size_category
-from pipeline.difficulty.filter import Filter, FilterConfig
-from pipeline.io import read_problems, write_json, write_problems
-from pipeline.rollout.runner import write_shard
-from pipeline.schema import Problem, TestCase
+from microcoder.pipeline.build import Build, BuildConfig, parse_size
+from microcoder.pipeline.card import size_category
+from microcoder.pipeline.difficulty.filter import Filter, FilterConfig
+from microcoder.pipeline.io import read_problems, write_json, write_problems
+from microcoder.pipeline.rollout.runner import write_shard
+from microcoder.pipeline.schema import Problem, TestCase
 
 SOURCES = ["codeforces", "codeforces", "leetcode", "atcoder"]
 
@@ -114,7 +114,7 @@ def test_build_layout_card_and_load_dataset(filtered, tmp_path):
 
 
 def test_helpers():
-    from pipeline.card import card_license
+    from microcoder.pipeline.card import card_license
 
     assert card_license({"Apache-2.0": 3}) == "apache-2.0"
     assert card_license({"MIT": 3, "unknown": 1}) == "other" and card_license({"MIT": 1, "CC BY 4.0": 2}) == "other"
@@ -125,7 +125,7 @@ def test_helpers():
 
 
 def test_bad_records_unfiltered_input_and_accounting(tmp_path):
-    from pipeline.io import read_jsonl
+    from microcoder.pipeline.io import read_jsonl
 
     good = [problem(i) for i in range(4)]
     bad = [Problem(id="no-tests", source="seed", statement="s", style="stdio", tests=[]),
@@ -150,7 +150,7 @@ def test_bad_records_unfiltered_input_and_accounting(tmp_path):
 
 
 def test_empty_or_missing_input_is_an_error_and_keeps_the_previous_build(tmp_path):
-    from pipeline.inputs import InputError
+    from microcoder.pipeline.inputs import InputError
 
     out = tmp_path / "curated"
     write_problems(tmp_path / "some.parquet", [problem(1), problem(2)])
@@ -168,8 +168,8 @@ def test_empty_or_missing_input_is_an_error_and_keeps_the_previous_build(tmp_pat
 
 
 def test_shards_are_swapped_in_whole(tmp_path, monkeypatch):
-    import pipeline.build as build
-    from training.data import load_training_problems
+    import microcoder.pipeline.build as build
+    from microcoder.training.data import load_training_problems
 
     out = tmp_path / "curated"
     write_problems(tmp_path / "many.parquet", [problem(i) for i in range(12)])
@@ -206,7 +206,7 @@ def test_shards_are_swapped_in_whole(tmp_path, monkeypatch):
 
 
 def test_no_empty_shard(tmp_path):
-    from pipeline.build import training_table, write_shards
+    from microcoder.pipeline.build import training_table, write_shards
 
     table, _ = training_table([problem(i) for i in (1, 2, 4, 5, 7)], BuildConfig())
     paths = write_shards(table, tmp_path, max_shard_bytes=table.nbytes // 4 + 1)  # 4 by size -> 2 rows each -> 3
@@ -262,7 +262,7 @@ def test_card_has_a_test_strength_section_with_tpr_tnr_per_source_and_difficulty
     """Issue 25: the card states TPR and TNR with their counts (validate), per source and difficulty, what
     the caps cost, testgen's known-wrong figures before -> after, the mutants on their own line, and how
     many generated tests rest on a single reference."""
-    from pipeline.strength import add, record
+    from microcoder.pipeline.strength import add, record
 
     tmp, data, params = filtered
     by_source = {"codeforces": record(10, 9, 4, 3), "kattis": record(2, 2, 6, 6)}
@@ -300,7 +300,7 @@ def test_git_revision_is_not_dirty_for_dvc_lock_alone(tmp_path):
     """`dvc repro` rewrites dvc.lock after each stage, before build: that alone is not `-dirty`."""
     import subprocess
 
-    from pipeline.build import git_revision
+    from microcoder.pipeline.build import git_revision
 
     def git(*args):
         subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from pipeline.io import read_jsonl, write_problems
-from pipeline.schema import Problem, validate_problem
+from microcoder.pipeline.io import read_jsonl, write_problems
+from microcoder.pipeline.schema import Problem, validate_problem
 
 SEED = Path(__file__).resolve().parents[1] / "data" / "seed" / "problems.jsonl"
 
@@ -24,7 +24,7 @@ def fresh_logging() -> None:
 def test_stages_end_to_end(tmp_path, tiny_model_dir):
     from datasets import load_dataset
 
-    from pipeline.cli import app
+    from microcoder.pipeline.cli import app
 
     valid = [Problem.from_dict(r) for _, r, _ in read_jsonl(SEED) if r and not validate_problem(r)]
     picked = [p for p in valid if p.style == "stdio"][:3] + [p for p in valid if p.style == "functional"][:2]
@@ -53,7 +53,7 @@ def test_stages_end_to_end(tmp_path, tiny_model_dir):
 
 
 def test_bad_inputs_are_one_line_errors_not_tracebacks(tmp_path):
-    from pipeline.cli import app
+    from microcoder.pipeline.cli import app
 
     runner = CliRunner()
     absent = str(tmp_path / "absent.parquet")

@@ -7,10 +7,10 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.io import write_problems
-from pipeline.rollout.runner import write_shard
-from pipeline.schema import Problem, TestCase
-from pipeline.stats import format_table, query, stage_files, summary
+from microcoder.pipeline.io import write_problems
+from microcoder.pipeline.rollout.runner import write_shard
+from microcoder.pipeline.schema import Problem, TestCase
+from microcoder.pipeline.stats import format_table, query, stage_files, summary
 
 
 @pytest.fixture
@@ -48,7 +48,7 @@ def test_views_per_stage(data_dir):
 
 
 def test_stats_command(data_dir):
-    from pipeline.cli import app
+    from microcoder.pipeline.cli import app
 
     runner = CliRunner()
     r = runner.invoke(app, ["stats", "SELECT source, count(*) AS n FROM curated GROUP BY 1 ORDER BY 1",
@@ -96,7 +96,7 @@ DVC_YAML = """stages:
 
 @pytest.fixture
 def pipeline_tree(tmp_path):
-    from pipeline.io import write_json
+    from microcoder.pipeline.io import write_json
 
     (tmp_path / "dvc.yaml").write_text(DVC_YAML)
     write_json(tmp_path / "data" / "raw" / "stats.json", {
@@ -113,7 +113,7 @@ def pipeline_tree(tmp_path):
 
 
 def test_pipeline_summary_is_one_row_per_stage_from_dvc_yaml(pipeline_tree):
-    from pipeline.summary import format_summary, pipeline_summary
+    from microcoder.pipeline.summary import format_summary, pipeline_summary
 
     table = pipeline_summary(pipeline_tree / "dvc.yaml")
     # dvc.yaml order; a stage's extra metrics file adds no row once its stats.json has one
@@ -130,7 +130,7 @@ def test_pipeline_summary_is_one_row_per_stage_from_dvc_yaml(pipeline_tree):
 
 
 def test_stats_command_prints_the_summary(pipeline_tree, data_dir):
-    from pipeline.cli import app
+    from microcoder.pipeline.cli import app
 
     runner = CliRunner()
     dvc = str(pipeline_tree / "dvc.yaml")
@@ -150,9 +150,9 @@ def test_stats_command_prints_the_summary(pipeline_tree, data_dir):
 def test_summary_has_a_test_strength_line_for_validate_and_testgen(tmp_path):
     """Issue 25: validate's TPR/TNR with counts and testgen's known-wrong / mutant TNR before -> after,
     one line each under the table, and in the rows (json / csv)."""
-    from pipeline.io import write_json
-    from pipeline.strength import record
-    from pipeline.summary import format_summary, pipeline_summary
+    from microcoder.pipeline.io import write_json
+    from microcoder.pipeline.strength import record
+    from microcoder.pipeline.summary import format_summary, pipeline_summary
 
     (tmp_path / "dvc.yaml").write_text(
         "stages:\n"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import yaml
 
-from pipeline.build import BuildConfig
-from pipeline.card import hub_license_id, portable, render_card, version_record
+from microcoder.pipeline.build import BuildConfig
+from microcoder.pipeline.card import hub_license_id, portable, render_card, version_record
 
 
 def stats(**over):

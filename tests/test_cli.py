@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.cli import app
-from pipeline.params import apply_overrides, load_params
+from microcoder.pipeline.cli import app
+from microcoder.pipeline.params import apply_overrides, load_params
 
 runner = CliRunner()
 
@@ -35,7 +35,7 @@ def test_overrides_are_typed_and_dotted(tmp_path):
 def test_build_config_rejects_unknown_keys():
     from dataclasses import dataclass, field
 
-    from pipeline.stage import build_config
+    from microcoder.pipeline.stage import build_config
 
     @dataclass
     class Cfg:
@@ -55,14 +55,14 @@ def test_overrides_index_into_lists():
 
 
 def test_atomic_outputs_get_the_usual_mode(tmp_path):
-    from pipeline.io import write_json
+    from microcoder.pipeline.io import write_json
 
     write_json(tmp_path / "s.json", {})
     assert (tmp_path / "s.json").stat().st_mode & 0o044 == 0o044
 
 
 def test_settings_records_redact_secrets_and_keep_the_rest():
-    from pipeline.stage import settings_record
+    from microcoder.pipeline.stage import settings_record
 
     record = settings_record({
         "api_key": "sk-1", "aws_secret_access_key": "y", "passwd": "p", "cookie": "c", "n": {"api_key": 12345},

@@ -9,14 +9,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.dedup.decontaminate import (
+from microcoder.pipeline.dedup.decontaminate import (
     BenchmarkItem,
     BenchmarkSpec,
     DecontaminationSettings,
     Decontaminator,
     load_benchmark,
 )
-from pipeline.dedup.minhash import minhashes
+from microcoder.pipeline.dedup.minhash import minhashes
 
 BOILERPLATE = "The first line contains a single integer t (1 <= t <= 100), the number of test cases."
 BENCH_STATEMENT = (

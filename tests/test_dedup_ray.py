@@ -12,11 +12,11 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from pipeline.dedup import Dedup, DedupConfig
-from pipeline.dedup.ray_scan import bucket_pairs
-from pipeline.inputs import load_problems
-from pipeline.io import read_table, write_problems
-from pipeline.schema import Problem
+from microcoder.pipeline.dedup import Dedup, DedupConfig
+from microcoder.pipeline.dedup.ray_scan import bucket_pairs
+from microcoder.pipeline.inputs import load_problems
+from microcoder.pipeline.io import read_table, write_problems
+from microcoder.pipeline.schema import Problem
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT / "data" / "seed" / "problems.jsonl"

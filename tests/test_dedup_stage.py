@@ -10,11 +10,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.dedup import Dedup, DedupConfig
-from pipeline.dedup.outputs import ALIAS_TYPE
-from pipeline.inputs import DUPLICATE
-from pipeline.io import read_jsonl, read_problems, read_table, write_problems
-from pipeline.schema import Problem, ReferenceSolution, TestCase, validate_problem
+from microcoder.pipeline.dedup import Dedup, DedupConfig
+from microcoder.pipeline.dedup.outputs import ALIAS_TYPE
+from microcoder.pipeline.inputs import DUPLICATE
+from microcoder.pipeline.io import read_jsonl, read_problems, read_table, write_problems
+from microcoder.pipeline.schema import Problem, ReferenceSolution, TestCase, validate_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 BOILERPLATE = "The first line contains a single integer t (1 <= t <= 100), the number of test cases."
@@ -282,7 +282,7 @@ def test_config_validation():
 def _cli(*args: str):
     from typer.testing import CliRunner
 
-    from pipeline.cli import app
+    from microcoder.pipeline.cli import app
 
     return CliRunner().invoke(app, ["dedup", *args])
 
@@ -410,8 +410,8 @@ def test_versions_and_siblings_stay_apart_and_true_duplicates_fold(tmp_path, ben
     """LeetCodeDataset rows whose statements read alike once digits are masked: I/II versions and the
     three traversals are different problems (their samples disagree, or their bounds differ and no
     sample is shared); LeetCode 530 and 783 are one problem (same samples, same answers)."""
-    from pipeline.sources import build_options, read_source
-    from pipeline.sources.base import SourceContext
+    from microcoder.pipeline.sources import build_options, read_source
+    from microcoder.pipeline.sources.base import SourceContext
 
     src = bench_data / "leetcodedataset" / "LeetCodeDataset-v0.2.0-train.jsonl.gz"
     items = read_source("leetcodedataset", build_options("leetcodedataset", {"path": str(src)}), SourceContext("lcd"))

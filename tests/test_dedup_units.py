@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from datasketch import MinHash
 
-from pipeline.dedup.exact import ExactIndex, exact_key
-from pipeline.dedup.features import Featurizer
-from pipeline.dedup.minhash import (
+from microcoder.pipeline.dedup.exact import ExactIndex, exact_key
+from microcoder.pipeline.dedup.features import Featurizer
+from microcoder.pipeline.dedup.minhash import (
     CandidateIndex,
     UnionFind,
     char_shingles,
@@ -20,9 +20,9 @@ from pipeline.dedup.minhash import (
     window_hashes,
     word_shingles,
 )
-from pipeline.dedup.normalize import tokenize
-from pipeline.dedup.representative import Facts, can_merge_tests, order_members, union_tests
-from pipeline.schema import Problem, ReferenceSolution, TestCase
+from microcoder.pipeline.dedup.normalize import tokenize
+from microcoder.pipeline.dedup.representative import Facts, can_merge_tests, order_members, union_tests
+from microcoder.pipeline.schema import Problem, ReferenceSolution, TestCase
 
 PLAIN = "Given n integers a_1, ..., a_n with 1 <= n <= 100000. Print the maximum of a_i * a_j over i != j."
 MARKDOWN = ("## Statement\n\nGiven $n$ integers $a_{1}, \\ldots, a_{n}$ with $1 \\le n \\le 10^{5}$.\n\n"

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.difficulty.calibrate import CalibrationError, fit_calibration
+from microcoder.pipeline.difficulty.calibrate import CalibrationError, fit_calibration
 
 
 def synthetic(seed: int = 0, size: int = 120, samples: int = 16):

@@ -5,12 +5,12 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.difficulty.filter import Filter, FilterConfig, histogram
-from pipeline.generation.backends import Sample
-from pipeline.io import read_jsonl, read_problems, write_problems
-from pipeline.rollout.runner import write_shard
-from pipeline.schema import Problem, TestCase
-from pipeline.stage import build_config
+from microcoder.pipeline.difficulty.filter import Filter, FilterConfig, histogram
+from microcoder.pipeline.generation.backends import Sample
+from microcoder.pipeline.io import read_jsonl, read_problems, write_problems
+from microcoder.pipeline.rollout.runner import write_shard
+from microcoder.pipeline.schema import Problem, TestCase
+from microcoder.pipeline.stage import build_config
 
 
 def problem(i: int) -> Problem:
@@ -134,7 +134,7 @@ def test_bad_and_duplicate_records_are_rejected_and_counted(stage_inputs):
     assert any(i == "no-tests" and "tests: empty" in why for i, why in rejects)
     assert any(i == "odd" and "style" in why for i, why in rejects)
     assert report["read"] == 17 == report["kept"] + report["rejected"] == sum(report["by_reason"].values())
-    # the reader's rejects counted by the one rule (pipeline.stage.reason_key), as in every stage
+    # the reader's rejects counted by the one rule (microcoder.pipeline.stage.reason_key), as in every stage
     assert report["rejected_by_reason"]["duplicate id"] == 1 and report["rejected_by_reason"]["invalid record"] == 2
 
 
@@ -148,8 +148,8 @@ def test_only_system_errors_is_unmeasured_with_the_reason(tmp_path):
 
 
 def test_missing_or_stale_rollouts_are_errors(stage_inputs):
-    from pipeline.inputs import InputError
-    from pipeline.rollout.runner import judge_hash
+    from microcoder.pipeline.inputs import InputError
+    from microcoder.pipeline.rollout.runner import judge_hash
 
     tmp, problems = stage_inputs
     with pytest.raises(InputError, match="rollouts folder .* does not exist"):
@@ -171,8 +171,8 @@ def test_missing_or_stale_rollouts_are_errors(stage_inputs):
 
 def test_predict_section_is_typed(tmp_path):
     """`filter.predict` is a typed section: a wrong type or an unknown key is a one-line params error."""
-    from pipeline.difficulty.predict import PredictConfig
-    from pipeline.stage import ConfigError
+    from microcoder.pipeline.difficulty.predict import PredictConfig
+    from microcoder.pipeline.stage import ConfigError
 
     cfg = build_config(FilterConfig, {"predict": {"enabled": True, "temperature": 1}})
     assert isinstance(cfg.predict, PredictConfig) and cfg.predict.temperature == 1.0 and cfg.predict.enabled
@@ -187,7 +187,7 @@ def test_predict_section_is_typed(tmp_path):
 def test_filter_command_contract(stage_inputs):
     from typer.testing import CliRunner
 
-    from pipeline.cli import app
+    from microcoder.pipeline.cli import app
 
     tmp, _ = stage_inputs
     runner = CliRunner()

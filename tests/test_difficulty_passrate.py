@@ -5,8 +5,15 @@ import math
 import pyarrow as pa
 import pytest
 
-from pipeline.difficulty.band import IN_BAND, PREDICTED_TOO_EASY, TOO_EASY, TOO_HARD, UNSOLVED, Band
-from pipeline.difficulty.passrate import aggregate, pass_at_k
+from microcoder.pipeline.difficulty.band import (
+    IN_BAND,
+    PREDICTED_TOO_EASY,
+    TOO_EASY,
+    TOO_HARD,
+    UNSOLVED,
+    Band,
+)
+from microcoder.pipeline.difficulty.passrate import aggregate, pass_at_k
 
 
 def brute_pass_at_k(n: int, c: int, k: int) -> float:
@@ -51,7 +58,7 @@ def test_band():
 def test_per_problem_pass_at_k_in_first_seen_order():
     import polars as pl
 
-    from pipeline.difficulty.passrate import per_problem
+    from microcoder.pipeline.difficulty.passrate import per_problem
 
     samples = pl.DataFrame({"problem_id": ["b", "a", "b", "b", "a"], "platform": ["x", "y", "x", "x", "y"],
                             "judged": [True, True, False, True, True], "correct": [True, False, True, False, False]})

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from pipeline.difficulty.predict import (
+from microcoder.pipeline.difficulty.predict import (
     DEFAULT_WEIGHTS,
     DIMENSIONS,
     FormatError,
@@ -13,9 +13,9 @@ from pipeline.difficulty.predict import (
     predict_difficulty,
     weighted_score,
 )
-from pipeline.generation.backends import Sample
-from pipeline.schema import Problem
-from pipeline.stage import build_config
+from microcoder.pipeline.generation.backends import Sample
+from microcoder.pipeline.schema import Problem
+from microcoder.pipeline.stage import build_config
 
 GOOD = {"algorithmic_thinking": 7, "implementation_complexity": 5, "mathematical_reasoning": 3,
         "edge_cases": 6, "problem_comprehension": 2}
@@ -112,8 +112,8 @@ def test_predict_config_refuses_what_vllm_refuses():
 
 
 def test_over_budget_prompts_are_missing_with_the_reason_never_sent(tiny_model_dir):
-    from pipeline.difficulty.predict import rating_messages
-    from pipeline.generation.budget import count_prompt_tokens, load_tokenizer
+    from microcoder.pipeline.difficulty.predict import rating_messages
+    from microcoder.pipeline.generation.budget import count_prompt_tokens, load_tokenizer
 
     long = Problem(id="p9", source="s", statement="statement-9 " + "more words here " * 100, style="stdio")
     budget = count_prompt_tokens([rating_messages(problem(0))], load_tokenizer(str(tiny_model_dir)))[0] + 120
@@ -132,7 +132,7 @@ def test_over_budget_prompts_are_missing_with_the_reason_never_sent(tiny_model_d
 
 
 def test_a_backend_built_for_prediction_is_closed(monkeypatch):
-    import pipeline.difficulty.predict as predict
+    import microcoder.pipeline.difficulty.predict as predict
 
     class ClosingBackend(ScriptedBackend):
         closed = 0

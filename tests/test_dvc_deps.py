@@ -13,7 +13,7 @@ import yaml
 from project_imports import LAYERS as PACKAGES
 from project_imports import ROOT, imports, module_file
 
-from pipeline.cli import COMMANDS
+from microcoder.pipeline.cli import COMMANDS
 
 NOT_DEPS = {"pipeline/cli.py"}  # registers every stage; a stage's behaviour does not depend on it
 
@@ -21,7 +21,7 @@ NOT_DEPS = {"pipeline/cli.py"}  # registers every stage; a stage's behaviour doe
 def stage_files(module: str) -> set[str]:
     """Every project file the stage module imports, transitively, as repo-relative paths."""
     seen: set[str] = set()
-    todo = [f"stages.{module}"]
+    todo = [f"microcoder.stages.{module}"]
     while todo:
         name = todo.pop()
         if name in seen:
@@ -119,8 +119,8 @@ def write_deps(path: Path = ROOT / "dvc.yaml") -> None:
 
 
 def source_paths() -> list[str]:
-    from pipeline.params import load_params
-    from pipeline.scrape import ScrapeConfig, local_paths
+    from microcoder.pipeline.params import load_params
+    from microcoder.pipeline.scrape import ScrapeConfig, local_paths
 
     return sorted(set(local_paths(ScrapeConfig(**load_params("scrape", ROOT / "params.yaml"))).values()))
 
@@ -161,7 +161,7 @@ def test_every_command_runs_without_an_activated_venv():
 
 
 def test_the_import_walk_sees_function_level_imports():
-    # stages/validate.py imports pipeline.validate inside its command function only.
+    # stages/validate.py imports microcoder.pipeline.validate inside its command function only.
     assert {"stages/validate.py", "pipeline/validate.py", "pipeline/io.py"} <= stage_files("validate")
 
 
@@ -182,7 +182,7 @@ def test_code_deps_hash_source_only():
 def test_judging_stages_track_only_the_evaluator_settings_that_change_a_verdict():
     """`evaluator.workers` (and the other speed-only settings of verdict_key) must not rerun an
     hour of judging: the judging stages list the evaluator's params key by key, all but those."""
-    from pipeline.evaluator.verdict_key import SPEED_ONLY
+    from microcoder.pipeline.evaluator.verdict_key import SPEED_ONLY
 
     section = yaml.safe_load((ROOT / "params.yaml").read_text())["evaluator"]
     want = {f"evaluator.{k}" for k in section if k not in SPEED_ONLY}

@@ -7,12 +7,12 @@ from math import comb
 
 import pytest
 
-from pipeline.difficulty.passrate import pass_at_k
-from pipeline.generation.backends import Sample
-from pipeline.inputs import InputError
-from pipeline.schema import Problem, TestCase, Verdict
-from pipeline.stage import reason_key
-from training.eval_model import (
+from microcoder.pipeline.difficulty.passrate import pass_at_k
+from microcoder.pipeline.generation.backends import Sample
+from microcoder.pipeline.inputs import InputError
+from microcoder.pipeline.schema import Problem, TestCase, Verdict
+from microcoder.pipeline.stage import reason_key
+from microcoder.training.eval_model import (
     EvalModel,
     EvalModelConfig,
     load_benchmark,
@@ -185,7 +185,7 @@ class SlowJudge:
         self.count = 0
 
     def evaluate_batch(self, problems, submissions, mode="first-failure", deadline_s=None):
-        from pipeline.schema import Verdict
+        from microcoder.pipeline.schema import Verdict
 
         out = []
         for s in submissions:
@@ -202,9 +202,9 @@ class SlowJudge:
 def test_unjudged_samples_never_count_as_failures_in_pass_at_k():
     from types import SimpleNamespace
 
-    from pipeline.schema import Problem, TestCase
-    from pipeline.scoring import Scorer
-    from training.eval_model import score_samples
+    from microcoder.pipeline.schema import Problem, TestCase
+    from microcoder.pipeline.scoring import Scorer
+    from microcoder.training.eval_model import score_samples
 
     problems = [Problem(id=f"q{i}", source="t", statement="Echo.", style="stdio", tests=[TestCase("1\n", "1\n")],
                         platform="atcoder", difficulty="easy") for i in range(2)]
@@ -226,7 +226,7 @@ def test_unjudged_samples_never_count_as_failures_in_pass_at_k():
 def test_cli_errors_are_one_line_exit_2_and_help_lists_the_fields(tmp_path):
     from typer.testing import CliRunner
 
-    from pipeline.cli import app
+    from microcoder.pipeline.cli import app
 
     runner = CliRunner()
     none = str(tmp_path / "none.yaml")

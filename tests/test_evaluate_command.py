@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pipeline import io
-from pipeline.cli import app
-from pipeline.schema import Problem, TestCase
+from microcoder.pipeline import io
+from microcoder.pipeline.cli import app
+from microcoder.pipeline.schema import Problem, TestCase
 
 # Correct only when compiled with -DMC_FLAG: shows whether the evaluator section's cpp_flags reach the judge.
 FLAGGED_CPP = """#include <cstdio>
@@ -96,7 +96,7 @@ def test_errors_are_one_line_exit_2(inputs, tmp_path):
 def test_help_lists_every_evaluator_field():
     import dataclasses
 
-    from pipeline.evaluator.config import EvaluatorConfig
+    from microcoder.pipeline.evaluator.config import EvaluatorConfig
 
     text = " ".join(CliRunner().invoke(app, ["evaluate", "--help"], env={"COLUMNS": "200"}).output.split())
     assert "`evaluator:` section" in text

@@ -9,10 +9,10 @@ import textwrap
 
 import pytest
 
-from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission, evaluate, evaluate_batch
-from pipeline.evaluator.sandbox.launch import resolve_kind
-from pipeline.evaluator.verdict import testlib
-from pipeline.schema import Checker, Problem, TestCase
+from microcoder.pipeline.evaluator import Evaluator, EvaluatorConfig, Submission, evaluate, evaluate_batch
+from microcoder.pipeline.evaluator.sandbox.launch import resolve_kind
+from microcoder.pipeline.evaluator.verdict import testlib
+from microcoder.pipeline.schema import Checker, Problem, TestCase
 
 FAST = EvaluatorConfig(wall_factor=1.5, wall_slack_s=0.5)
 
@@ -153,8 +153,8 @@ def test_cpp_compiles_once_per_source(ev):
 def test_a_compile_timeout_is_the_sources_fault_only_when_cpu_bound(tmp_path, why, status, cached):
     """Out of CPU time: the source's fault (CE), cached. Out of wall time within the CPU limit: a
     busy machine (SE, never a failed sample), so the next submission of that source compiles again."""
-    from pipeline.evaluator.sandbox.box import Reply
-    from pipeline.evaluator.verdict.compile import Compiler
+    from microcoder.pipeline.evaluator.sandbox.box import Reply
+    from microcoder.pipeline.evaluator.verdict.compile import Compiler
 
     calls = []
 
@@ -480,8 +480,8 @@ def test_cli_writes_one_verdict_line_per_submission(tmp_path):
 
     from typer.testing import CliRunner
 
-    from pipeline import io
-    from pipeline.cli import app
+    from microcoder.pipeline import io
+    from microcoder.pipeline.cli import app
 
     # the CLI's reader refuses records without a statement (unusable: their submissions get SE)
     io.write_problems(tmp_path / "problems.jsonl", [dataclasses.replace(p, statement=p.id) for p in (SUM, ADD)])
@@ -511,7 +511,7 @@ def test_a_process_that_never_closes_its_evaluator_still_exits(tmp_path):
     import sys
 
     script = tmp_path / "leave.py"
-    script.write_text("from pipeline.evaluator import Evaluator\n"
+    script.write_text("from microcoder.pipeline.evaluator import Evaluator\n"
                       "ev = Evaluator(workers=2)\n"
                       "raise SystemExit(3)\n")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -14,9 +14,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
-from pipeline.evaluator.verdict import bundle, checkers, testlib
-from pipeline.schema import Checker, Problem, TestCase, validate_problem
+from microcoder.pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
+from microcoder.pipeline.evaluator.verdict import bundle, checkers, testlib
+from microcoder.pipeline.schema import Checker, Problem, TestCase, validate_problem
 
 CFG = EvaluatorConfig(wall_factor=4.0, wall_slack_s=20.0, checker_time_limit_s=3.0)
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from pipeline.evaluator.verdict.compare import compare_functional, compare_stdio, numbers_close
-from pipeline.schema import Checker
+from microcoder.pipeline.evaluator.verdict.compare import compare_functional, compare_stdio, numbers_close
+from microcoder.pipeline.schema import Checker
 
 
 @pytest.mark.parametrize(

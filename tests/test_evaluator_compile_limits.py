@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
-from pipeline.evaluator.sandbox.box import Reply
-from pipeline.evaluator.sandbox.workspace import MB
-from pipeline.evaluator.verdict.compile import Compiler, install
-from pipeline.schema import Problem, TestCase
+from microcoder.pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
+from microcoder.pipeline.evaluator.sandbox.box import Reply
+from microcoder.pipeline.evaluator.sandbox.workspace import MB
+from microcoder.pipeline.evaluator.verdict.compile import Compiler, install
+from microcoder.pipeline.schema import Problem, TestCase
 
 SUM = Problem(id="sum", source="test", statement="", style="stdio", time_limit_s=1.0,
               tests=[TestCase("1 2\n", "3\n")])

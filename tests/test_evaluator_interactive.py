@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
-from pipeline.evaluator.sandbox import launch
-from pipeline.evaluator.verdict import judge
-from pipeline.schema import Checker, Problem, TestCase
+from microcoder.pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
+from microcoder.pipeline.evaluator.sandbox import launch
+from microcoder.pipeline.evaluator.verdict import judge
+from microcoder.pipeline.schema import Checker, Problem, TestCase
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
@@ -387,7 +387,7 @@ def test_a_testlib_interactor(ev):
 
 @needs_gxx
 def test_a_real_testlib_interactor(ev):
-    from pipeline.evaluator.verdict import testlib
+    from microcoder.pipeline.evaluator.verdict import testlib
 
     if testlib.include_dir(CFG.testlib_dir) is None:
         pytest.skip("testlib.h is not installed (make setup installs it)")

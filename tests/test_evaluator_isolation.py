@@ -18,8 +18,8 @@ import textwrap
 
 import pytest
 
-from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
-from pipeline.schema import Problem, TestCase
+from microcoder.pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
+from microcoder.pipeline.schema import Problem, TestCase
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 PREFIX = "MKQZ"  # then 24 hex digits; only their hashes reach the scanning program
@@ -221,8 +221,8 @@ def test_a_session_rerun_after_a_rewind_finds_no_input_of_the_batch_before(solo)
 def test_a_judge_that_stays_readable_does_not_start(tmp_path, monkeypatch):
     """The judge holds every input and output: a judge process that could not make itself
     non-dumpable (a same-uid program could read its memory) is refused, never used."""
-    from pipeline.evaluator.sandbox import box as boxes
-    from pipeline.evaluator.sandbox import launch as sb
+    from microcoder.pipeline.evaluator.sandbox import box as boxes
+    from microcoder.pipeline.evaluator.sandbox import launch as sb
 
     box = boxes.Box(sb.BoxSpec(kind="bwrap"), [], tmp_path, "run")
     box.start()

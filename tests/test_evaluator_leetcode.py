@@ -10,10 +10,14 @@ from typing import List, Optional, Union  # noqa: UP035 - the annotations LeetCo
 
 import pytest
 
-from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
-from pipeline.evaluator.inside.harness_types import annotation_shape, build_argument, empty_nodes_as_lists
-from pipeline.schema import Problem, TestCase
-from pipeline.sources.leetcode_types import Shape, canonical_result
+from microcoder.pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
+from microcoder.pipeline.evaluator.inside.harness_types import (
+    annotation_shape,
+    build_argument,
+    empty_nodes_as_lists,
+)
+from microcoder.pipeline.schema import Problem, TestCase
+from microcoder.pipeline.sources.leetcode_types import Shape, canonical_result
 
 
 class ListNode:

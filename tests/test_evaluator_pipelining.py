@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
-from pipeline.schema import Problem, TestCase
+from microcoder.pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
+from microcoder.pipeline.schema import Problem, TestCase
 
 FAST = EvaluatorConfig(wall_factor=3.0, wall_slack_s=2.0)  # CPU is what these tests judge; wall room for a loaded machine
 HARNESS = Path(__file__).resolve().parents[1] / "pipeline" / "evaluator" / "inside" / "harness.py"
@@ -529,7 +529,7 @@ def test_the_box_stays_in_step_after_stops(ev):
 
 # --- real LeetCode problems: first-failure is a prefix of mode all -----------------------------------
 def leetcode_problems(root: Path, n: int) -> list[tuple[Problem, str]]:
-    from pipeline.sources.pyliterals import (
+    from microcoder.pipeline.sources.pyliterals import (
         NotLiteral,
         encode_args,
         find_signature,
@@ -635,7 +635,7 @@ def test_a_crash_mid_batch_in_mode_all(ev):
 def test_inputs_go_in_chunks_with_the_same_verdicts(ev, monkeypatch):
     """Big inputs are sent a chunk at a time (here: one test per chunk); verdicts, the stop at
     the first failure and mode all are the same."""
-    from pipeline.evaluator.verdict import judge
+    from microcoder.pipeline.evaluator.verdict import judge
 
     monkeypatch.setattr(judge, "CALLS_CHUNK_BYTES", 1)
     wrong_at_3 = sub("square", "def sq(x):\n    return x * x if x != 2 else -1\n", "wa3")

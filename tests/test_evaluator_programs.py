@@ -9,10 +9,10 @@ from dataclasses import replace
 
 import pytest
 
-from pipeline.evaluator import verdict_key as vk
-from pipeline.evaluator.config import EvaluatorConfig
-from pipeline.evaluator.programs import ResultCache, Runner, run_outputs
-from pipeline.schema import Problem, ReferenceSolution, TestCase
+from microcoder.pipeline.evaluator import verdict_key as vk
+from microcoder.pipeline.evaluator.config import EvaluatorConfig
+from microcoder.pipeline.evaluator.programs import ResultCache, Runner, run_outputs
+from microcoder.pipeline.schema import Problem, ReferenceSolution, TestCase
 
 SUM = "a, b = map(int, input().split())\nprint(a + b)\n"
 EV = EvaluatorConfig(workers=2)
@@ -68,7 +68,7 @@ def test_tables_of_one_file_are_apart(tmp_path):
 def test_run_mode_reads_what_a_program_printed():
     """Status AC = ran to completion (whatever the output), with the output; a crash and a program
     that does not build keep their status; every input has its result."""
-    from pipeline.evaluator.factory import make_evaluator
+    from microcoder.pipeline.evaluator.factory import make_evaluator
 
     p = sum_problem()
     crash = "import sys\nx = input()\nsys.exit(3) if x.startswith('1') else print(x)\n"
@@ -85,9 +85,9 @@ def test_run_mode_reads_what_a_program_printed():
 def test_the_evaluators_run_mode_compares_nothing_and_runs_no_checker():
     """mode="run": every test runs (no stop at a "failure"), each keeps its output as AC, and the
     expected outputs and the checker program (here one that rejects everything) are never used."""
-    from pipeline.evaluator.config import Submission
-    from pipeline.evaluator.factory import make_evaluator
-    from pipeline.schema import Checker
+    from microcoder.pipeline.evaluator.config import Submission
+    from microcoder.pipeline.evaluator.factory import make_evaluator
+    from microcoder.pipeline.schema import Checker
 
     rejects_all = "import sys\nsys.exit(1)\n"
     p = replace(sum_problem(), checker=Checker(kind="program", language="python", program=rejects_all))
@@ -103,8 +103,8 @@ def test_the_evaluators_run_mode_compares_nothing_and_runs_no_checker():
 def test_run_mode_through_the_cache_runs_only_what_it_has_not_seen(tmp_path):
     """testgen's runs (CachedEvaluator): a second run of a program on an input is a hit with the same
     output; a new input runs alone; judging goes straight to the evaluator."""
-    from pipeline.evaluator.factory import make_evaluator
-    from pipeline.evaluator.programs import CachedEvaluator
+    from microcoder.pipeline.evaluator.factory import make_evaluator
+    from microcoder.pipeline.evaluator.programs import CachedEvaluator
 
     p = sum_problem()
     cache = ResultCache(tmp_path / "runs.sqlite")
@@ -126,8 +126,8 @@ def test_judging_through_the_cache_gives_the_same_verdicts(tmp_path):
     """judge_runs (testgen's known solutions and mutants): the statuses per test and the verdict are
     the same from the cache; first-failure stops at a cached failure; a result kept with outputs
     (validate's) is not one kept without."""
-    from pipeline.evaluator.factory import make_evaluator
-    from pipeline.evaluator.programs import CachedEvaluator, judge_runs
+    from microcoder.pipeline.evaluator.factory import make_evaluator
+    from microcoder.pipeline.evaluator.programs import CachedEvaluator, judge_runs
 
     p = sum_problem()
     wrong = "a, b = map(int, input().split())\nprint(a + b + (a == 1))\n"  # fails test 1 of 0..2

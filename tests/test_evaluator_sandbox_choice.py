@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
-from pipeline.evaluator.sandbox import launch as sb
-from pipeline.schema import Problem, TestCase
+from microcoder.pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
+from microcoder.pipeline.evaluator.sandbox import launch as sb
+from microcoder.pipeline.schema import Problem, TestCase
 
 SUM = Problem(id="sum", source="test", statement="", style="stdio", tests=[TestCase("1 2\n", "3\n")],
               time_limit_s=1.0)
@@ -153,8 +153,8 @@ def test_explicit_none_still_starts_without_any_sandbox_tool(tools):
 def test_microcoder_evaluate_without_a_sandbox_is_one_line_and_exit_2(tools, tmp_path):
     from typer.testing import CliRunner
 
-    from pipeline import io
-    from pipeline.cli import app
+    from microcoder.pipeline import io
+    from microcoder.pipeline.cli import app
 
     tools(bwrap=None, unshare=None)
     io.write_problems(tmp_path / "problems.jsonl", [SUM])

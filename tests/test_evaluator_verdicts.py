@@ -17,9 +17,9 @@ import textwrap
 
 import pytest
 
-from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
-from pipeline.evaluator.verdict import checkers
-from pipeline.schema import Checker, Problem, TestCase
+from microcoder.pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
+from microcoder.pipeline.evaluator.verdict import checkers
+from microcoder.pipeline.schema import Checker, Problem, TestCase
 
 # Generous wall limits: a loaded machine must not turn what these tests judge into a wall-clock TLE.
 CFG = EvaluatorConfig(wall_factor=4.0, wall_slack_s=20.0, checker_time_limit_s=3.0)
@@ -180,7 +180,7 @@ def test_a_three_million_digit_number_is_wa_not_a_checker_failure(ev):
 
 
 def test_the_peak_that_counts_is_the_programs_own():
-    from pipeline.evaluator.verdict.runs import peak_over
+    from microcoder.pipeline.evaluator.verdict.runs import peak_over
 
     mb = 1 << 20
     # an exec'd binary: the kernel's peak starts at the forked judge's (base_rss_kb); absent: 0

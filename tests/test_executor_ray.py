@@ -12,10 +12,10 @@ import textwrap
 
 import pytest
 
-from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
-from pipeline.evaluator.factory import make_evaluator
-from pipeline.executor import ExecutionFields, check_executor
-from pipeline.schema import Problem, TestCase
+from microcoder.pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
+from microcoder.pipeline.evaluator.factory import make_evaluator
+from microcoder.pipeline.executor import ExecutionFields, check_executor
+from microcoder.pipeline.schema import Problem, TestCase
 
 FAST = EvaluatorConfig(wall_factor=1.5, wall_slack_s=0.5)
 SUM = Problem(id="sum", source="test", statement="", style="stdio", time_limit_s=0.5,
@@ -146,7 +146,7 @@ def _python(code: str) -> subprocess.CompletedProcess:
 def test_unreachable_cluster_is_one_line():
     """Outside the session's cluster (a fresh process): nothing listens there, said in seconds."""
     r = _python("""
-        from pipeline.evaluator.factory import make_evaluator
+        from microcoder.pipeline.evaluator.factory import make_evaluator
         make_evaluator(None, executor="ray", ray_address="127.0.0.1:1")
     """)
     assert r.returncode != 0
@@ -156,10 +156,10 @@ def test_unreachable_cluster_is_one_line():
 def test_local_default_never_imports_ray():
     r = _python("""
         import sys
-        from pipeline.evaluator import Submission
-        from pipeline.evaluator.factory import make_evaluator
-        from pipeline.executor import ExecutionFields
-        from pipeline.schema import Problem, TestCase
+        from microcoder.pipeline.evaluator import Submission
+        from microcoder.pipeline.evaluator.factory import make_evaluator
+        from microcoder.pipeline.executor import ExecutionFields
+        from microcoder.pipeline.schema import Problem, TestCase
         p = Problem(id="p", source="t", statement="", style="stdio", tests=[TestCase("1\\n", "1\\n")])
         cfg = ExecutionFields()
         with make_evaluator({"workers": 1}, executor=cfg.executor, ray_address=cfg.ray_address) as ev:
@@ -167,7 +167,7 @@ def test_local_default_never_imports_ray():
             v = ev.evaluate_batch([p], [Submission("p", "s", "python", "print(input())")])[0]
         assert v.status == "AC", v
         assert "ray" not in sys.modules, "the local executor imported ray"
-        import pipeline.cli  # every stage's command: none may start Ray when it is imported
+        import microcoder.pipeline.cli  # every stage's command: none may start Ray when it is imported
         ray = sys.modules.get("ray")
         assert ray is None or not ray.is_initialized()
         print("ok")
@@ -177,9 +177,9 @@ def test_local_default_never_imports_ray():
 
 
 def test_reward_scoring_on_ray_as_local(ray_ev):
-    """The training reward's path (pipeline.scoring.Scorer with a batch deadline, as
+    """The training reward's path (microcoder.pipeline.scoring.Scorer with a batch deadline, as
     EvaluatorReward uses it): the same statuses from Ray's judges as from the local pool."""
-    from pipeline.scoring import Scorer
+    from microcoder.pipeline.scoring import Scorer
 
     texts = [f"```python\n{STDIO[k]}```" for k in ("ac", "wa", "ce", "tle")] + ["no code here"]
     texts += [f"```python\n{FUNCTIONAL[k]}```" for k in ("ac", "wa")]

@@ -7,10 +7,10 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from pipeline.evaluator import EvaluatorConfig, Submission
-from pipeline.io import read_problems
-from pipeline.schema import Problem, ReferenceSolution, TestCase, WrongSolution
-from pipeline.validate import ValidateConfig, validate_problems
+from microcoder.pipeline.evaluator import EvaluatorConfig, Submission
+from microcoder.pipeline.io import read_problems
+from microcoder.pipeline.schema import Problem, ReferenceSolution, TestCase, WrongSolution
+from microcoder.pipeline.validate import ValidateConfig, validate_problems
 
 FAST = EvaluatorConfig(wall_factor=1.5, wall_slack_s=0.5)
 SEED = Path(__file__).resolve().parents[1] / "data" / "seed" / "problems.jsonl"
@@ -42,7 +42,7 @@ def test_validate_on_ray_same_report_and_kept_problems(ray_cluster, tmp_path, ca
         return ([kept_record(p) for p in res.kept], [(p.id, why) for p, why in res.rejects], report)
 
     local = run("local")
-    with caplog.at_level("INFO", logger="pipeline.evaluator.ray_pool"):
+    with caplog.at_level("INFO", logger="microcoder.pipeline.evaluator.ray_pool"):
         on_ray = run("ray")
     assert "executor: ray (" in caplog.text  # it did judge on Ray
     kept = {d["id"]: d for d in local[0]}
@@ -55,7 +55,7 @@ def test_validate_on_ray_same_report_and_kept_problems(ray_cluster, tmp_path, ca
 def test_judging_starts_on_the_actors_that_fit(ray_cluster, caplog):
     """Another actor holds one of the 2 CPUs (a rollout replica, say): the judges start on the one
     that fits instead of waiting for both, and the other joins once the CPU is free."""
-    from pipeline.evaluator.ray_pool import RayEvaluator
+    from microcoder.pipeline.evaluator.ray_pool import RayEvaluator
 
     @ray_cluster.remote(num_cpus=1)
     class Hog:
@@ -66,7 +66,7 @@ def test_judging_starts_on_the_actors_that_fit(ray_cluster, caplog):
     ray_cluster.get(hog.ping.remote())
     problem = Problem(id="echo", source="t", statement="", style="stdio", tests=[TestCase("1\n", "1\n")])
     subs = [Submission("echo", f"e{i}", "python", "print(input())") for i in range(4)]
-    with caplog.at_level("WARNING", logger="pipeline.evaluator.ray_pool"):
+    with caplog.at_level("WARNING", logger="microcoder.pipeline.evaluator.ray_pool"):
         ev = RayEvaluator(dataclasses.replace(FAST, workers=2), cpus_per_actor=1, start_grace_s=1.0)
     try:
         assert "1 of 2 ray judge actors still wait for resources" in caplog.text

@@ -12,12 +12,12 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from pipeline import rewards_api
-from pipeline.build import Build, BuildConfig
-from pipeline.cli import app
-from pipeline.export import DATA_SOURCE, judge_payload, problem_from_payload, write_export
-from pipeline.io import read_jsonl, write_problems
-from pipeline.schema import Checker, Problem, TestCase
+from microcoder.pipeline import rewards_api
+from microcoder.pipeline.build import Build, BuildConfig
+from microcoder.pipeline.cli import app
+from microcoder.pipeline.export import DATA_SOURCE, judge_payload, problem_from_payload, write_export
+from microcoder.pipeline.io import read_jsonl, write_problems
+from microcoder.pipeline.schema import Checker, Problem, TestCase
 
 STDIO = Problem(id="sum", source="test", title="Sum", statement="Read two integers and print their sum.",
                 style="stdio", tests=[TestCase("1 2\n", "3\n"), TestCase("10 20\n", "30\n", kind="private",
@@ -199,7 +199,7 @@ def test_rllm_reward_fn_takes_the_row_as_task_info(exported, judge_env):
 
 
 def test_load_release_and_reward_function_for_trl(release):
-    from training.release import CHAT_TEMPLATE_KWARGS, load_release, reward_function
+    from microcoder.training.release import CHAT_TEMPLATE_KWARGS, load_release, reward_function
 
     dataset = load_release(release)
     assert set(dataset.column_names) >= {"problem_id", "prompt"} and len(dataset) == 2

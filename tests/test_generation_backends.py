@@ -11,9 +11,9 @@ import sys
 import pytest
 from stand_in import use_stand_in_vllm
 
-from pipeline.generation.backends import Sample, SamplingParams, get_backend, prompt_seed
-from pipeline.generation.prompts import build_messages
-from pipeline.schema import Problem
+from microcoder.pipeline.generation.backends import Sample, SamplingParams, get_backend, prompt_seed
+from microcoder.pipeline.generation.prompts import build_messages
+from microcoder.pipeline.schema import Problem
 
 
 @pytest.fixture
@@ -66,7 +66,7 @@ def test_hf_greedy_repeats_one_sequence(tiny_model_dir):
 def test_vllm_request_building_parsing_and_teardown(stand_in_vllm, tiny_model_dir):
     from transformers import AutoTokenizer
 
-    from pipeline.generation.prompts import render_prompt
+    from microcoder.pipeline.generation.prompts import render_prompt
 
     vllm = stand_in_vllm
     tok = AutoTokenizer.from_pretrained(str(tiny_model_dir))
@@ -120,8 +120,8 @@ def test_stand_in_refuses_what_vllm_refuses(stand_in_vllm, tiny_model_dir):
 
 
 def test_sampling_values_vllm_refuses_are_refused_at_config_time():
-    from pipeline.difficulty.predict import PredictConfig
-    from pipeline.rollout.runner import RolloutConfig
+    from microcoder.pipeline.difficulty.predict import PredictConfig
+    from microcoder.pipeline.rollout.runner import RolloutConfig
 
     for make in (lambda t: SamplingParams(temperature=t), lambda t: RolloutConfig(temperature=t),
                  lambda t: PredictConfig(temperature=t)):
@@ -149,7 +149,7 @@ def bos_tokenizer_dir(tmp_path_factory, tiny_model_dir):
     from tokenizers.processors import TemplateProcessing
     from transformers import AutoTokenizer
 
-    from pipeline.models import CHAT_TEMPLATE
+    from microcoder.pipeline.models import CHAT_TEMPLATE
 
     tok = AutoTokenizer.from_pretrained(str(tiny_model_dir))
     bos = "<|endoftext|>"
@@ -179,8 +179,8 @@ def test_vllm_prompt_has_one_bos(stand_in_vllm, bos_tokenizer_dir):
 
 
 def test_vllm_prompt_over_max_model_len_is_refused_before_the_engine(stand_in_vllm, tiny_model_dir):
-    from pipeline.generation.backends.vllm_engine import PromptTooLong
-    from pipeline.generation.budget import count_prompt_tokens, load_tokenizer
+    from microcoder.pipeline.generation.backends.vllm_engine import PromptTooLong
+    from microcoder.pipeline.generation.budget import count_prompt_tokens, load_tokenizer
 
     (short,) = count_prompt_tokens(PROMPTS[:1], load_tokenizer(str(tiny_model_dir)))
     backend = get_backend("vllm", model=str(tiny_model_dir), max_model_len=short + 8, progress=False)
@@ -207,7 +207,7 @@ def test_vllm_thinking_prompt_and_missing_package(stand_in_vllm, tiny_model_dir,
 
 
 def test_vllm_engine_failures_are_retried_never_returned_as_answers(stand_in_vllm, tiny_model_dir):
-    from pipeline.generation.backends import EngineFailure
+    from microcoder.pipeline.generation.backends import EngineFailure
 
     vllm = stand_in_vllm
     backend = get_backend("vllm", model=str(tiny_model_dir), max_model_len=1024, engine_retries=2, progress=False)
@@ -225,9 +225,9 @@ def test_vllm_engine_failures_are_retried_never_returned_as_answers(stand_in_vll
 
 _DP_SCRIPT = """
 import json, sys
-from pipeline.generation.backends import SamplingParams, get_backend
-from pipeline.generation.prompts import build_messages
-from pipeline.schema import Problem
+from microcoder.pipeline.generation.backends import SamplingParams, get_backend
+from microcoder.pipeline.generation.prompts import build_messages
+from microcoder.pipeline.schema import Problem
 prompts = [build_messages(Problem(id=f"p{i}", source="s", statement=f"Problem {i}: " + "x " * i, style="stdio"))
            for i in range(3)]
 backend = get_backend("vllm", model=sys.argv[1], max_model_len=1024, data_parallel_size=2, gpus="0,1", progress=False)
@@ -318,7 +318,7 @@ def test_openai_parse_counts_reasoning_and_length():
     data = chat_response(3, ["aaaa", "x" * 50, "aaaaaaaaaaaa"], ["stop", "length", "stop"], usage=50 + 40)
     counts = [s.token_count for s in backend.parse_response(data, 3, 50)]
     assert counts == [10, 50, 30]
-    from pipeline.generation.backends.openai_api import OpenAIError
+    from microcoder.pipeline.generation.backends.openai_api import OpenAIError
 
     with pytest.raises(OpenAIError, match="expected 2 choices"):
         backend.parse_response(chat_response(1), 2, 32)
@@ -367,7 +367,7 @@ def test_openai_retries_and_round_robin(httpserver):
 
 
 def test_openai_fatal_error_and_exhausted_retries(httpserver):
-    from pipeline.generation.backends.openai_api import OpenAIError
+    from microcoder.pipeline.generation.backends.openai_api import OpenAIError
 
     httpserver.expect_request("/v1/chat/completions").respond_with_data("model not found", status=404)
     backend = get_backend("openai", model="m", base_urls=httpserver.url_for("/v1"), progress=False)
@@ -380,8 +380,8 @@ def test_openai_fatal_error_and_exhausted_retries(httpserver):
 
 
 def test_open_think_in_the_prompt_is_restored():
-    from pipeline.generation.backends import with_open_think
-    from pipeline.generation.extract import extract_code
+    from microcoder.pipeline.generation.backends import with_open_think
+    from microcoder.pipeline.generation.extract import extract_code
 
     opened = "<|im_start|>assistant\n<think>\n"
     closed = "<|im_start|>assistant\n<think>\n\n</think>\n\n"
@@ -412,7 +412,7 @@ def test_openai_greedy_asks_one_choice_and_engine_failures_are_retried(httpserve
     assert [b["n"] for b in seen] == [1, 1, 1]  # vLLM refuses n > 1 when greedy
     assert len(out[0]) == 4 and len({id(s) for s in out[0]}) == 4 and len({s.text for s in out[0]}) == 1
     assert all(s.finish_reason == "stop" for s in out[0])
-    from pipeline.generation.backends.openai_api import OpenAIError
+    from microcoder.pipeline.generation.backends.openai_api import OpenAIError
 
     failures[:] = ["error"] * 3
     once = get_backend("openai", model="m", base_urls=httpserver.url_for("/v1"), max_retries=1, backoff_s=0.01,

@@ -1,4 +1,4 @@
-"""Prompt token budgets (pipeline.generation.budget) and the stages that reject over-budget prompts."""
+"""Prompt token budgets (microcoder.pipeline.generation.budget) and the stages that reject over-budget prompts."""
 
 from __future__ import annotations
 
@@ -7,16 +7,16 @@ import shutil
 
 import pytest
 
-from pipeline.generation.backends import Sample
-from pipeline.generation.budget import (
+from microcoder.pipeline.generation.backends import Sample
+from microcoder.pipeline.generation.budget import (
     budget_rejects,
     context_length,
     count_prompt_tokens,
     load_tokenizer,
     resolve_budget,
 )
-from pipeline.generation.prompts import build_messages, render_prompt
-from pipeline.schema import Problem, TestCase, Verdict
+from microcoder.pipeline.generation.prompts import build_messages, render_prompt
+from microcoder.pipeline.schema import Problem, TestCase, Verdict
 
 
 def problem(pid: str, words: int = 0) -> Problem:
@@ -88,7 +88,7 @@ class AcceptAll:
 
 
 def test_eval_model_rejects_over_budget_problems_for_every_model(tmp_path, tiny_model_dir):
-    from training.eval_model import EvalModel, EvalModelConfig
+    from microcoder.training.eval_model import EvalModel, EvalModelConfig
 
     bench = tmp_path / "bench.jsonl"
     bench.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in (problem("a"), problem("long", 400))))
@@ -106,9 +106,9 @@ def test_eval_model_rejects_over_budget_problems_for_every_model(tmp_path, tiny_
 
 
 def test_train_rejects_over_budget_prompts_before_loading_the_model(tmp_path, tiny_model_dir):
-    from pipeline.inputs import InputError
-    from pipeline.io import read_jsonl, write_problems
-    from training.train import TrainConfig, TrainRun, run_training
+    from microcoder.pipeline.inputs import InputError
+    from microcoder.pipeline.io import read_jsonl, write_problems
+    from microcoder.training.train import TrainConfig, TrainRun, run_training
 
     path = tmp_path / "problems.parquet"
     write_problems(path, [problem("a"), problem("b", 30)])
@@ -122,7 +122,7 @@ def test_train_rejects_over_budget_prompts_before_loading_the_model(tmp_path, ti
 
 
 def test_training_temperatures_vllm_refuses_are_refused_at_config_time(tmp_path):
-    from training.config import MicroCoderGRPOConfig
+    from microcoder.training.config import MicroCoderGRPOConfig
 
     def make(**kw):
         return MicroCoderGRPOConfig(output_dir=str(tmp_path), report_to="none", **kw)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.generation.extract import answer_part, extract_code, fenced_blocks
+from microcoder.pipeline.generation.extract import answer_part, extract_code, fenced_blocks
 
 
 def test_no_code():

@@ -14,10 +14,10 @@ import urllib.request
 
 import pytest
 
-from pipeline.generation.backends import SamplingParams, get_backend
-from pipeline.generation.backends.openai_api import OpenAIError
-from pipeline.generation.prompts import build_messages
-from pipeline.schema import Problem
+from microcoder.pipeline.generation.backends import SamplingParams, get_backend
+from microcoder.pipeline.generation.backends.openai_api import OpenAIError
+from microcoder.pipeline.generation.prompts import build_messages
+from microcoder.pipeline.schema import Problem
 
 PROMPTS = [build_messages(Problem(id=f"p{i}", source="s", statement=f"Problem {i}: " + "x " * i, style="stdio"))
            for i in range(2)]
@@ -72,7 +72,7 @@ def test_server_ignoring_n_falls_back_to_one_request_per_sample(server, tiny_mod
     options = dict(model=str(tiny_model_dir), base_urls=server, max_retries=1, backoff_s=0.01, concurrency=1,
                    template_kwargs=False, progress=False)
     backend = get_backend("openai", **options)
-    with caplog.at_level(logging.WARNING, logger="pipeline.generation.backends.openai_api"):
+    with caplog.at_level(logging.WARNING, logger="microcoder.pipeline.generation.backends.openai_api"):
         out = backend.generate(PROMPTS, 3, sp)
         again = backend.generate(PROMPTS, 3, sp)  # already split: no second probe, no second warning
     assert [len(g) for g in out] == [3, 3]

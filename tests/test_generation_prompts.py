@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.generation.prompts import DEFAULT_SYSTEM_PROMPT, build_messages, render_prompt
-from pipeline.schema import Checker, Problem
+from microcoder.pipeline.generation.prompts import DEFAULT_SYSTEM_PROMPT, build_messages, render_prompt
+from microcoder.pipeline.schema import Checker, Problem
 
 
 def stdio() -> Problem:
@@ -58,7 +58,7 @@ def test_thinking_changes_wording_only():
 
 
 def test_render_prompt_switches_thinking_in_the_template():
-    from pipeline.models import build_tokenizer
+    from microcoder.pipeline.models import build_tokenizer
 
     tok = build_tokenizer()
     msgs = build_messages(stdio())

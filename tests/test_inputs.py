@@ -6,17 +6,17 @@ import json
 
 import pytest
 
-from pipeline.inputs import (
+from microcoder.pipeline.inputs import (
     InputError,
     check_model_path,
     load_problems,
     parquet_files,
     row_count,
 )
-from pipeline.io import write_problems
-from pipeline.rollout.runner import RolloutConfig
-from pipeline.schema import Problem, TestCase
-from pipeline.stage import load_config
+from microcoder.pipeline.io import write_problems
+from microcoder.pipeline.rollout.runner import RolloutConfig
+from microcoder.pipeline.schema import Problem, TestCase
+from microcoder.pipeline.stage import load_config
 
 
 def problem(pid: str, **kw) -> Problem:

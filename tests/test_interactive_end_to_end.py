@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.sources.kattis import Options, convert
+from microcoder.pipeline.sources.kattis import Options, convert
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
 
@@ -28,8 +28,8 @@ def problem():
 def test_every_submission_folder_is_judged_as_labelled(problem):
     """problemtools' rule for a folder: every test gives its verdict or AC, at least one gives it
     (accepted: all AC)."""
-    from pipeline.evaluator import EvaluatorConfig, Submission
-    from pipeline.evaluator.factory import make_evaluator
+    from microcoder.pipeline.evaluator import EvaluatorConfig, Submission
+    from microcoder.pipeline.evaluator.factory import make_evaluator
 
     if shutil.which("g++") is None:
         pytest.skip("g++ is not installed")
@@ -45,9 +45,9 @@ def test_every_submission_folder_is_judged_as_labelled(problem):
 
 
 def test_the_reward_scores_an_interactive_answer(problem):
-    from pipeline.evaluator import EvaluatorConfig
-    from pipeline.evaluator.factory import make_evaluator
-    from training.rewards import EvaluatorReward
+    from microcoder.pipeline.evaluator import EvaluatorConfig
+    from microcoder.pipeline.evaluator.factory import make_evaluator
+    from microcoder.training.rewards import EvaluatorReward
 
     right = (PACKAGE / "submissions" / "accepted" / "binary.py").read_text()
     wrong = (PACKAGE / "submissions" / "wrong_answer" / "linear.py").read_text()
@@ -59,7 +59,7 @@ def test_the_reward_scores_an_interactive_answer(problem):
 
 
 def test_the_prompt_says_interactive_and_flush(problem):
-    from pipeline.generation.prompts import build_messages
+    from microcoder.pipeline.generation.prompts import build_messages
 
     user = build_messages(problem, language="python")[-1]["content"]
     assert "interactive problem" in user and "flush" in user.lower()

@@ -26,9 +26,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.evaluator import Evaluator, Submission
-from pipeline.evaluator.pool import Interrupted
-from pipeline.schema import Problem, ReferenceSolution, TestCase
+from microcoder.pipeline.evaluator import Evaluator, Submission
+from microcoder.pipeline.evaluator.pool import Interrupted
+from microcoder.pipeline.schema import Problem, ReferenceSolution, TestCase
 
 ROOT = Path(__file__).resolve().parents[1]
 STOPPED_WITHIN_S = 30.0  # generous: the old code took 35-60 s on the problems below
@@ -151,7 +151,7 @@ def count_rows(db: Path, table: str) -> int:
 def microcoder(args: list[str], out: Path) -> subprocess.Popen:
     """`microcoder ARGS` as the user runs it (its own process), stdout / stderr to files."""
     out.mkdir(parents=True, exist_ok=True)
-    return subprocess.Popen([sys.executable, "-m", "pipeline.cli", *args], cwd=ROOT,
+    return subprocess.Popen([sys.executable, "-m", "microcoder.pipeline.cli", *args], cwd=ROOT,
                             stdout=open(out / "stdout", "w"), stderr=open(out / "stderr", "w"))
 
 
@@ -263,7 +263,7 @@ def test_testgen_stops_at_once_kills_its_judges_and_a_rerun_resumes_from_what_it
 # --- the stage's signal handling, without judges -------------------------------------------------
 STUCK_STAGE = """
 import time
-from pipeline.stage import run_stage
+from microcoder.pipeline.stage import run_stage
 
 def body():
     print("running", flush=True)
@@ -368,7 +368,7 @@ def test_interrupt_kills_the_judges_and_the_calls_in_progress_raise():
 
 
 def test_an_interrupted_ray_evaluator_kills_its_actors_judges_and_the_call_raises(ray_cluster):
-    from pipeline.evaluator.factory import make_evaluator
+    from microcoder.pipeline.evaluator.factory import make_evaluator
 
     slow, slow_sub = _burner("slow", 90.0)
     with make_evaluator(None, executor="ray", workers=1, ray_actor_cpus=1) as ev:

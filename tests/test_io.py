@@ -8,8 +8,8 @@ import threading
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline import io
-from pipeline.schema import PROBLEM_SCHEMA, Checker, Problem, ReferenceSolution, TestCase
+from microcoder.pipeline import io
+from microcoder.pipeline.schema import PROBLEM_SCHEMA, Checker, Problem, ReferenceSolution, TestCase
 
 
 def make_problem(i: int, **extra) -> Problem:
@@ -89,7 +89,7 @@ def test_shard_directory_and_batches(tmp_path):
 
 
 def test_known_extra_columns_keep_their_type_when_values_cannot_tell(tmp_path):
-    from pipeline.schema import ALIAS_TYPE
+    from microcoder.pipeline.schema import ALIAS_TYPE
 
     path = tmp_path / "p.parquet"
     io.write_problems(path, [make_problem(0, cluster_id=None, aliases=[])])

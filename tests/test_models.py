@@ -4,7 +4,7 @@ import hashlib
 
 import torch
 
-from pipeline.models import TinyModelConfig, build_tiny_model, load_model_and_tokenizer
+from microcoder.pipeline.models import TinyModelConfig, build_tiny_model, load_model_and_tokenizer
 
 
 def digest(path):
@@ -45,7 +45,7 @@ def test_tokenizer_round_trips_code(tiny_model_dir):
 def test_tiny_model_command_reads_its_params_section(tmp_path):
     from typer.testing import CliRunner
 
-    from pipeline.cli import app
+    from microcoder.pipeline.cli import app
 
     params = tmp_path / "params.yaml"
     params.write_text("tiny_model:\n  seed: 1\n  hidden_size: 32\n")

@@ -9,8 +9,8 @@ import yaml
 from hub_server import HubServer
 from typer.testing import CliRunner
 
-from pipeline.io import write_json
-from pipeline.publish import (
+from microcoder.pipeline.io import write_json
+from microcoder.pipeline.publish import (
     PublishConfig,
     PublishError,
     format_plan,
@@ -282,7 +282,7 @@ def test_tags_without_a_version_record_are_listed_and_do_not_stop_a_publish(hub,
 
 
 def test_a_version_after_one_without_record_is_compared_with_the_last_recorded():
-    from pipeline.card import versions_section
+    from microcoder.pipeline.card import versions_section
 
     old = {"version": "0.1.0", "rows": 5, "sources": {"seed": 5}, "thresholds": {}}
     new = {"version": "0.3.0", "rows": 4, "sources": {"seed": 4}, "thresholds": {}}
@@ -313,7 +313,7 @@ def test_the_dry_run_shows_the_versions_on_the_hub_and_writes_nothing(hub, tmp_p
 
 
 def test_the_dry_run_command_lists_the_versions_found(hub, tmp_path):
-    from pipeline.cli import app
+    from microcoder.pipeline.cli import app
 
     folder = tmp_path / "curated"
     publish(PublishConfig(repo_id="me/microcoder", endpoint=hub.url), release(folder, *THREE_VERSIONS[0]))
@@ -410,7 +410,7 @@ def test_a_local_problem_is_not_disguised_as_a_network_one(hub, curated):
 
 
 def test_publish_command(curated, tmp_path, monkeypatch):
-    from pipeline.cli import app
+    from microcoder.pipeline.cli import app
 
     monkeypatch.delenv("HF_TOKEN", raising=False)
     params = tmp_path / "params.yaml"

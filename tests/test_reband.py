@@ -10,14 +10,14 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from pipeline.build import Build, BuildConfig, parse_band
-from pipeline.difficulty.band import Band
-from pipeline.difficulty.filter import Filter, FilterConfig, merge_entries
-from pipeline.difficulty.reband import reband
-from pipeline.inputs import InputError
-from pipeline.io import write_json, write_problems
-from pipeline.rollout.runner import model_revision, write_shard
-from pipeline.schema import Problem, TestCase
+from microcoder.pipeline.build import Build, BuildConfig, parse_band
+from microcoder.pipeline.difficulty.band import Band
+from microcoder.pipeline.difficulty.filter import Filter, FilterConfig, merge_entries
+from microcoder.pipeline.difficulty.reband import reband
+from microcoder.pipeline.inputs import InputError
+from microcoder.pipeline.io import write_json, write_problems
+from microcoder.pipeline.rollout.runner import model_revision, write_shard
+from microcoder.pipeline.schema import Problem, TestCase
 
 PLATFORMS = ["codeforces", "atcoder"]
 
@@ -166,7 +166,7 @@ def test_card_configs_load_with_datasets_and_tables_per_model(project):
 def test_filter_command_rebands_a_release(project):
     from typer.testing import CliRunner
 
-    from pipeline.cli import app
+    from microcoder.pipeline.cli import app
 
     tmp, params = project
     filter_and_build(tmp, params, (0.0, 0.75), "a")

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.generation.backends import SamplingParams, get_backend
-from pipeline.generation.prompts import build_messages
-from pipeline.schema import Problem, TestCase
+from microcoder.pipeline.generation.backends import SamplingParams, get_backend
+from microcoder.pipeline.generation.prompts import build_messages
+from microcoder.pipeline.schema import Problem, TestCase
 
 torch = pytest.importorskip("torch")
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -51,7 +51,7 @@ def test_the_stand_in_refuses_what_vllm_refuses():
     from vllm.exceptions import VLLMValidationError
     from vllm.v1.engine import FINISH_REASON_STRINGS
 
-    from pipeline.generation.backends import ENGINE_FAILURES
+    from microcoder.pipeline.generation.backends import ENGINE_FAILURES
 
     sys.path.insert(0, str(STAND_IN.parent))
     try:
@@ -100,7 +100,7 @@ def test_vllm_text_prompts_get_a_second_bos_token_ids_do_not(tiny_model_dir, tmp
     from tokenizers.processors import TemplateProcessing
     from transformers import AutoTokenizer
 
-    from pipeline.models import CHAT_TEMPLATE
+    from microcoder.pipeline.models import CHAT_TEMPLATE
 
     model = tmp_path / "bos-model"
     shutil.copytree(tiny_model_dir, model)
@@ -130,7 +130,7 @@ def test_vllm_refuses_a_prompt_at_max_model_len_for_the_whole_batch(tiny_model_d
     vllm = real_vllm()
     from vllm.exceptions import VLLMValidationError
 
-    from pipeline.generation.backends.vllm_engine import PromptTooLong
+    from microcoder.pipeline.generation.backends.vllm_engine import PromptTooLong
 
     llm = vllm.LLM(model=str(tiny_model_dir), max_model_len=64, enforce_eager=True, gpu_memory_utilization=0.3)
     try:
@@ -150,9 +150,9 @@ def test_vllm_refuses_a_prompt_at_max_model_len_for_the_whole_batch(tiny_model_d
 
 _BATCHING = """
 import json, sys
-from pipeline.generation.backends import SamplingParams, get_backend
-from pipeline.generation.prompts import build_messages
-from pipeline.schema import Problem
+from microcoder.pipeline.generation.backends import SamplingParams, get_backend
+from microcoder.pipeline.generation.prompts import build_messages
+from microcoder.pipeline.schema import Problem
 prompts = [build_messages(Problem(id=f"g{i}", source="s", statement=f"Print {i}. " * (1 + 7 * i), style="stdio"))
            for i in range(4)]
 b = get_backend("vllm", model=sys.argv[1], max_model_len=2048, gpu_memory_utilization=0.5,
@@ -205,8 +205,8 @@ def test_vllm_data_parallel_workers_start_their_engine_cores(tiny_model_dir):
 @CUDA
 def test_rollout_rejects_over_budget_prompts_and_rolls_out_the_rest(tiny_model_dir, tmp_path):
     real_vllm()
-    from pipeline.io import read_jsonl, write_problems
-    from pipeline.rollout.runner import Rollout, RolloutConfig
+    from microcoder.pipeline.io import read_jsonl, write_problems
+    from microcoder.pipeline.rollout.runner import Rollout, RolloutConfig
 
     probs = [Problem(id=f"p{i}", source="s", statement=f"Print {i}.", style="stdio", tests=[TestCase("\n", f"{i}\n")])
              for i in range(3)]

@@ -10,9 +10,9 @@ import signal
 import pytest
 from stand_in import STAND_IN, use_stand_in_vllm
 
-from pipeline.generation.backends import SamplingParams, get_backend
-from pipeline.generation.prompts import build_messages
-from pipeline.schema import Problem
+from microcoder.pipeline.generation.backends import SamplingParams, get_backend
+from microcoder.pipeline.generation.prompts import build_messages
+from microcoder.pipeline.schema import Problem
 
 PROMPTS = [build_messages(Problem(id=f"p{i}", source="s", statement=f"Problem {i}: " + "x " * (7 - 2 * i), style="stdio"))
            for i in range(5)]  # lengths not in prompt order: the batches reorder them
@@ -119,7 +119,7 @@ def test_executor_options_are_checked():
         get_backend("hf", model="m", executor="ray", replicas=0)
     with pytest.raises(ValueError, match="data_parallel_size"):
         get_backend("vllm", model="m", executor="ray", data_parallel_size=2)
-    from pipeline.generation.backends.openai_api import OpenAIBackend
+    from microcoder.pipeline.generation.backends.openai_api import OpenAIBackend
 
     assert isinstance(get_backend("openai", model="m", executor="ray"), OpenAIBackend)  # its servers scale it
 
@@ -127,10 +127,10 @@ def test_executor_options_are_checked():
 def test_rollout_stage_on_ray_replicas_resumes_and_matches_local(ray_hf, tiny_model_dir, tmp_path):
     """Through the stage's runner: a rollout started on one machine and finished on Ray replicas
     (resumed by content hash) stores what a rollout on one machine stores."""
-    from pipeline.io import write_problems
-    from pipeline.rollout.runner import Rollout, RolloutConfig, read_rollouts
-    from pipeline.schema import TestCase
-    from pipeline.stage import build_config
+    from microcoder.pipeline.io import write_problems
+    from microcoder.pipeline.rollout.runner import Rollout, RolloutConfig, read_rollouts
+    from microcoder.pipeline.schema import TestCase
+    from microcoder.pipeline.stage import build_config
 
     probs = [Problem(id=f"p{i}", source="seed", statement=f"Print the number {i}." + " Really." * i, style="stdio",
                      tests=[TestCase("\n", f"{i}\n")]) for i in range(4)]

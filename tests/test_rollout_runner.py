@@ -8,11 +8,11 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.generation.backends import Sample
-from pipeline.io import read_jsonl, write_problems
-from pipeline.rollout.runner import Rollout, RolloutConfig, read_rollouts, shard_paths
-from pipeline.schema import Problem, TestCase
-from pipeline.stage import build_config
+from microcoder.pipeline.generation.backends import Sample
+from microcoder.pipeline.io import read_jsonl, write_problems
+from microcoder.pipeline.rollout.runner import Rollout, RolloutConfig, read_rollouts, shard_paths
+from microcoder.pipeline.schema import Problem, TestCase
+from microcoder.pipeline.stage import build_config
 
 
 def problems(n: int = 4) -> list[Problem]:
@@ -111,7 +111,7 @@ class FixedVerdictEvaluator:
         self.status, self.judged = status, 0
 
     def evaluate_batch(self, problems, submissions, mode):
-        from pipeline.schema import Verdict
+        from microcoder.pipeline.schema import Verdict
 
         assert mode == "first-failure"
         self.judged += len(submissions)
@@ -129,7 +129,7 @@ class CodeBackend(CountingBackend):
 
 
 def test_changed_judging_rejudges_stored_samples_without_generating(tmp_path, monkeypatch):
-    import pipeline.rollout.runner as runner
+    import microcoder.pipeline.rollout.runner as runner
 
     path = tmp_path / "validated.parquet"
     write_problems(path, problems(3))
@@ -203,7 +203,7 @@ def test_bad_records_are_rejected_with_reasons_and_stats_add_up(tmp_path):
 
 
 def test_missing_input_and_missing_model_are_clear_errors(tmp_path):
-    from pipeline.inputs import InputError
+    from microcoder.pipeline.inputs import InputError
 
     with pytest.raises(InputError, match="does not exist"):
         Rollout().run(RolloutConfig(), tmp_path / "absent.parquet", tmp_path / "out", progress=False)
@@ -258,7 +258,7 @@ class ScriptedBackend:
 
 
 def test_samples_are_judged_by_the_evaluator(tmp_path):
-    from pipeline.evaluator import Evaluator
+    from microcoder.pipeline.evaluator import Evaluator
 
     probs = [
         Problem(id="sum", source="seed", statement="Read two integers and print their sum.", style="stdio",
@@ -366,7 +366,7 @@ def test_vllm_rollout_rejects_a_long_prompt_instead_of_losing_its_shard(tmp_path
 
 # --- the stage contract: evaluator section, stats vocabulary, CLI errors -------------------------
 def test_a_changed_evaluator_section_rejudges_and_stats_use_the_shared_vocabulary(tmp_path):
-    from pipeline.evaluator.config import EvaluatorConfig
+    from microcoder.pipeline.evaluator.config import EvaluatorConfig
 
     path = tmp_path / "validated.parquet"
     write_problems(path, problems(2))
@@ -400,7 +400,7 @@ def test_reject_reasons_are_counted_by_kind(tmp_path):
 def test_cli_errors_are_one_line_exit_2_and_help_lists_the_fields(tmp_path):
     from typer.testing import CliRunner
 
-    from pipeline.cli import app
+    from microcoder.pipeline.cli import app
 
     runner = CliRunner()
     result = runner.invoke(app, ["rollout", "--problems", str(tmp_path / "absent.parquet"), "--out-dir",
@@ -420,7 +420,7 @@ def test_cli_errors_are_one_line_exit_2_and_help_lists_the_fields(tmp_path):
 def test_the_evaluator_section_reaches_the_judge(tmp_path):
     # The judge is built from the params' `evaluator:` section: its C++ flags decide whether this
     # answer compiles (CE without -DANSWER) - and a changed section re-judges the stored samples.
-    from pipeline.evaluator.config import EvaluatorConfig
+    from microcoder.pipeline.evaluator.config import EvaluatorConfig
 
     class CppBackend(CountingBackend):
         def generate(self, prompts, n, sampling):
@@ -442,7 +442,7 @@ def test_the_evaluator_section_reaches_the_judge(tmp_path):
 def test_the_executor_reaches_the_backend(tmp_path, monkeypatch):
     # executor=ray: the backend factory gets the executor and the cluster address (it runs hf/vllm as
     # Ray replicas; tests/test_rollout_ray.py runs them), with the backend options as they are.
-    import pipeline.rollout.runner as runner
+    import microcoder.pipeline.rollout.runner as runner
 
     asked = {}
 

@@ -21,11 +21,11 @@ from sandbox_fixtures import (
     sub,
 )
 
-from pipeline.evaluator import Evaluator, EvaluatorConfig
-from pipeline.evaluator.inside import harness_state
-from pipeline.evaluator.sandbox import launch as sb
-from pipeline.evaluator.sandbox.box import Box, BoxError
-from pipeline.schema import Problem, TestCase
+from microcoder.pipeline.evaluator import Evaluator, EvaluatorConfig
+from microcoder.pipeline.evaluator.inside import harness_state
+from microcoder.pipeline.evaluator.sandbox import launch as sb
+from microcoder.pipeline.evaluator.sandbox.box import Box, BoxError
+from microcoder.pipeline.schema import Problem, TestCase
 
 OTHER = Problem(id="other", source="test", statement="", style="stdio", time_limit_s=1.0,
                 tests=[TestCase("1\n", "clean\n")])

@@ -26,10 +26,10 @@ from sandbox_fixtures import (
     sub,
 )
 
-from pipeline.evaluator import Evaluator, EvaluatorConfig
-from pipeline.evaluator.sandbox import launch as sb
-from pipeline.evaluator.sandbox.launch import inside_path
-from pipeline.schema import Problem, TestCase
+from microcoder.pipeline.evaluator import Evaluator, EvaluatorConfig
+from microcoder.pipeline.evaluator.sandbox import launch as sb
+from microcoder.pipeline.evaluator.sandbox.launch import inside_path
+from microcoder.pipeline.schema import Problem, TestCase
 
 SECRET = "hf_fake_secret_do_not_leak_7351"
 

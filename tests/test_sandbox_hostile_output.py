@@ -8,14 +8,14 @@ from __future__ import annotations
 import pytest
 from sandbox_fixtures import FAST, SLOW_OK, judge, needs_bwrap, sub
 
-from pipeline.evaluator import (
+from microcoder.pipeline.evaluator import (
     Evaluator,
     EvaluatorConfig,
     Submission,
     compare_functional,
     compare_stdio,
 )
-from pipeline.schema import Checker, Problem, TestCase
+from microcoder.pipeline.schema import Checker, Problem, TestCase
 
 ADD = Problem(id="add", source="test", statement="", style="functional", entry_point="add", time_limit_s=1.0,
               tests=[TestCase("1\n2", "3"), TestCase("5\n6", "11")])

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 from sandbox_fixtures import FAST, assert_pool_still_judges, judge, needs_bwrap, run, sub
 
-from pipeline.evaluator import Evaluator, EvaluatorConfig
-from pipeline.evaluator.inside import syscall_filter
-from pipeline.schema import Problem, TestCase
+from microcoder.pipeline.evaluator import Evaluator, EvaluatorConfig
+from microcoder.pipeline.evaluator.inside import syscall_filter
+from microcoder.pipeline.schema import Problem, TestCase
 
 # Two tests: a program that passes the first runs again in the same judge.
 ECHO = Problem(id="echo", source="test", statement="", style="stdio", time_limit_s=1.0,

@@ -25,11 +25,11 @@ from sandbox_fixtures import (
     sub,
 )
 
-from pipeline.evaluator import Evaluator, EvaluatorConfig
-from pipeline.evaluator.sandbox import cgroups as cg
-from pipeline.evaluator.sandbox import launch as sb
-from pipeline.evaluator.verdict.judge import output_limit
-from pipeline.schema import Checker, Problem, TestCase
+from microcoder.pipeline.evaluator import Evaluator, EvaluatorConfig
+from microcoder.pipeline.evaluator.sandbox import cgroups as cg
+from microcoder.pipeline.evaluator.sandbox import launch as sb
+from microcoder.pipeline.evaluator.verdict.judge import output_limit
+from microcoder.pipeline.schema import Checker, Problem, TestCase
 
 ADD = Problem(id="add", source="test", statement="", style="functional", entry_point="add", time_limit_s=1.0,
               tests=[TestCase("1\n2", "3"), TestCase("5\n6", "11")])

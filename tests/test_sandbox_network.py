@@ -9,8 +9,8 @@ import socket
 import pytest
 from sandbox_fixtures import FAST, SLOW_OK, judge, needs_bwrap, run, sub
 
-from pipeline.evaluator import Evaluator, EvaluatorConfig
-from pipeline.schema import Problem, TestCase
+from microcoder.pipeline.evaluator import Evaluator, EvaluatorConfig
+from microcoder.pipeline.schema import Problem, TestCase
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from pipeline.schema import (
+from microcoder.pipeline.schema import (
     PROBLEM_SCHEMA,
     Checker,
     Problem,
@@ -119,7 +119,7 @@ def test_verdict_to_dict_is_asdict_and_copies_nested_values():
 def test_functional_json_check_agrees_with_json_loads(text):
     """validate_problem's fast JSON check of every functional test says what json.loads does
     (a value too deep to parse is not JSON, not a crash of the loader)."""
-    from pipeline.schema import is_json
+    from microcoder.pipeline.schema import is_json
 
     try:
         json.loads(text)

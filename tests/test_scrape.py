@@ -11,10 +11,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from pipeline.cli import app
-from pipeline.io import read_problems
-from pipeline.scrape import Scrape, ScrapeConfig
-from pipeline.sources import SourceError
+from microcoder.pipeline.cli import app
+from microcoder.pipeline.io import read_problems
+from microcoder.pipeline.scrape import Scrape, ScrapeConfig
+from microcoder.pipeline.sources import SourceError
 
 FIX = Path(__file__).parent / "fixtures" / "sources"
 
@@ -123,8 +123,8 @@ def test_since_filters_dated_records_as_rejects(tmp_path):
 
 def test_config_errors_are_clear():
     """`scrape.sources` entries are typed on load (disabled ones too): a mistake names the entry."""
-    from pipeline.scrape import SourceEntry
-    from pipeline.stage import ConfigError, build_config
+    from microcoder.pipeline.scrape import SourceEntry
+    from microcoder.pipeline.stage import ConfigError, build_config
 
     with pytest.raises(ConfigError, match="unknown source kind 'ftp'"):
         ScrapeConfig(sources=[{"kind": "ftp"}])
@@ -144,7 +144,7 @@ def test_config_errors_are_clear():
                                       "min_interval_s": 2}]).entries
     assert isinstance(entry, SourceEntry) and entry.name == "codeforces" and entry.limit == 3
     assert str(entry.since) == "2024-08-01" and entry.min_interval_s == 2.0
-    assert type(entry.options).__module__ == "pipeline.sources.codeforces"
+    assert type(entry.options).__module__ == "microcoder.pipeline.sources.codeforces"
 
 
 def test_live_source_through_the_stage(httpserver, tmp_path):
@@ -210,8 +210,8 @@ def test_cli_reports_source_errors(tmp_path):
 
 
 def test_proposed_params_section_loads_and_runs_the_defaults(tmp_path, monkeypatch):
-    from pipeline.params import load_params
-    from pipeline.stage import build_config
+    from microcoder.pipeline.params import load_params
+    from microcoder.pipeline.stage import build_config
 
     seed = tmp_path / "data" / "seed"
     seed.mkdir(parents=True)
@@ -256,7 +256,7 @@ def test_an_unknown_format_is_a_usage_error(tmp_path):
 def test_under_dvc_a_local_source_that_is_not_a_dep_stops_scrape(tmp_path, monkeypatch):
     """`dvc repro` reruns scrape when a dep changes; a source folder that is not a dep would take new
     packages in silence. Run by DVC (DVC_STAGE/DVC_ROOT set), scrape refuses and names the path."""
-    from pipeline.stage import ConfigError
+    from microcoder.pipeline.stage import ConfigError
 
     rows = tmp_path / "external" / "rows.jsonl"
     rows.parent.mkdir()

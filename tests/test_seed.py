@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.io import read_problems, write_problems
-from pipeline.schema import Problem, decode_functional_input, validate_problem
+from microcoder.pipeline.io import read_problems, write_problems
+from microcoder.pipeline.schema import Problem, decode_functional_input, validate_problem
 
 SEED_DIR = Path(__file__).resolve().parents[1] / "data" / "seed"
 PROBLEMS = SEED_DIR / "problems.jsonl"

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pipeline.schema import Problem, decode_functional_input, validate_problem
-from pipeline.scrape import convert
-from pipeline.sources import build_options, read_source
-from pipeline.sources.apps_folders import is_folder_layout
-from pipeline.sources.base import Reject, SourceContext
+from microcoder.pipeline.schema import Problem, decode_functional_input, validate_problem
+from microcoder.pipeline.scrape import convert
+from microcoder.pipeline.sources import build_options, read_source
+from microcoder.pipeline.sources.apps_folders import is_folder_layout
+from microcoder.pipeline.sources.base import Reject, SourceContext
 
 
 def problem_folder(folder: Path, question: str, io: dict | None, solutions: list[str], meta: dict,

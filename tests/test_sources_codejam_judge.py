@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.sources.codejam_judge import (
+from microcoder.pipeline.sources.codejam_judge import (
     RUNTIME,
     Unsupported,
     adapt,

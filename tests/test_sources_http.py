@@ -7,7 +7,7 @@ import email.utils
 import pytest
 from werkzeug import Response
 
-from pipeline.sources.http import HttpClient, HttpConfig, HttpError, retry_after_seconds
+from microcoder.pipeline.sources.http import HttpClient, HttpConfig, HttpError, retry_after_seconds
 
 
 def client(tmp_path, sleeps: list[float], **kw) -> HttpClient:

@@ -8,9 +8,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.schema import Problem, decode_functional_input, validate_problem
-from pipeline.sources import build_options, read_source
-from pipeline.sources.base import Reject, SourceContext, SourceError
+from microcoder.pipeline.schema import Problem, decode_functional_input, validate_problem
+from microcoder.pipeline.sources import build_options, read_source
+from microcoder.pipeline.sources.base import Reject, SourceContext, SourceError
 
 
 def run(name: str, **options) -> tuple[list[Problem], list[Reject]]:
@@ -206,8 +206,8 @@ def test_a_remote_source_records_the_revision_it_read(monkeypatch, tmp_path):
     import datasets
     import huggingface_hub
 
-    from pipeline.io import RejectsWriter
-    from pipeline.scrape import ScrapeConfig, run_sources
+    from microcoder.pipeline.io import RejectsWriter
+    from microcoder.pipeline.scrape import ScrapeConfig, run_sources
 
     class Info:
         sha = "0123abcd" * 5
@@ -232,8 +232,8 @@ def test_a_remote_source_records_the_revision_it_read(monkeypatch, tmp_path):
 
 
 def test_a_local_source_records_its_files_and_bytes(tmp_path):
-    from pipeline.io import RejectsWriter
-    from pipeline.scrape import ScrapeConfig, run_sources
+    from microcoder.pipeline.io import RejectsWriter
+    from microcoder.pipeline.scrape import ScrapeConfig, run_sources
 
     path = tmp_path / "rows.jsonl"
     path.write_text(json.dumps({"problem": "p", "tests": "[]"}) + "\n")

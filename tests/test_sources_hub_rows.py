@@ -13,10 +13,10 @@ import pyarrow.parquet as pq
 import pytest
 from test_sources_hub import CC_SCHEMA, cc_row
 
-from pipeline.schema import Problem, validate_problem
-from pipeline.sources import build_options, read_source
-from pipeline.sources.base import Reject, SourceContext
-from pipeline.sources.hub_rows import bytes_to_mb, stated_limits
+from microcoder.pipeline.schema import Problem, validate_problem
+from microcoder.pipeline.sources import build_options, read_source
+from microcoder.pipeline.sources.base import Reject, SourceContext
+from microcoder.pipeline.sources.hub_rows import bytes_to_mb, stated_limits
 
 
 def run(name: str, **options) -> tuple[list[Problem], list[Reject]]:
@@ -160,8 +160,8 @@ def test_taco_geeksforgeeks_rows_are_rejected_with_a_reason(tmp_path):
 
 
 def test_no_driver_rejects_are_counted_per_source(tmp_path):
-    from pipeline.io import RejectsWriter
-    from pipeline.scrape import ScrapeConfig, run_sources
+    from microcoder.pipeline.io import RejectsWriter
+    from microcoder.pipeline.scrape import ScrapeConfig, run_sources
 
     gfg = _taco_row(question="gfg", source="geeksforgeeks", starter_code=GFG_STARTER,
                     url="https://practice.geeksforgeeks.org/problems/x/1")
@@ -227,14 +227,14 @@ def test_open_r1_generated_checker_becomes_a_checker_program(tmp_path):
     assert p.meta["needs_checker"] is True and p.meta["checker_from"] == "generated_checker"
     assert (p.time_limit_s, p.memory_limit_mb) == (2.0, 512) and not any(unstated(p))
     assert plain.checker is None and unstated(plain) == (True, True)
-    from pipeline.sources.judging import needs_checker_program
+    from microcoder.pipeline.sources.judging import needs_checker_program
     assert not needs_checker_program(p)  # validate keeps it: the checker program judges it
 
 
 def test_generated_checker_judges_through_the_evaluator():
-    from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
-    from pipeline.schema import TestCase
-    from pipeline.sources.openr1_checker import generated_checker
+    from microcoder.pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
+    from microcoder.pipeline.schema import TestCase
+    from microcoder.pipeline.sources.openr1_checker import generated_checker
 
     def problem(pid, source):
         return Problem(id=pid, source="t", statement="", style="stdio", time_limit_s=2.0,

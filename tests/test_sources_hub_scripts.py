@@ -8,9 +8,9 @@ from __future__ import annotations
 import datasets
 import pytest
 
-from pipeline.sources import build_options
-from pipeline.sources.base import SourceError
-from pipeline.sources.hub import PARQUET_REVISION, hf_paths, load_rows, refused_script
+from microcoder.pipeline.sources import build_options
+from microcoder.pipeline.sources.base import SourceError
+from microcoder.pipeline.sources.hub import PARQUET_REVISION, hf_paths, load_rows, refused_script
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.schema import Problem, validate_problem
-from pipeline.sources import build_options, read_source
-from pipeline.sources.base import Reject, SourceContext, SourceError
-from pipeline.sources.cf_submissions import evaluator_language
+from microcoder.pipeline.schema import Problem, validate_problem
+from microcoder.pipeline.sources import build_options, read_source
+from microcoder.pipeline.sources.base import Reject, SourceContext, SourceError
+from microcoder.pipeline.sources.cf_submissions import evaluator_language
 
 # The dataset card's feature list (config `default`): every column a string except the float64 counters.
 SUBMISSION_SCHEMA = pa.schema([
@@ -146,7 +146,7 @@ def test_evaluator_language(name, language):
 def test_code_of_problems_outside_the_source_is_never_kept(tmp_path):
     """With the problems' keys known up front (local parquet), rows of other problems are counted
     while streaming and their code never reaches the index."""
-    from pipeline.sources.cf_submissions import build_index
+    from microcoder.pipeline.sources.cf_submissions import build_index
 
     path = tmp_path / "subs.parquet"
     pq.write_table(pa.Table.from_pylist(SUBMISSIONS, schema=SUBMISSION_SCHEMA), path)

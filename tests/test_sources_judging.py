@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.sources.judging import (
+from microcoder.pipeline.sources.judging import (
     accepts_any_answer,
     answers_any_case,
     needs_checker_program,
@@ -114,7 +114,7 @@ def test_not_any_answer(text):
 
 
 def test_a_checker_program_is_what_multiple_answers_need():
-    from pipeline.schema import Checker, Problem, TestCase
+    from microcoder.pipeline.schema import Checker, Problem, TestCase
 
     base = Problem(id="t/any", source="t", statement="Print a pair. If there are multiple answers, print any of them.",
                    style="stdio", tests=[TestCase("1\n", "1 2\n")])

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.schema import Problem, TestCase, validate_problem
-from pipeline.sources import build_options, read_source
-from pipeline.sources.base import Reject, SourceContext, SourceError
+from microcoder.pipeline.schema import Problem, TestCase, validate_problem
+from microcoder.pipeline.sources import build_options, read_source
+from microcoder.pipeline.sources.base import Reject, SourceContext, SourceError
 
 FIX = Path(__file__).parent / "fixtures" / "sources"
 
@@ -113,7 +113,7 @@ def test_one_level_folder_of_packages_still_reads():
 
 def test_jury_cpp20_compiles_with_the_default_flags(archive):
     """Recent jury code uses C++20 library calls (std::ssize): the evaluator's default is gnu++20."""
-    from pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
+    from microcoder.pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
 
     problems, _ = run(archive)
     p = problems["kattis/other"]
@@ -122,7 +122,7 @@ def test_jury_cpp20_compiles_with_the_default_flags(archive):
     assert v.status == "AC", v
 
 
-# --- input validators (issue 25 item 3; run by pipeline.testgen.validators) ----------------------
+# --- input validators (issue 25 item 3; run by microcoder.pipeline.testgen.validators) ----------------------
 VALIDATE_PY = "import sys\nsys.stdin.read()\nsys.exit(42)\n"
 
 
@@ -195,7 +195,7 @@ def test_validator_arguments_that_do_not_parse_make_the_validators_unsupported(t
 
 def test_testlib_h_is_left_to_the_evaluator_when_the_package_has_no_copy(tmp_path):
     """The evaluator provides testlib.h (checkers: an include path; input validators: inlined by
-    pipeline.testgen.validators), so a validator including it is not rejected for its absence."""
+    microcoder.pipeline.testgen.validators), so a validator including it is not rejected for its absence."""
     pkg = tmp_path / "sumpair"
     package(pkg, "validation: custom\nlicense: cc by\n")
     write(pkg / "output_validators" / "check" / "check.cpp", '#include "testlib.h"\nint main() { return 0; }\n')
@@ -271,7 +271,7 @@ def test_multi_pass_and_submit_answer_problems_are_rejected_by_type(tmp_path):
 
 
 def test_a_validator_program_directory_is_packed_as_a_bundle():
-    from pipeline.evaluator.verdict import bundle
+    from microcoder.pipeline.evaluator.verdict import bundle
 
     p = only_problem(KINDS / "bundled")
     assert (p.checker.kind, p.checker.language, p.checker.protocol) == ("program", "bundle", "kattis")
@@ -343,7 +343,7 @@ def test_a_codejam_judge_the_adapter_refuses_is_rejected_with_the_reason(tmp_pat
 
 def test_codejam_archive_standard_problems_are_kept_with_every_test_set(bench_data):
     """The 128 problems of Google's archive judged by the default validator (float tolerance)."""
-    from pipeline.sources.kattis import find_packages, package_ids
+    from microcoder.pipeline.sources.kattis import find_packages, package_ids
 
     root = bench_data / "codejam-archive"
     if not root.is_dir():
@@ -400,7 +400,7 @@ def test_a_codejam_source_with_googles_judge_template_is_adapted_without_the_not
 ])
 def test_the_statements_bound_on_the_number_of_cases(statement, bound):
     """An interactive Code Jam problem counts the statement's bound on T as each judge run's cases."""
-    from pipeline.sources.kattis import Kind, multi_case
+    from microcoder.pipeline.sources.kattis import Kind, multi_case
 
     meta = multi_case([TestCase("0\n", "")], statement, Kind(interactive=True, custom=True, codejam=True))
     assert meta["cases_per_judge_run"] == (bound or 1)
@@ -410,7 +410,7 @@ def test_the_statements_bound_on_the_number_of_cases(statement, bound):
 def test_codejam_archive_google_judges_are_all_detected(bench_data):
     """Every package of the archive with a judge in output_validators/validator/ is read as Google's
     (all carry the note): 7, of which 5 are adapted (the 2 others need Google's cocolib)."""
-    from pipeline.sources.kattis import _problem_yaml, problem_kind
+    from microcoder.pipeline.sources.kattis import _problem_yaml, problem_kind
 
     root = bench_data / "codejam-archive"
     if not root.is_dir():

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.evaluator import Evaluator, Submission
-from pipeline.schema import Problem, validate_problem
-from pipeline.sources import build_options, read_source
-from pipeline.sources.base import Reject, SourceContext
-from pipeline.sources.leetcode import question_to_problem
-from pipeline.sources.leetcode_types import (
+from microcoder.pipeline.evaluator import Evaluator, Submission
+from microcoder.pipeline.schema import Problem, validate_problem
+from microcoder.pipeline.sources import build_options, read_source
+from microcoder.pipeline.sources.base import Reject, SourceContext
+from microcoder.pipeline.sources.leetcode import question_to_problem
+from microcoder.pipeline.sources.leetcode_types import (
     Shape,
     Unrepresentable,
     annotation_shape,
@@ -21,7 +21,7 @@ from pipeline.sources.leetcode_types import (
     level_order,
     signature_shapes,
 )
-from pipeline.sources.pyliterals import NotLiteral, parse_call_text
+from microcoder.pipeline.sources.pyliterals import NotLiteral, parse_call_text
 
 FIX = Path(__file__).parent / "fixtures" / "sources"
 LIST, TREE = Shape("ListNode"), Shape("TreeNode")

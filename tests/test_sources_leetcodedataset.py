@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.schema import Problem, validate_problem
-from pipeline.sources import build_options, read_source
-from pipeline.sources.base import Reject, SourceContext
-from pipeline.sources.leetcode_outputs import (
+from microcoder.pipeline.schema import Problem, validate_problem
+from microcoder.pipeline.sources import build_options, read_source
+from microcoder.pipeline.sources.base import Reject, SourceContext
+from microcoder.pipeline.sources.leetcode_outputs import (
     AmbiguousOutput,
     ResultType,
     expected_output,

@@ -8,16 +8,16 @@ from pathlib import Path
 import pytest
 from werkzeug import Response
 
-from pipeline.evaluator import Submission, compare_stdio
-from pipeline.evaluator.verdict.judge import bad_input_reason
-from pipeline.schema import Problem, decode_functional_input, validate_problem
-from pipeline.sources import build_options, read_source
-from pipeline.sources.base import Reject, SourceContext, SourceError
-from pipeline.sources.codeforces import parse_problem_page
-from pipeline.sources.http import HttpClient, HttpConfig
-from pipeline.sources.leetcode import metadata_shape
-from pipeline.sources.leetcode_types import Shape, Unrepresentable
-from pipeline.sources.normalize import parse_since
+from microcoder.pipeline.evaluator import Submission, compare_stdio
+from microcoder.pipeline.evaluator.verdict.judge import bad_input_reason
+from microcoder.pipeline.schema import Problem, decode_functional_input, validate_problem
+from microcoder.pipeline.sources import build_options, read_source
+from microcoder.pipeline.sources.base import Reject, SourceContext, SourceError
+from microcoder.pipeline.sources.codeforces import parse_problem_page
+from microcoder.pipeline.sources.http import HttpClient, HttpConfig
+from microcoder.pipeline.sources.leetcode import metadata_shape
+from microcoder.pipeline.sources.leetcode_types import Shape, Unrepresentable
+from microcoder.pipeline.sources.normalize import parse_since
 
 FIX = Path(__file__).parent / "fixtures" / "sources"
 

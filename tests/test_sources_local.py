@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.schema import Problem, decode_functional_input, validate_problem
-from pipeline.sources import build_options, read_source
-from pipeline.sources.base import Reject, SourceContext, SourceError
+from microcoder.pipeline.schema import Problem, decode_functional_input, validate_problem
+from microcoder.pipeline.sources import build_options, read_source
+from microcoder.pipeline.sources.base import Reject, SourceContext, SourceError
 
 FIX = Path(__file__).parent / "fixtures" / "sources"
 

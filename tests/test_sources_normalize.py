@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.schema import Problem, TestCase
-from pipeline.sources.leetcode import QuestionError, example_outputs, example_tests
-from pipeline.sources.normalize import (
+from microcoder.pipeline.schema import Problem, TestCase
+from microcoder.pipeline.sources.leetcode import QuestionError, example_outputs, example_tests
+from microcoder.pipeline.sources.normalize import (
     clean_text,
     content_id,
     entry_point_for,
@@ -16,7 +16,7 @@ from pipeline.sources.normalize import (
     slug,
     stable_id,
 )
-from pipeline.sources.pyliterals import (
+from microcoder.pipeline.sources.pyliterals import (
     NotLiteral,
     convert_asserts,
     find_signature,

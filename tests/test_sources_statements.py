@@ -9,9 +9,9 @@ import re
 
 import pytest
 
-from pipeline.sources.latex import tex_statement
-from pipeline.sources.normalize import fix_math_delimiters, html_statement, html_to_markdown
-from pipeline.sources.stated_limits import named_test_set, stated_limits
+from microcoder.pipeline.sources.latex import tex_statement
+from microcoder.pipeline.sources.normalize import fix_math_delimiters, html_statement, html_to_markdown
+from microcoder.pipeline.sources.stated_limits import named_test_set, stated_limits
 
 MATHJAX_PAGE = """<html><head>
 <link href="https://fonts.googleapis.com/icon?family=Material+Icons" rel="stylesheet">

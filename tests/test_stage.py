@@ -9,9 +9,9 @@ from typing import Literal
 import pytest
 import typer
 
-from pipeline.evaluator.config import EvaluatorConfig
-from pipeline.inputs import InputError
-from pipeline.stage import (
+from microcoder.pipeline.evaluator.config import EvaluatorConfig
+from microcoder.pipeline.inputs import InputError
+from microcoder.pipeline.stage import (
     Command,
     ConfigError,
     Stage,
@@ -212,7 +212,7 @@ class JudgingShort(Short):
 
 
 def _problems_file(tmp_path):
-    from pipeline.io import write_jsonl
+    from microcoder.pipeline.io import write_jsonl
 
     base = {"source": "t", "platform": "t", "style": "stdio", "tests": [{"input": "1\n", "output": "1\n"}]}
     path = tmp_path / "problems.jsonl"
@@ -222,7 +222,7 @@ def _problems_file(tmp_path):
 
 
 def test_the_base_reads_rejects_writes_and_counts_each_once(tmp_path):
-    from pipeline.io import read_jsonl, read_problems
+    from microcoder.pipeline.io import read_jsonl, read_problems
 
     stats = Short().run(ShortConfig(), _problems_file(tmp_path), tmp_path / "out")
     out = tmp_path / "out"
@@ -261,7 +261,7 @@ def test_a_judging_stage_records_its_evaluator_settings(tmp_path):
 
 
 def test_a_stage_without_problem_input(tmp_path):
-    from pipeline.schema import Problem, TestCase
+    from microcoder.pipeline.schema import Problem, TestCase
 
     class Make(Stage):
         name = "make"
@@ -294,7 +294,7 @@ def test_a_stage_instance_holds_no_run_state(tmp_path):
     import inspect
     import textwrap
 
-    from pipeline.cli import COMMANDS
+    from microcoder.pipeline.cli import COMMANDS
 
     class Counted(Short):
         def process(self, problems, ctx):
@@ -309,7 +309,7 @@ def test_a_stage_instance_holds_no_run_state(tmp_path):
     second = stage.run(ShortConfig(min_words=1), _problems_file(tmp_path), tmp_path / "two")
     assert first == second == ["a", "b"] and vars(stage) == {}
     for _, module, _ in COMMANDS:
-        mod = importlib.import_module(f"stages.{module}")
+        mod = importlib.import_module(f"microcoder.stages.{module}")
         if not hasattr(mod, "stage"):
             continue
         cls = mod.stage()

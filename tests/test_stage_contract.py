@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.cli import COMMANDS, app
+from microcoder.pipeline.cli import COMMANDS, app
 
 ROOT = Path(__file__).resolve().parents[1]
 MISSING = "/nonexistent/microcoder-input"
@@ -39,12 +39,12 @@ MISSING_INPUT = {
     "stats": None,
 }
 STAGES = [(name, module) for name, module, _ in COMMANDS
-          if hasattr(importlib.import_module(f"stages.{module}"), "stage")]
+          if hasattr(importlib.import_module(f"microcoder.stages.{module}"), "stage")]
 
 
 def _config(module: str) -> tuple[str, type]:
     """A command's params section and config class, from its Command (`stage()`)."""
-    command = importlib.import_module(f"stages.{module}").stage()
+    command = importlib.import_module(f"microcoder.stages.{module}").stage()
     return command.params_section(), command.config
 
 
@@ -102,7 +102,7 @@ def _doc_blocks() -> list[str]:
 def test_the_developing_guide_example_stage_runs(tmp_path, monkeypatch):
     import typer
 
-    from pipeline.io import write_jsonl
+    from microcoder.pipeline.io import write_jsonl
 
     library, shell = _doc_blocks()
     module = types.ModuleType("pipeline.shout")

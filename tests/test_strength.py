@@ -2,7 +2,7 @@
 
 import pytest
 
-from pipeline import strength
+from microcoder.pipeline import strength
 
 
 def test_record_carries_counts_and_ratios():

@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from pipeline.testgen.constraints import (
+from microcoder.pipeline.testgen.constraints import (
     KeyMap,
     Unresolved,
     constraint_lines,
@@ -17,10 +17,10 @@ from pipeline.testgen.constraints import (
     parse_constraints,
     to_python,
 )
-from pipeline.testgen.functional import generate_inputs, random_tree
-from pipeline.testgen.mutants import make_mutants
-from pipeline.testgen.space import Space, format_input, parse_input
-from pipeline.testgen.types import Signature, Type, Unsupported, parse_annotation, signature_of
+from microcoder.pipeline.testgen.functional import generate_inputs, random_tree
+from microcoder.pipeline.testgen.mutants import make_mutants
+from microcoder.pipeline.testgen.space import Space, format_input, parse_input
+from microcoder.pipeline.testgen.types import Signature, Type, Unsupported, parse_annotation, signature_of
 
 INT, STR = Type("int"), Type("str")
 LIST_INT = Type("list", INT)
@@ -195,7 +195,7 @@ def test_random_tree_level_order_and_bst():
 
 
 def _inorder(values):
-    from pipeline.sources.leetcode_types import _build_tree
+    from microcoder.pipeline.sources.leetcode_types import _build_tree
 
     root, _ = _build_tree(values)
     out = []

@@ -10,10 +10,10 @@ import json
 
 import pytest
 
-from pipeline.evaluator.config import EvaluatorConfig
-from pipeline.schema import Problem, ReferenceSolution, TestCase, WrongSolution
-from pipeline.testgen.space import parse_input
-from pipeline.testgen.stage import TestgenConfig, testgen_problems
+from microcoder.pipeline.evaluator.config import EvaluatorConfig
+from microcoder.pipeline.schema import Problem, ReferenceSolution, TestCase, WrongSolution
+from microcoder.pipeline.testgen.space import parse_input
+from microcoder.pipeline.testgen.stage import TestgenConfig, testgen_problems
 
 STATEMENT = """Return the largest element of nums that is at most k, or -1.
 
@@ -264,7 +264,7 @@ def test_testgen_on_ray_gives_the_local_tests(ray_cluster, tmp_path, caplog):
         return [(p.tests, p.meta) for p in res.kept], [r["strength"] for r in res.report]
 
     local = run("local")
-    with caplog.at_level("INFO", logger="pipeline.evaluator.ray_pool"):
+    with caplog.at_level("INFO", logger="microcoder.pipeline.evaluator.ray_pool"):
         on_ray = run("ray")
     assert "executor: ray (" in caplog.text
     assert on_ray == local
@@ -289,7 +289,7 @@ def list_node(values: list):
 def test_mutants_stay_inside_the_solution_class():
     """LeetCode-style references ship helpers before `class Solution`; a mutant of an unused helper
     is equivalent (it survives every test), so only the Solution class is mutated."""
-    from pipeline.testgen.mutants import make_mutants
+    from microcoder.pipeline.testgen.mutants import make_mutants
 
     code = PRELUDE + REFERENCE.split("\n", 1)[1]
     first = code.splitlines().index("class Solution:") + 1

@@ -10,13 +10,13 @@ from dataclasses import replace
 
 import pytest
 
-from pipeline.evaluator.config import EvaluatorConfig
-from pipeline.schema import Problem, ReferenceSolution, TestCase
-from pipeline.testgen import stage as stage_mod
-from pipeline.testgen.config import GeneratorModelConfig, TestgenConfig
-from pipeline.testgen.space import parse_input
-from pipeline.testgen.stage import testgen_problems
-from pipeline.testgen.stdio import Generator
+from microcoder.pipeline.evaluator.config import EvaluatorConfig
+from microcoder.pipeline.schema import Problem, ReferenceSolution, TestCase
+from microcoder.pipeline.testgen import stage as stage_mod
+from microcoder.pipeline.testgen.config import GeneratorModelConfig, TestgenConfig
+from microcoder.pipeline.testgen.space import parse_input
+from microcoder.pipeline.testgen.stage import testgen_problems
+from microcoder.pipeline.testgen.stdio import Generator
 
 STATEMENT = """Return the largest element of nums that is at most k, or -1.
 
@@ -196,8 +196,8 @@ def test_stdio_authored_generator_validator_and_references(tmp_path):
 
 def test_stdio_generator_from_a_backend_answer(tmp_path, monkeypatch):
     """The real path asks a rollout backend; here the backend's answer is an authored program."""
-    from pipeline.generation import backends
-    from pipeline.generation.backends import Sample
+    from microcoder.pipeline.generation import backends
+    from microcoder.pipeline.generation.backends import Sample
 
     class Authored:
         def __init__(self, **kw):
@@ -240,7 +240,7 @@ def test_the_evaluator_section_keys_the_cache(run, monkeypatch):
 def test_a_change_of_evaluator_code_regenerates(run, monkeypatch):
     """Issue 24, item 10: the cache key holds the evaluator's code, so after a fix to the evaluator
     a problem is generated and judged again instead of replaying the broken code's results."""
-    from pipeline.evaluator import verdict_key as vk
+    from microcoder.pipeline.evaluator import verdict_key as vk
 
     problems, result, tmp = run
     calls = []
@@ -261,8 +261,8 @@ def test_a_change_of_evaluator_code_regenerates(run, monkeypatch):
 def test_cli_writes_outputs(tmp_path):
     from typer.testing import CliRunner
 
-    from pipeline import io
-    from pipeline.cli import app
+    from microcoder.pipeline import io
+    from microcoder.pipeline.cli import app
 
     src = tmp_path / "in.jsonl"
     src.write_text(json.dumps(functional("good", REFERENCE).to_dict()) + "\n")
@@ -284,7 +284,7 @@ def test_cli_writes_outputs(tmp_path):
 def _cli(tmp_path, *args: str):
     from typer.testing import CliRunner
 
-    from pipeline.cli import app
+    from microcoder.pipeline.cli import app
 
     return CliRunner().invoke(app, ["testgen", *args, "--out-dir", str(tmp_path / "out"), "--no-progress",
                                     "--params", str(tmp_path / "none.yaml"), "--set", "mutants=0",
@@ -324,7 +324,7 @@ def test_cli_user_errors_are_one_line_exit_2(tmp_path):
 def test_help_lists_the_nested_generator_model():
     from typer.testing import CliRunner
 
-    from pipeline.cli import app
+    from microcoder.pipeline.cli import app
 
     out = CliRunner().invoke(app, ["testgen", "--help"]).output
     for name in ("target_tests", "generator_model.backend", "generator_model.temperature", "evaluator"):

@@ -10,16 +10,16 @@ from collections import Counter
 
 import pytest
 
-from pipeline.sources.leetcode_types import _build_tree
-from pipeline.testgen.functional import (
+from microcoder.pipeline.sources.leetcode_types import _build_tree
+from microcoder.pipeline.testgen.functional import (
     Candidate,
     generate_inputs,
     is_prime,
     largest_primes,
     mutate_input,
 )
-from pipeline.testgen.space import Space, format_input, parse_input
-from pipeline.testgen.types import Signature, Type
+from microcoder.pipeline.testgen.space import Space, format_input, parse_input
+from microcoder.pipeline.testgen.types import Signature, Type
 
 INT, STR = Type("int"), Type("str")
 LIST_INT = Type("list", INT)

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.schema import Problem, TestCase
-from pipeline.sources import build_options, read_source
-from pipeline.sources.base import SourceContext
-from pipeline.testgen.validators import InputValidator, check_inputs, is_unusable, validators_of
+from microcoder.pipeline.schema import Problem, TestCase
+from microcoder.pipeline.sources import build_options, read_source
+from microcoder.pipeline.sources.base import SourceContext
+from microcoder.pipeline.testgen.validators import InputValidator, check_inputs, is_unusable, validators_of
 
 # Two integers 1 <= a, b <= MAX on one line; MAX is the first argument (default 100).
 PY_VALIDATOR = """import re, sys
@@ -101,7 +101,7 @@ def bare_problem(tests: list[TestCase] | None = None) -> Problem:
 
 @pytest.fixture(scope="module")
 def ev():
-    from pipeline.evaluator import Evaluator, EvaluatorConfig
+    from microcoder.pipeline.evaluator import Evaluator, EvaluatorConfig
 
     with Evaluator(workers=1, config=EvaluatorConfig(wall_factor=1.5, wall_slack_s=0.5)) as evaluator:
         yield evaluator
@@ -162,7 +162,7 @@ def test_authored_validator_accepts_on_exit_0(ev):
 
 
 def test_authored_testlib_validator_runs_with_the_installed_header(ev):
-    from pipeline.evaluator.verdict import testlib
+    from microcoder.pipeline.evaluator.verdict import testlib
 
     if testlib.include_dir(None) is None:
         pytest.skip("testlib.h is not installed (make setup)")
@@ -203,7 +203,7 @@ def test_jobs_keep_their_order_and_empty_jobs_cost_nothing(ev):
 
 
 def test_cpp_arguments_reach_a_main_taking_const_char_pointers(ev):
-    from pipeline.testgen.validators import with_arguments
+    from microcoder.pipeline.testgen.validators import with_arguments
 
     code = ("#include <cstring>\nint main(int argc, const char* argv[]) {\n"
             "    return argc == 3 && !std::strcmp(argv[1], \"--max\") && !std::strcmp(argv[2], \"5 \\\"x\\\"\") ? 42 : 43;\n}\n")

@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import random
 
-from pipeline.sources.humaneval import convert
-from pipeline.testgen.constraints import KeyMap, prose_constraints
-from pipeline.testgen.functional import example_values, generate_inputs, mutate_input
-from pipeline.testgen.space import Space, format_input, parse_input
-from pipeline.testgen.types import Signature, Type, signature_of
+from microcoder.pipeline.sources.humaneval import convert
+from microcoder.pipeline.testgen.constraints import KeyMap, prose_constraints
+from microcoder.pipeline.testgen.functional import example_values, generate_inputs, mutate_input
+from microcoder.pipeline.testgen.space import Space, format_input, parse_input
+from microcoder.pipeline.testgen.types import Signature, Type, signature_of
 
 INT, STR = Type("int"), Type("str")
 LIST_INT = Type("list", INT)

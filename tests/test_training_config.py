@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from training.config import MicroCoderGRPOConfig, preset
+from microcoder.training.config import MicroCoderGRPOConfig, preset
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,9 +55,9 @@ EXPECTED = {
 
 
 def project_train_config(**top):
-    from pipeline.params import load_params
-    from pipeline.stage import build_config
-    from training.train import TrainConfig
+    from microcoder.pipeline.params import load_params
+    from microcoder.pipeline.stage import build_config
+    from microcoder.training.train import TrainConfig
 
     section = load_params("train", ROOT / "params.yaml", None)
     # Keys issue 15 moved out of the train section (paths and --resume are command-line options, the
@@ -73,7 +73,7 @@ def project_train_config(**top):
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_each_preset_builds_its_method_from_the_real_params_yaml(tmp_path, name):
-    from training.train import build_grpo_config
+    from microcoder.training.train import build_grpo_config
 
     cfg = project_train_config(preset=name)
     args = build_grpo_config(cfg, tmp_path)
@@ -86,7 +86,7 @@ def test_each_preset_builds_its_method_from_the_real_params_yaml(tmp_path, name)
 
 
 def test_a_contradicting_override_in_params_is_an_error_naming_both(tmp_path):
-    from training.train import build_grpo_config
+    from microcoder.training.train import build_grpo_config
 
     cfg = project_train_config(preset="grpo")
     cfg.grpo = {**cfg.grpo, "truncation_mask_rho": 0.1}
@@ -100,7 +100,7 @@ def test_a_contradicting_override_in_params_is_an_error_naming_both(tmp_path):
 
 
 def test_absent_keys_take_the_paper_defaults_not_smoke_values(tmp_path):
-    from training.train import TrainConfig, build_grpo_config
+    from microcoder.training.train import TrainConfig, build_grpo_config
 
     args = build_grpo_config(TrainConfig(), tmp_path)
     assert (args.max_completion_length, args.repetition_window, args.learning_rate) == (4096, 128, 1e-6)
@@ -157,9 +157,9 @@ def test_docs_show_the_configs_the_presets_build(tmp_path):
 
 
 def test_preset_grpo_applies_only_to_its_preset(tmp_path):
-    from pipeline.stage import ConfigError, build_config
-    from training.config import PRESETS
-    from training.train import PresetGrpo, TrainConfig, build_grpo_config
+    from microcoder.pipeline.stage import ConfigError, build_config
+    from microcoder.training.config import PRESETS
+    from microcoder.training.train import PresetGrpo, TrainConfig, build_grpo_config
 
     schedule = [[0, 0.6], [2, 1.2]]
     for name in ("grpo", "dapo", "microcoder"):
@@ -177,8 +177,8 @@ def test_preset_grpo_applies_only_to_its_preset(tmp_path):
 
 def test_a_number_in_scientific_notation_is_a_number_in_set_and_in_params(tmp_path):
     """YAML 1.1 (PyYAML) reads `1e-3` as a string: `--set grpo.learning_rate=1e-3` was a TypeError."""
-    from pipeline.params import load_params
-    from training.train import build_grpo_config
+    from microcoder.pipeline.params import load_params
+    from microcoder.training.train import build_grpo_config
 
     params = tmp_path / "params.yaml"
     params.write_text("train:\n  grpo:\n    beta: 1e-4\n")
@@ -194,11 +194,11 @@ def test_the_graded_reward_is_a_method_key_fixed_on_resume(tmp_path):
     `custom`, and a resumed run cannot change what its rewards mean."""
     import json
 
-    from pipeline.inputs import InputError
-    from training.config import METHOD_KEYS, PRESETS
-    from training.run_folder import plan_run
-    from training.train import TrainConfig, build_grpo_config, resume_fixed_keys, run_settings
-    from training.trainer import STATE_FILE
+    from microcoder.pipeline.inputs import InputError
+    from microcoder.training.config import METHOD_KEYS, PRESETS
+    from microcoder.training.run_folder import plan_run
+    from microcoder.training.train import TrainConfig, build_grpo_config, resume_fixed_keys, run_settings
+    from microcoder.training.trainer import STATE_FILE
 
     assert cfg(tmp_path).reward == "binary" and "reward" in METHOD_KEYS and "reward" in resume_fixed_keys()
     assert all(PRESETS[name]["reward"] == "binary" for name in ("grpo", "dapo", "microcoder"))
@@ -224,8 +224,8 @@ def test_the_graded_reward_is_a_method_key_fixed_on_resume(tmp_path):
 def test_online_filtering_presets_and_validation(tmp_path):
     """DAPO's preset has dynamic sampling on, the others off; the pools are pinned off in the paper's
     columns (an ablation under `custom`); bad values are named."""
-    from training.config import METHOD_KEYS, PRESETS
-    from training.train import resume_fixed_keys
+    from microcoder.training.config import METHOD_KEYS, PRESETS
+    from microcoder.training.train import resume_fixed_keys
 
     built = {n: preset(n, output_dir=str(tmp_path), report_to="none") for n in ("grpo", "dapo", "microcoder")}
     assert [built[n].dynamic_sampling for n in ("grpo", "dapo", "microcoder")] == [False, True, False]

@@ -8,9 +8,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.io import problems_to_table, write_problems
-from pipeline.schema import Problem, TestCase
-from training.data import load_training_problems, prompt_dataset, resolve_input
+from microcoder.pipeline.io import problems_to_table, write_problems
+from microcoder.pipeline.schema import Problem, TestCase
+from microcoder.training.data import load_training_problems, prompt_dataset, resolve_input
 
 
 def problem(pid: str, **kw) -> Problem:
@@ -38,7 +38,7 @@ def test_curated_layout_with_its_own_prompts(tmp_path):
 
 
 def test_fallback_only_when_the_input_does_not_exist(tmp_path):
-    from pipeline.inputs import InputError
+    from microcoder.pipeline.inputs import InputError
 
     validated = tmp_path / "validated.parquet"
     write_problems(validated, [problem("a")])

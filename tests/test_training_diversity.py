@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from training.diversity import batch_diversity, group_diversity
+from microcoder.training.diversity import batch_diversity, group_diversity
 
 
 # The plain definition, the reference the vectorised `group_diversity` is compared against.

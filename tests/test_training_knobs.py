@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.cli import app
-from pipeline.stage import ConfigError, load_config
-from training.config import METHOD_KEYS, PRESETS, MicroCoderGRPOConfig
+from microcoder.pipeline.cli import app
+from microcoder.pipeline.stage import ConfigError, load_config
+from microcoder.training.config import METHOD_KEYS, PRESETS, MicroCoderGRPOConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,7 +38,7 @@ def _run(args: list[str]):
 
 
 def test_the_marks_give_the_lists_that_were_written_by_hand():
-    from training.train import resume_fixed_keys
+    from microcoder.training.train import resume_fixed_keys
 
     fixed = resume_fixed_keys()
     assert len(set(METHOD_KEYS)) == len(METHOD_KEYS) and set(METHOD_KEYS) == set(HAND_METHOD_KEYS)
@@ -67,7 +67,7 @@ def test_marked_trl_fields_keep_trls_defaults_and_help():
 
 
 def test_run_settings_record_every_resume_fixed_key(tmp_path):
-    from training.train import TrainConfig, build_grpo_config, resume_fixed_keys, run_settings
+    from microcoder.training.train import TrainConfig, build_grpo_config, resume_fixed_keys, run_settings
 
     cfg = TrainConfig()
     settings = run_settings(cfg, build_grpo_config(cfg, tmp_path), "m", "in")
@@ -105,7 +105,7 @@ def test_an_unknown_grpo_knob_is_one_line_naming_the_close_matches(tmp_path):
 
 def test_unknown_keys_are_named_in_every_preset_section():
     """Checked when the section is built (the params load), every bad key of a section at once."""
-    from training.train import PresetGrpo, TrainConfig
+    from microcoder.training.train import PresetGrpo, TrainConfig
 
     with pytest.raises(ConfigError) as err:
         TrainConfig(grpo={"dynamic_sampling_rounds": 2, "zzz": 1})
@@ -133,7 +133,7 @@ def _params(tmp_path, text: str) -> Path:
     ("", ["preset_grpo.dapo.beta=true"], "params `train.preset_grpo.dapo.beta`: expected float, got True"),
 ])
 def test_a_wrongly_typed_grpo_value_is_a_config_error_naming_the_field_and_type(tmp_path, text, sets, message):
-    from training.train import TrainConfig
+    from microcoder.training.train import TrainConfig
 
     with pytest.raises(ConfigError) as err:
         load_config(TrainConfig, "train", _params(tmp_path, text), sets)
@@ -151,7 +151,7 @@ def test_a_wrongly_typed_set_is_one_line_and_exit_2_before_any_input(tmp_path):
 
 
 def test_values_are_kept_as_written_and_yaml_no_is_the_strategy_no(tmp_path):
-    from training.train import TrainConfig, build_grpo_config
+    from microcoder.training.train import TrainConfig, build_grpo_config
 
     params = _params(tmp_path, "train:\n  grpo:\n    save_strategy: no\n    beta: 0\n"
                                "    temperature_schedule: [[0, 1], [6, 1.2]]\n")
@@ -168,7 +168,7 @@ def test_values_are_kept_as_written_and_yaml_no_is_the_strategy_no(tmp_path):
 def test_the_set_fields_drive_the_preset_contradiction_and_the_recorded_settings(tmp_path):
     """A method field left out takes the preset's value even where the paper default differs; set,
     in `grpo` or the chosen preset's `preset_grpo` section, it must agree with the preset."""
-    from training.train import TrainConfig, build_grpo_config, chosen_grpo, run_settings
+    from microcoder.training.train import TrainConfig, build_grpo_config, chosen_grpo, run_settings
 
     def load(text: str, *sets: str) -> TrainConfig:
         return load_config(TrainConfig, "train", _params(tmp_path, text), list(sets))

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from training.masking import conditional_truncation_mask, is_repetitive, is_truncated
+from microcoder.training.masking import conditional_truncation_mask, is_repetitive, is_truncated
 
 L = 8  # max completion length
 W = 2  # repetition window

@@ -12,11 +12,11 @@ import pytest
 import torch
 from datasets import Dataset
 
-from pipeline.models import load_model_and_tokenizer
-from training.config import MicroCoderGRPOConfig
-from training.pools import DifficultyPools, merge_batches, varied_groups
-from training.train import curves_csv
-from training.trainer import GENERATION_FIELDS, STATE_FILE, MicroCoderGRPOTrainer
+from microcoder.pipeline.models import load_model_and_tokenizer
+from microcoder.training.config import MicroCoderGRPOConfig
+from microcoder.training.pools import DifficultyPools, merge_batches, varied_groups
+from microcoder.training.train import curves_csv
+from microcoder.training.trainer import GENERATION_FIELDS, STATE_FILE, MicroCoderGRPOTrainer
 
 G = 4
 # A stand-in judge with fixed per-problem outcomes: always solved, never solved, or half the group.

@@ -13,11 +13,11 @@ import torch
 from datasets import Dataset
 from transformers import TrainerCallback
 
-from pipeline.inputs import InputError
-from pipeline.io import read_problems, write_problems
-from pipeline.models import load_model_and_tokenizer
-from training.config import MicroCoderGRPOConfig
-from training.trainer import STATE_FILE, MicroCoderGRPOTrainer
+from microcoder.pipeline.inputs import InputError
+from microcoder.pipeline.io import read_problems, write_problems
+from microcoder.pipeline.models import load_model_and_tokenizer
+from microcoder.training.config import MicroCoderGRPOConfig
+from microcoder.training.trainer import STATE_FILE, MicroCoderGRPOTrainer
 
 SEED = Path(__file__).resolve().parents[1] / "data" / "seed"
 
@@ -142,7 +142,7 @@ class NoCodeJudge:
 
 
 def train(model_dir, inputs, out, resume=False, **kw):
-    from training.train import TrainConfig, TrainRun, run_training
+    from microcoder.training.train import TrainConfig, TrainRun, run_training
 
     callbacks = kw.pop("callbacks", None)
     grpo = dict(max_steps=3, per_device_train_batch_size=4, num_generations=2, max_completion_length=8,
@@ -155,7 +155,7 @@ def train(model_dir, inputs, out, resume=False, **kw):
 
 
 def test_stage_resume_from_the_latest_checkpoint(tiny_model_dir, tmp_path):
-    from training.run_folder import RUN_FILE
+    from microcoder.training.run_folder import RUN_FILE
 
     inputs = write_inputs(tmp_path)
     whole = train(tiny_model_dir, inputs, tmp_path / "whole")

@@ -6,9 +6,9 @@ import threading
 
 import pytest
 
-from pipeline.schema import Problem, TestCase, TestResult, Verdict
-from pipeline.scoring import group_points, group_share
-from training.rewards import EvaluatorReward
+from microcoder.pipeline.schema import Problem, TestCase, TestResult, Verdict
+from microcoder.pipeline.scoring import group_points, group_share
+from microcoder.training.rewards import EvaluatorReward
 
 PROBLEMS = [Problem(id=f"p{i}", source="t", statement="Echo the input.", style="stdio",
                     tests=[TestCase("5\n", "5\n")], time_limit_s=1.0) for i in range(3)]
@@ -133,8 +133,8 @@ def test_real_evaluator_with_a_hung_sample():
     # A time limit far beyond the batch deadline: only the deadline can stop the hung sample.
     slow = Problem(id="slow", source="t", statement="Echo.", style="stdio", tests=[TestCase("5\n", "5\n")],
                    time_limit_s=60.0)
-    from pipeline.evaluator.config import EvaluatorConfig
-    from pipeline.evaluator.factory import make_evaluator
+    from microcoder.pipeline.evaluator.config import EvaluatorConfig
+    from microcoder.pipeline.evaluator.factory import make_evaluator
 
     with EvaluatorReward([*PROBLEMS, slow], deadline_s=2.0,
                          make_judge=lambda: make_evaluator(EvaluatorConfig(workers=2))) as reward:
@@ -147,7 +147,7 @@ def test_real_evaluator_with_a_hung_sample():
 
 def test_the_reward_and_rollout_read_one_scoring_path():
     # The same completions scored once: the reward's statuses and rollout's verdict statuses agree.
-    from pipeline.scoring import Scorer
+    from microcoder.pipeline.scoring import Scorer
 
     texts = ["```python\nx # AC\n```", "```python\nx # WA\n```", "no code", "```python\nx # TLE-deadline\n```",
              "```python\nx # SE\n```"]
@@ -241,8 +241,8 @@ def test_an_unknown_reward_is_refused():
 
 
 def test_real_evaluator_fraction_reward_judges_every_test():
-    from pipeline.evaluator.config import EvaluatorConfig
-    from pipeline.evaluator.factory import make_evaluator
+    from microcoder.pipeline.evaluator.config import EvaluatorConfig
+    from microcoder.pipeline.evaluator.factory import make_evaluator
 
     half = "n = int(input())\nprint(n if n <= 2 else 0)"  # passes tests 1 and 2 of 4, fails 3 and 4
     with EvaluatorReward(GRADED, deadline_s=120.0, reward="fraction",

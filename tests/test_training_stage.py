@@ -9,8 +9,8 @@ from pathlib import Path
 import yaml
 from typer.testing import CliRunner
 
-from pipeline.cli import app
-from pipeline.io import read_problems, write_problems
+from microcoder.pipeline.cli import app
+from microcoder.pipeline.io import read_problems, write_problems
 
 SEED = Path(__file__).resolve().parents[1] / "data" / "seed"
 
@@ -109,7 +109,7 @@ def test_train_help_lists_the_fields():
 
 
 def test_leftovers_of_a_killed_run_are_removed(tmp_path):
-    from training.run_folder import remove_leftovers
+    from microcoder.training.run_folder import remove_leftovers
 
     for name in (".trainer-abc", ".checkpoint-def", ".checkpoint.old"):
         (tmp_path / name).mkdir()
@@ -151,7 +151,7 @@ class FakeTokenizer:
 
 
 def test_final_save_runs_on_every_process_and_only_the_main_one_swaps(tmp_path):
-    from training.run_folder import save_checkpoint
+    from microcoder.training.run_folder import save_checkpoint
 
     checkpoint = tmp_path / "checkpoint"
     checkpoint.mkdir()
@@ -170,7 +170,7 @@ def test_final_save_runs_on_every_process_and_only_the_main_one_swaps(tmp_path):
 
 
 def test_only_the_main_process_cleans_the_output_folder(tmp_path):
-    from training.run_folder import RUN_FILE, prepare_output
+    from microcoder.training.run_folder import RUN_FILE, prepare_output
 
     out, trainer_dir = tmp_path / "train", tmp_path / "train" / "trainer"
     (out / ".checkpoint-new").mkdir(parents=True)  # e.g. the main rank's final save in progress

@@ -10,15 +10,15 @@ import pytest
 import torch
 from datasets import Dataset
 
-from pipeline.models import load_model_and_tokenizer
-from training.config import MicroCoderGRPOConfig
-from training.temperature import (
+from microcoder.pipeline.models import load_model_and_tokenizer
+from microcoder.training.config import MicroCoderGRPOConfig
+from microcoder.training.temperature import (
     TemperatureController,
     pick_probe_temperature,
     set_temperature,
     temperature_cells,
 )
-from training.trainer import MicroCoderGRPOTrainer
+from microcoder.training.trainer import MicroCoderGRPOTrainer
 
 
 def current_temperatures(trainer) -> dict[str, float | None]:

@@ -8,9 +8,9 @@ import torch
 from datasets import Dataset
 from trl import GRPOTrainer
 
-from pipeline.models import load_model_and_tokenizer
-from training.config import MicroCoderGRPOConfig
-from training.trainer import GENERATION_FIELDS, MicroCoderGRPOTrainer
+from microcoder.pipeline.models import load_model_and_tokenizer
+from microcoder.training.config import MicroCoderGRPOConfig
+from microcoder.training.trainer import GENERATION_FIELDS, MicroCoderGRPOTrainer
 
 
 @pytest.fixture(autouse=True)
@@ -136,7 +136,7 @@ def test_rho_needs_statuses(tiny_model_dir, tmp_path):
 
 
 def test_too_many_unjudged_samples_warn_then_stop(tiny_model_dir, tmp_path, caplog):
-    from training.trainer import UnjudgedSamplesError
+    from microcoder.training.trainer import UnjudgedSamplesError
 
     class Unjudged(StatusReward):
         def __call__(self, prompts, completions, completion_ids, **kwargs):
@@ -145,7 +145,7 @@ def test_too_many_unjudged_samples_warn_then_stop(tiny_model_dir, tmp_path, capl
 
     quarter = Unjudged(lambda i, ids: "deadline" if i % 4 == 0 else "no_code")
     trainer = make(MicroCoderGRPOTrainer, tiny_model_dir, config(tmp_path / "a", max_steps=1), quarter)
-    with caplog.at_level("WARNING", logger="training.trainer"):
+    with caplog.at_level("WARNING", logger="microcoder.training.trainer"):
         trainer.train()
     assert trainer.generation_log[0]["deadline_frac"] == 0.25
     assert "not judged before" in caplog.text

@@ -5,9 +5,9 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.evaluator.config import EvaluatorConfig
-from pipeline.schema import Checker, Problem, ReferenceSolution, TestCase
-from pipeline.validate import ValidateConfig, cap_tests, classify_test, validate_problems
+from microcoder.pipeline.evaluator.config import EvaluatorConfig
+from microcoder.pipeline.schema import Checker, Problem, ReferenceSolution, TestCase
+from microcoder.pipeline.validate import ValidateConfig, cap_tests, classify_test, validate_problems
 
 SUM = "a, b = map(int, input().split())\nprint(a + b)\n"
 
@@ -114,7 +114,7 @@ def test_float_checker_and_functional(cfg):
 def test_cache_makes_rerun_skip_execution(cfg, monkeypatch):
     p = stdio_problem("t/sum", sum_tests(5), [ReferenceSolution("python", SUM)])
     first = validate_problems([p], cfg, evaluator=EV, progress=False)
-    import pipeline.evaluator as ev
+    import microcoder.pipeline.evaluator as ev
 
     def boom(*a, **k):
         raise AssertionError("the evaluator must not run on a fully cached problem")
@@ -131,7 +131,7 @@ def test_cache_makes_rerun_skip_execution(cfg, monkeypatch):
 def test_a_change_of_evaluator_code_rejudges_instead_of_replaying_the_cache(cfg, monkeypatch):
     """Issue 24, item 10: the cache key holds the evaluator's code, so a fix to the evaluator re-runs
     what it judged before the fix (the same settings and problem notwithstanding)."""
-    from pipeline.evaluator import verdict_key as vk
+    from microcoder.pipeline.evaluator import verdict_key as vk
 
     def runs(res) -> tuple[int, int]:
         this_run = res.stats.as_dict()["this_run"]
@@ -159,8 +159,8 @@ def test_stats_account_for_every_test(cfg):
 def test_stage_command_writes_all_outputs(tmp_path, cfg):
     from typer.testing import CliRunner
 
-    from pipeline import io
-    from pipeline.cli import app
+    from microcoder.pipeline import io
+    from microcoder.pipeline.cli import app
 
     src = tmp_path / "in.parquet"
     io.write_problems(src, [stdio_problem("t/sum", sum_tests(6, wrong=2), [ReferenceSolution("python", SUM)])])
@@ -178,7 +178,7 @@ def test_stage_command_writes_all_outputs(tmp_path, cfg):
 def _cli(*args: str):
     from typer.testing import CliRunner
 
-    from pipeline.cli import app
+    from microcoder.pipeline.cli import app
 
     return CliRunner().invoke(app, ["validate", *args, "--no-progress"])
 
@@ -186,7 +186,7 @@ def _cli(*args: str):
 def test_stage_reads_tolerantly_and_writes_the_shared_vocabulary(tmp_path, cfg):
     """A record that is not a usable problem is a reject with its reason (counted), not a crash;
     stats.json holds the shared vocabulary and figures only, settings.json the settings."""
-    from pipeline import io
+    from microcoder.pipeline import io
 
     src, out = tmp_path / "in.jsonl", tmp_path / "out"
     good = stdio_problem("t/sum", sum_tests(4), [ReferenceSolution("python", SUM)]).to_dict()
@@ -258,8 +258,8 @@ def test_seed_corpus_validates_as_planted(tmp_path):
     the any-answer problem without a checker is rejected."""
     from pathlib import Path
 
-    from pipeline.io import read_jsonl
-    from pipeline.schema import validate_problem
+    from microcoder.pipeline.io import read_jsonl
+    from microcoder.pipeline.schema import validate_problem
 
     seed = Path(__file__).resolve().parents[1] / "data" / "seed" / "problems.jsonl"
 
@@ -291,8 +291,8 @@ def test_the_stage_counts_its_rejects_by_category_and_keeps_their_full_reasons(t
     rejects.jsonl keeps each whole reason, after the reader's rejects."""
     from dataclasses import replace
 
-    from pipeline import io
-    from pipeline.validate import Validate
+    from microcoder.pipeline import io
+    from microcoder.pipeline.validate import Validate
 
     inter = stdio_problem("t/inter", sum_tests(6), [ReferenceSolution("python", SUM)], tags=["interactive"])
     noref = stdio_problem("t/noref", sum_tests(6), [])
@@ -327,7 +327,7 @@ def test_multiple_answer_problems_without_a_checker_program_are_rejected_unrun(c
     s = res.stats.as_dict()
     assert s["read"] == 2 and s["rejected_by_reason"] == {"multiple answers without a checker program": 1}
     assert s["tests"]["tests_in"] == 12 and s["tests"]["tests_multiple_answers"] == 6
-    import pipeline.evaluator as ev
+    import microcoder.pipeline.evaluator as ev
 
     def boom(*a, **k):
         raise AssertionError("a rejected multiple-answer problem must not be run")
@@ -347,8 +347,8 @@ def test_the_cache_key_takes_every_verdict_setting_once():
     workers are not a verdict setting; compiler flags are."""
     from dataclasses import replace
 
-    from pipeline.evaluator.verdict_key import verdict_key
-    from pipeline.stage import build_config
+    from microcoder.pipeline.evaluator.verdict_key import verdict_key
+    from microcoder.pipeline.stage import build_config
 
     default = EvaluatorConfig()
     assert verdict_key(build_config(EvaluatorConfig, {"output_limit_mb": 64, "workers": 3}, "evaluator")) == \

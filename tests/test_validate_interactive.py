@@ -15,9 +15,17 @@ import shutil
 
 import pytest
 
-from pipeline.evaluator.config import EvaluatorConfig
-from pipeline.schema import Checker, Problem, ReferenceSolution, TestCase, TestResult, Verdict, WrongSolution
-from pipeline.validate import ValidateConfig, choose_tests, set_aside, validate_problems
+from microcoder.pipeline.evaluator.config import EvaluatorConfig
+from microcoder.pipeline.schema import (
+    Checker,
+    Problem,
+    ReferenceSolution,
+    TestCase,
+    TestResult,
+    Verdict,
+    WrongSolution,
+)
+from microcoder.pipeline.validate import ValidateConfig, choose_tests, set_aside, validate_problems
 
 EV = EvaluatorConfig(workers=1)
 # testlib protocol: argv [prog, input, tout, answer]; stdin: the submission's stdout; stdout: its stdin
@@ -65,7 +73,7 @@ class FakeJudge:
 @pytest.fixture
 def judge(monkeypatch):
     """Install a FakeJudge built from a table; returns it."""
-    import pipeline.evaluator.factory as factory
+    import microcoder.pipeline.evaluator.factory as factory
 
     def install(table):
         fake = FakeJudge(table)
@@ -183,7 +191,7 @@ def test_a_real_interactor_validates_its_problem(cfg):
 
 # --- testgen on the same problems ------------------------------------------------------------------
 def test_testgen_passes_interactive_problems_through_however_marked():
-    from pipeline.testgen.stage import TestgenConfig, skip_reason
+    from microcoder.pipeline.testgen.stage import TestgenConfig, skip_reason
 
     cfg = TestgenConfig(target_tests=10)
     unmarked = interactive("t/unmarked", [TestCase("3\n", "")])
@@ -193,7 +201,7 @@ def test_testgen_passes_interactive_problems_through_however_marked():
 
 
 def test_generated_tests_of_a_grouped_problem_are_in_group_generated():
-    from pipeline.testgen.stage import TestgenConfig, _assemble
+    from microcoder.pipeline.testgen.stage import TestgenConfig, _assemble
 
     grouped = Problem(id="t/g", source="t", statement="Double n.", style="stdio", tests=grouped_tests())
     plain = Problem(id="t/p", source="t", statement="Double n.", style="stdio", tests=[TestCase("1\n", "2\n")])
@@ -209,8 +217,8 @@ def test_generated_tests_of_a_grouped_problem_are_in_group_generated():
 def test_min_tests_counts_the_cases_of_multi_case_files():
     """A Code Jam test set is one file of many cases: min_tests counts its "Case #i:" lines, and a
     test an interactive judge makes its cases for counts `cases_per_judge_run`."""
-    from pipeline.schema import Problem, TestCase
-    from pipeline.validate import count_cases, describe_count
+    from microcoder.pipeline.schema import Problem, TestCase
+    from microcoder.pipeline.validate import count_cases, describe_count
 
     answer = "".join(f"Case #{i}: {i}\n" for i in range(1, 4))
     p = Problem("cj", "t", "s", "stdio", tests=[TestCase("3\n1\n2\n3\n", answer), TestCase("1\n9\n", "Case #1: 9\n")],
@@ -224,8 +232,8 @@ def test_min_tests_counts_the_cases_of_multi_case_files():
 
 def test_min_tests_counts_distinct_case_numbers():
     """An answer repeating "Case #1:" has one case, not as many as its lines (`Case #01:` is case 1)."""
-    from pipeline.schema import Problem, TestCase
-    from pipeline.validate import count_cases
+    from microcoder.pipeline.schema import Problem, TestCase
+    from microcoder.pipeline.validate import count_cases
 
     answer = "Case #1: 1\nCase #1: 1\nCase #01: 1\nCase #2: 2\n" + "Case #2: x\n" * 50
     p = Problem("cj", "t", "s", "stdio", tests=[TestCase("2\n1\n2\n", answer)], meta={"multi_case_tests": True})

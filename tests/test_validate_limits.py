@@ -11,11 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.evaluator.config import EvaluatorConfig
-from pipeline.schema import Problem, ReferenceSolution, TestCase, WrongSolution
-from pipeline.sources import build_options, read_source
-from pipeline.sources.base import Reject, SourceContext
-from pipeline.validate import ValidateConfig, max_time_limit, run_limit, time_multipliers, validate_problems
+from microcoder.pipeline.evaluator.config import EvaluatorConfig
+from microcoder.pipeline.schema import Problem, ReferenceSolution, TestCase, WrongSolution
+from microcoder.pipeline.sources import build_options, read_source
+from microcoder.pipeline.sources.base import Reject, SourceContext
+from microcoder.pipeline.validate import (
+    ValidateConfig,
+    max_time_limit,
+    run_limit,
+    time_multipliers,
+    validate_problems,
+)
 
 SUM = "a, b = map(int, input().split())\nprint(a + b)\n"
 # Correct, ~0.1-0.5 s of CPU per test: a measurable slowest run.
@@ -151,7 +157,7 @@ def test_a_slow_reference_gets_a_capped_limit_and_is_too_slow_over_it(cfg):
 def test_a_stated_limit_is_never_capped():
     """derive_time_limit: all, made-up runs (no evaluator): a stated 20 s stays 20 s above a 15 s
     ceiling; the rule's 25 s is bound by it (capped), a rule's 10 s is not."""
-    from pipeline.validate import Case, settle_time_limit
+    from microcoder.pipeline.validate import Case, settle_time_limit
 
     every = ValidateConfig(derive_time_limit="all", max_time_limit_s=15.0)
 

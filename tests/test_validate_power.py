@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.evaluator.config import EvaluatorConfig
-from pipeline.schema import Problem, ReferenceSolution, TestCase, WrongSolution
-from pipeline.validate import (
+from microcoder.pipeline.evaluator.config import EvaluatorConfig
+from microcoder.pipeline.schema import Problem, ReferenceSolution, TestCase, WrongSolution
+from microcoder.pipeline.validate import (
     ValidateConfig,
     choose_tests,
     derive_time_limit,
@@ -213,9 +213,9 @@ def test_stage_writes_the_new_columns_and_the_card_states_the_figure(tmp_path, c
     import pyarrow.parquet as pq
     from typer.testing import CliRunner
 
-    from pipeline import io
-    from pipeline.card import strength_section
-    from pipeline.cli import app
+    from microcoder.pipeline import io
+    from microcoder.pipeline.card import strength_section
+    from microcoder.pipeline.cli import app
 
     src, out = tmp_path / "in.parquet", tmp_path / "out"
     io.write_problems(src, [cover_problem(), problem("t/nolimit", [case(i, 1) for i in range(3)], [SUM],
@@ -264,8 +264,8 @@ def test_under_a_probe_limit_one_timeout_is_enough(cfg):
 def test_stream_order_presumption_and_what_it_caches():
     """Unit test of the run bookkeeping, with verdicts made up (no evaluator): smallest input first,
     presumed after two TLEs in a row, a wall-clock TLE (busy machine) and an SE never cached."""
-    from pipeline.evaluator.programs import Stream
-    from pipeline.schema import TestResult, Verdict
+    from microcoder.pipeline.evaluator.programs import Stream
+    from microcoder.pipeline.schema import TestResult, Verdict
 
     tests = [TestCase("x" * n, "1") for n in (5, 1, 4, 2, 3, 6)]
     s = Stream("s", problem("t/s", tests, [SUM]), "python", SUM, order=[1, 3, 4, 2, 0, 5],

@@ -13,10 +13,10 @@ from dataclasses import replace
 import pytest
 from test_validate_power import NOT_WRONG, SLOW_SUM, SUM, WRONG_LARGE, WRONG_ZERO, case, problem
 
-from pipeline import strength
-from pipeline.evaluator.config import EvaluatorConfig
-from pipeline.schema import Problem, TestCase
-from pipeline.validate import ValidateConfig, choose_tests, greedy_cover, validate_problems
+from microcoder.pipeline import strength
+from microcoder.pipeline.evaluator.config import EvaluatorConfig
+from microcoder.pipeline.schema import Problem, TestCase
+from microcoder.pipeline.validate import ValidateConfig, choose_tests, greedy_cover, validate_problems
 
 EV = EvaluatorConfig(workers=2)
 WRONG = [(WRONG_LARGE, "wrong_answer"), (WRONG_ZERO, "wrong_answer"), (NOT_WRONG, "wrong_answer")]

@@ -7,8 +7,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from pipeline.evaluator import verdict_key as vk
-from pipeline.evaluator.config import EvaluatorConfig
+from microcoder.pipeline.evaluator import verdict_key as vk
+from microcoder.pipeline.evaluator.config import EvaluatorConfig
 
 PIPELINE = Path(vk.__file__).resolve().parents[1]
 
@@ -58,7 +58,7 @@ def test_the_code_digest_is_computed_once_per_process():
 
 
 def test_rollout_judge_fingerprint_reuses_the_code_digest(monkeypatch):
-    from pipeline.rollout.runner import RolloutConfig, evaluator_digest
+    from microcoder.pipeline.rollout.runner import RolloutConfig, evaluator_digest
 
     before, judge_before = evaluator_digest(), RolloutConfig().fingerprint()["judge"]
     monkeypatch.setattr(vk, "code_digest", lambda: "a-fixed-evaluator")

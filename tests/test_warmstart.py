@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.generation.extract import extract_code
-from pipeline.generation.prompts import build_messages, render_prompt
-from pipeline.inputs import load_problems
-from training.warmstart import (
+from microcoder.pipeline.generation.extract import extract_code
+from microcoder.pipeline.generation.prompts import build_messages, render_prompt
+from microcoder.pipeline.inputs import load_problems
+from microcoder.training.warmstart import (
     BenchmarkGuard,
     WarmStart,
     WarmStartConfig,
@@ -222,7 +222,7 @@ def test_max_problems_keeps_the_shortest_answers(seed_problems, tokenizer):
 def test_nothing_to_learn_passes_the_base_model_through_with_the_rejects(tmp_path, tiny_model_dir):
     """Real sources without references stopped the whole run at warmstart after 48 minutes, with
     no rejects file. Now the base model goes on untrained and every problem's reason is written."""
-    from pipeline import io
+    from microcoder.pipeline import io
 
     problems = [dataclasses.replace(p, reference_solutions=[]) for p in load_problems(SEED).problems[:5]]
     io.write_problems(tmp_path / "in.parquet", problems)
@@ -241,7 +241,7 @@ def test_nothing_to_learn_passes_the_base_model_through_with_the_rejects(tmp_pat
 def _cli(tmp_path, *args: str):
     from typer.testing import CliRunner
 
-    from pipeline.cli import app
+    from microcoder.pipeline.cli import app
 
     return CliRunner().invoke(app, ["warmstart", *args, "--out-dir", str(tmp_path / "warm"), "--report-dir",
                                     str(tmp_path / "report"), "--params", str(tmp_path / "none.yaml"), "--no-progress"])
@@ -276,7 +276,7 @@ def test_cli_disabled_copies_and_reports(tmp_path, tiny_model_dir):
 def test_help_lists_the_config_fields():
     from typer.testing import CliRunner
 
-    from pipeline.cli import app
+    from microcoder.pipeline.cli import app
 
     out = CliRunner().invoke(app, ["warmstart", "--help"]).output
     for name in ("max_steps", "learning_rate", "max_problems", "--model", "--benchmark"):
@@ -284,7 +284,7 @@ def test_help_lists_the_config_fields():
 
 
 def test_cli_nothing_to_learn_says_so_and_exits_0(tmp_path, tiny_model_dir):
-    from pipeline import io
+    from microcoder.pipeline import io
 
     io.write_problems(tmp_path / "in.parquet", [dataclasses.replace(p, reference_solutions=[])
                                                 for p in load_problems(SEED).problems[:3]])

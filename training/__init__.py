@@ -5,10 +5,10 @@ Modules (import them directly; this package stays light so `microcoder --help` i
 - `masking`: `conditional_truncation_mask` (the four conditions);
 - `diversity`: group output diversity (1 - mean pairwise 4-gram Jaccard);
 - `temperature`: `set_temperature`, `TemperatureController`, the probe choice;
-- `rewards`: `EvaluatorReward`, the reward over the one scoring path (`pipeline.scoring`);
+- `rewards`: `EvaluatorReward`, the reward over the one scoring path (`microcoder.pipeline.scoring`);
 - `trainer`: `MicroCoderGRPOTrainer`;
 - `data`: training problems in, TRL prompt dataset out;
 - `train`: the `train` stage (`TrainConfig`, `run_training`);
 - `eval_model`: the `eval-model` stage (`EvalModelConfig`, `EvalModel`; pass@k from
-  `pipeline.difficulty.passrate`).
+  `microcoder.pipeline.difficulty.passrate`).
 """

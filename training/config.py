@@ -7,7 +7,7 @@ masking of truncated samples, and the main runs' scale (4K completions, T = 1.2,
 learning rate 1e-6, a checkpoint every 50 steps). The CPU smoke values live in params.yaml only.
 
 A knob's role is written once, in its field's metadata: "method" (defines a training method: the
-presets pin it; `METHOD_KEYS`) and "resume_fixed" (a resumed run must keep it: training.train's
+presets pin it; `METHOD_KEYS`) and "resume_fixed" (a resumed run must keep it: microcoder.training.train's
 `resume_fixed_keys()`). `preset()` builds one of the paper's three columns (`grpo`, `dapo`,
 `microcoder`): each preset pins the method keys; an override (a field explicitly set) that
 contradicts a pinned value is an error naming both. `custom` pins nothing (ablations: any key may be
@@ -24,7 +24,7 @@ from typing import Any
 
 from trl import GRPOConfig
 
-# Field marks, read by METHOD_KEYS here and training.train.resume_fixed_keys: the one place a knob's role is written.
+# Field marks, read by METHOD_KEYS here and microcoder.training.train.resume_fixed_keys: the one place a knob's role is written.
 _FIXED = {"resume_fixed": True}  # a resumed run must keep the interrupted run's value
 _METHOD = {"method": True, **_FIXED}  # defines a training method (the presets pin it); fixed on resume too
 
@@ -262,7 +262,7 @@ class MicroCoderGRPOConfig(GRPOConfig):
 def _too_hot(cfg: MicroCoderGRPOConfig) -> list[str]:
     """vLLM 0.31 refuses temperatures above 2 (SamplingParams: "temperature must be in [0, 2]"): a
     probe or schedule stage that hot would stop a vLLM run at that stage, so it is refused here."""
-    from pipeline.generation.backends import MAX_TEMPERATURE
+    from microcoder.pipeline.generation.backends import MAX_TEMPERATURE
 
     temps = [cfg.temperature, *(cfg.temperature_probe or [])]
     if isinstance(cfg.temperature_schedule, list):
@@ -272,7 +272,7 @@ def _too_hot(cfg: MicroCoderGRPOConfig) -> list[str]:
 
 
 def _reward_errors(reward: Any) -> list[str]:
-    from training.rewards import REWARDS
+    from microcoder.training.rewards import REWARDS
 
     return [] if reward in REWARDS else [f"reward must be one of {', '.join(REWARDS)}, got {reward!r}"]
 
@@ -350,7 +350,7 @@ def _same(key: str, a: Any, b: Any) -> bool:
 
 def preset_conflicts(name: str, overrides: Mapping[str, Any]) -> list[str]:
     """The overrides that contradict what preset `name` pins, one message each (empty: none).
-    `overrides` holds only the fields explicitly set (training.train.GrpoFields records them): a
+    `overrides` holds only the fields explicitly set (microcoder.training.train.GrpoFields records them): a
     method field left out takes the preset's value, one set to another value is a conflict."""
     if name not in PRESETS:
         raise ValueError(f"unknown preset {name!r}; valid: {sorted(PRESETS)}")

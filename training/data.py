@@ -2,7 +2,7 @@
 
 Inputs: the curated shards (Hub layout: `<dir>/data/train-*.parquet`), any parquet file or shard
 directory of Problem rows (`data/validated/problems.parquet`), or our jsonl
-(`pipeline.inputs`). A problem that cannot be trained on (a row that fails
+(`microcoder.pipeline.inputs`). A problem that cannot be trained on (a row that fails
 `validate_problem`, e.g. without tests; a duplicate id; a functional problem when the answer
 language is not Python; over `max_problems`) is rejected with a reason, never dropped silently.
 
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.inputs import InputError, load_problems, row_count
-from pipeline.schema import Problem
+from microcoder.pipeline.inputs import InputError, load_problems, row_count
+from microcoder.pipeline.schema import Problem
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 class TrainingProblems:
     path: Path
     problems: list[Problem]
-    rejects: list[dict[str, Any]] = field(default_factory=list)  # pipeline.io.reject_row shape
+    rejects: list[dict[str, Any]] = field(default_factory=list)  # microcoder.pipeline.io.reject_row shape
     read: int = 0
 
 
@@ -67,7 +67,7 @@ def load_training_problems(path: str | Path, *, language: str = "python", max_pr
 
 
 def _reject(id: str | None, reason: str, record: Any) -> dict[str, Any]:
-    from pipeline.io import reject_row
+    from microcoder.pipeline.io import reject_row
 
     return reject_row(id, "train", reason, record)
 
@@ -81,7 +81,7 @@ def prompt_dataset(problems: list[Problem], *, language: str = "python", thinkin
     """
     from datasets import Dataset
 
-    from pipeline.generation.prompts import build_messages
+    from microcoder.pipeline.generation.prompts import build_messages
 
     rows = []
     for p in problems:

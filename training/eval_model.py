@@ -1,8 +1,8 @@
 """The eval-model stage: pass@1 and unbiased pass@k on a benchmark split, overall and by platform
 and difficulty, for several models side by side (the base model and the trained checkpoint).
 
-Samples come from the rollout backends (`pipeline.generation.backends`), prompts from the shared
-prompt builder, and every sample is scored by the one scoring path (`pipeline.scoring`:
+Samples come from the rollout backends (`microcoder.pipeline.generation.backends`), prompts from the shared
+prompt builder, and every sample is scored by the one scoring path (`microcoder.pipeline.scoring`:
 extraction, first-failure judging, a hard per-batch deadline) with the judge of the params'
 `evaluator:` section. A sample the judge did not finish (`deadline`: still queued or running at the
 batch deadline) or could not run (`error`: a harness failure) is *unjudged*: it is the judge's
@@ -15,7 +15,7 @@ unreadable, invalid, a duplicate id, outside the date window, over `max_problems
 over the prompt budget, with its reason), `stats.json` (the stage contract's vocabulary, counted in
 benchmark problems: `read = kept + rejected`) and `settings.json`.
 
-pass@k per problem is the one unbiased estimator (`pipeline.difficulty.passrate.pass_at_k`) over
+pass@k per problem is the one unbiased estimator (`microcoder.pipeline.difficulty.passrate.pass_at_k`) over
 the *judged* samples; a group's value is the mean over its problems with at least k judged samples
 (`pass@k_problems` says how many: fewer than `problems` only when the judge left samples unjudged).
 """
@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.evaluator.config import EvaluatorConfig
-from pipeline.executor import ExecutionFields
-from pipeline.inputs import (
+from microcoder.pipeline.evaluator.config import EvaluatorConfig
+from microcoder.pipeline.executor import ExecutionFields
+from microcoder.pipeline.inputs import (
     DUPLICATE,
     InputError,
     LoadedProblems,
@@ -39,9 +39,9 @@ from pipeline.inputs import (
     load_problems,
     require_input,
 )
-from pipeline.schema import Problem, iso_date
-from pipeline.scoring import JUDGED, UNJUDGED, Scorer
-from pipeline.stage import Stage, StageContext
+from microcoder.pipeline.schema import Problem, iso_date
+from microcoder.pipeline.scoring import JUDGED, UNJUDGED, Scorer
+from microcoder.pipeline.stage import Stage, StageContext
 
 log = logging.getLogger(__name__)
 
@@ -86,8 +86,8 @@ class EvalModelConfig(ExecutionFields):
         super().__post_init__()
         if self.n_samples < 1:
             raise ValueError(f"n_samples must be >= 1, got {self.n_samples}")
-        from pipeline.generation.backends import SamplingParams
-        from pipeline.generation.budget import resolve_budget
+        from microcoder.pipeline.generation.backends import SamplingParams
+        from microcoder.pipeline.generation.budget import resolve_budget
 
         # What vLLM refuses (temperature > 2, a budget with no room), refused before any model loads.
         SamplingParams(temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens, seed=self.seed)
@@ -127,7 +127,7 @@ def difficulty_of(problem: Problem) -> str:
 
 def benchmark_format(path: str | Path) -> str:
     """`livecodebench` for jsonl(.gz) whose first record has LiveCodeBench's `question_content`."""
-    from pipeline.sources.base import iter_json_lines
+    from microcoder.pipeline.sources.base import iter_json_lines
 
     path = Path(path)
     if path.is_file() and path.name.endswith((".jsonl", ".jsonl.gz")):
@@ -144,8 +144,8 @@ def load_benchmark(path: str | Path, fmt: str = "auto") -> tuple[list[Problem], 
     if fmt == "problems":
         loaded = load_problems(path, "benchmark")
         return loaded.problems, loaded.rejects
-    from pipeline.sources import livecodebench
-    from pipeline.sources.base import SourceContext
+    from microcoder.pipeline.sources import livecodebench
+    from microcoder.pipeline.sources.base import SourceContext
 
     problems, rejects = [], []
     for item in livecodebench.read(livecodebench.Options(path=str(path)), SourceContext(name="livecodebench")):
@@ -195,10 +195,10 @@ def _exclusion(p: Problem, date_from: str | None, date_to: str | None, seen: set
 
 def model_metrics(rows: list[dict[str, Any]], problems: list[Problem], ks: list[int]) -> dict[str, Any]:
     """pass@k overall, by platform, by difficulty and by platform/difficulty, plus sample statuses,
-    from one model's per-sample rows (`problem_id`, `status`: a `pipeline.scoring` outcome)."""
+    from one model's per-sample rows (`problem_id`, `status`: a `microcoder.pipeline.scoring` outcome)."""
     import polars as pl
 
-    from pipeline.difficulty.passrate import per_problem
+    from microcoder.pipeline.difficulty.passrate import per_problem
 
     meta = pl.DataFrame({"problem_id": [p.id for p in problems], "platform": [platform_of(p) for p in problems],
                          "difficulty": [difficulty_of(p) for p in problems]})
@@ -229,8 +229,8 @@ def model_metrics(rows: list[dict[str, Any]], problems: list[Problem], ks: list[
 
 def generate_samples(path: str, problems: list[Problem], cfg: EvalModelConfig, backend_factory: Any = None):
     """`n_samples` samples per problem from the model at `path` (list per problem, in order)."""
-    from pipeline.generation.backends import SamplingParams, get_backend
-    from pipeline.generation.prompts import build_messages
+    from microcoder.pipeline.generation.backends import SamplingParams, get_backend
+    from microcoder.pipeline.generation.prompts import build_messages
 
     factory = backend_factory or get_backend
     backend = factory(cfg.backend, model=path, thinking=cfg.thinking, executor=cfg.executor,
@@ -354,7 +354,7 @@ class EvalModel(Stage):
         return LoadedProblems(Path(benchmark), problems, unusable, read=len(problems) + len(unusable))
 
     def process(self, problems: list[Problem], ctx: StageContext) -> None:
-        from training.train import torch_threads
+        from microcoder.training.train import torch_threads
 
         with torch_threads(ctx.cfg.torch_threads):
             ctx.result["metrics"] = _evaluate(ctx, problems)
@@ -365,9 +365,9 @@ class EvalModel(Stage):
 
 def _evaluate(ctx: StageContext, loaded: list[Problem]) -> dict[str, Any]:
     """Select, prompt, sample and judge; the outputs besides the base's; returns the metrics."""
-    from pipeline.evaluator.factory import make_evaluator
-    from pipeline.generation.prompts import build_messages
-    from pipeline.io import write_json, write_jsonl, write_text_atomic
+    from microcoder.pipeline.evaluator.factory import make_evaluator
+    from microcoder.pipeline.generation.prompts import build_messages
+    from microcoder.pipeline.io import write_json, write_jsonl, write_text_atomic
 
     cfg, out, evaluator, progress = ctx.cfg, ctx.out_dir, ctx.evaluator, ctx.progress
     models, judge, backend_factory = ctx.inputs["models"], ctx.inputs.get("judge"), ctx.inputs.get("backend_factory")
@@ -426,7 +426,7 @@ def _evaluate(ctx: StageContext, loaded: list[Problem]) -> dict[str, Any]:
 
 def _over_budget(cfg: EvalModelConfig, models: dict[str, str], prompts: dict[str, list[dict[str, str]]]) -> dict[str, str]:
     """{problem id: reason} for prompts that leave less than max_tokens in the context (rollout's check)."""
-    from pipeline.generation.budget import budget_rejects
+    from microcoder.pipeline.generation.budget import budget_rejects
 
     options = cfg.backend_options
     return budget_rejects(prompts.items(), models=models.values(), max_tokens=cfg.max_tokens,

@@ -9,7 +9,7 @@
 - `select_rows` / `merge_batches`: pick and concatenate rows of TRL's scored batch dicts (padding
   prompts on the left and completions on the right, as TRL does).
 
-The trainer (`training.trainer.MicroCoderGRPOTrainer`) wires these into generation.
+The trainer (`microcoder.training.trainer.MicroCoderGRPOTrainer`) wires these into generation.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The public API for training on a MicroCoder release with plain TRL (or anything that takes a
 `datasets.Dataset` and a reward callable), outside this project's own trainer:
 
-    from training.release import CHAT_TEMPLATE_KWARGS, load_release, reward_function
+    from microcoder.training.release import CHAT_TEMPLATE_KWARGS, load_release, reward_function
     from trl import GRPOConfig, GRPOTrainer
 
     dataset = load_release("data/curated")            # or a Hub download of the release
@@ -12,13 +12,13 @@
 
 `load_release` gives a `problem_id` column (TRL hands dataset columns to reward functions; the
 reward looks the problem up by it) and a conversational `prompt` built by
-`pipeline.generation.prompts.build_messages` (the title once). Qwen3's chat template thinks unless
+`microcoder.pipeline.generation.prompts.build_messages` (the title once). Qwen3's chat template thinks unless
 told not to: without `chat_template_kwargs={"enable_thinking": False}` the model spends its
 completion budget thinking and most answers hold no code (21 of 24 samples in one trial).
 
-The reward is `training.rewards.EvaluatorReward`: 1.0 when the code passes every test, 0.0 when it
+The reward is `microcoder.training.rewards.EvaluatorReward`: 1.0 when the code passes every test, 0.0 when it
 fails or has no code block, None when our judge failed (TRL leaves such a sample out of its group).
-The per-trainer entry points (verl, OpenRLHF, rllm) are in `pipeline.rewards_api`; `microcoder export`
+The per-trainer entry points (verl, OpenRLHF, rllm) are in `microcoder.pipeline.rewards_api`; `microcoder export`
 writes the files those trainers read (docs/export.md).
 """
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pipeline.rewards_api import compute_score, reward_func, rllm_reward_fn
+from microcoder.pipeline.rewards_api import compute_score, reward_func, rllm_reward_fn
 
 CHAT_TEMPLATE_KWARGS = {"enable_thinking": False}  # GRPOConfig(chat_template_kwargs=...) for Qwen3
 # Columns kept beside `problem_id` and `prompt` (light ones; the tests stay with the reward).
@@ -36,7 +36,7 @@ KEPT_COLUMNS = ("source", "platform", "style", "difficulty", "pass_rate")
 
 def load_problems(path: str | Path):
     """The release's problems: a built folder (`data/curated`), its `data/` shards or one parquet file."""
-    from pipeline.export import read_release
+    from microcoder.pipeline.export import read_release
 
     return read_release(path)
 
@@ -48,7 +48,7 @@ def load_release(path: str | Path, *, thinking: bool = False, language: str = "p
     `system_prompt` change the prompts' wording as `build_messages` does."""
     from datasets import Dataset
 
-    from pipeline.generation.prompts import build_messages
+    from microcoder.pipeline.generation.prompts import build_messages
 
     rows = []
     for p in load_problems(path):
@@ -62,11 +62,11 @@ def load_release(path: str | Path, *, thinking: bool = False, language: str = "p
 
 def reward_function(path: str | Path, *, evaluator: dict[str, Any] | None = None, deadline_s: float = 120.0,
                     language: str = "python", **rewards: float):
-    """A TRL reward function over the release's problems (`training.rewards.EvaluatorReward`).
+    """A TRL reward function over the release's problems (`microcoder.training.rewards.EvaluatorReward`).
     `evaluator`: the params' `evaluator:` keys (workers, sandbox, ...); the judge starts on the first
     call and stops with `.close()`. `rewards`: reward_pass / reward_fail / reward_no_code."""
-    from pipeline.evaluator.factory import make_evaluator
-    from training.rewards import EvaluatorReward
+    from microcoder.pipeline.evaluator.factory import make_evaluator
+    from microcoder.training.rewards import EvaluatorReward
 
     settings = dict(evaluator or {})
     return EvaluatorReward(load_problems(path), make_judge=lambda: make_evaluator(settings), language=language,

@@ -1,7 +1,7 @@
-"""The training reward: each completion scored through the one scoring path (`pipeline.scoring`).
+"""The training reward: each completion scored through the one scoring path (`microcoder.pipeline.scoring`).
 
 Per sample, a reward and a status (METHOD.md section 3 decisions; the truncation mask reads the
-status; `pipeline.scoring` defines them):
+status; `microcoder.pipeline.scoring` defines them):
 - `pass`: the code passed every test (AC) -> `reward_pass`;
 - `fail`: the code ran (or failed to compile) and failed a test: WA/TLE/MLE/RE/CE/OLE -> `reward_fail`;
 - `no_code`: no extractable code block (an unfinished, often truncated answer) -> `reward_no_code`;
@@ -17,7 +17,7 @@ What a `fail` earns depends on `reward` (the training config's knob of that name
 - `fraction`: `reward_fail + (reward_pass - reward_fail) * share`, the share of the problem's tests
   passed (Klear-Reasoner's partial credit); every test is judged (mode "all");
 - `groups`: the same with the share of the points of the problem's test groups whose every test
-  passed (`pipeline.scoring.group_share`: Kattis / Code Jam subtasks); problems whose groups carry
+  passed (`microcoder.pipeline.scoring.group_share`: Kattis / Code Jam subtasks); problems whose groups carry
   no points take `fraction`. Judged in mode "all".
 A compile error passes no test (`reward_fail` under every mode); AC is always `reward_pass`.
 
@@ -32,8 +32,16 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from pipeline.schema import Problem, Verdict
-from pipeline.scoring import WATCHDOG_GRACE_S, Judge, Scored, Scorer, completion_text, group_share, test_share
+from microcoder.pipeline.schema import Problem, Verdict
+from microcoder.pipeline.scoring import (
+    WATCHDOG_GRACE_S,
+    Judge,
+    Scored,
+    Scorer,
+    completion_text,
+    group_share,
+    test_share,
+)
 
 log = logging.getLogger(__name__)
 

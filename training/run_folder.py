@@ -25,8 +25,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pipeline.inputs import InputError
-from pipeline.io import write_json
+from microcoder.pipeline.inputs import InputError
+from microcoder.pipeline.io import write_json
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 def latest_checkpoint(trainer_dir: Path, processes: int = 1) -> Path | None:
     """The highest-step checkpoint whose save completed on every process (MicroCoderGRPOTrainer
     writes its per-process state file last); a folder cut short by a kill is skipped."""
-    from training.trainer import STATE_FILE
+    from microcoder.training.trainer import STATE_FILE
 
     found = []
     for path in trainer_dir.glob("checkpoint-*") if trainer_dir.is_dir() else []:

@@ -2,7 +2,7 @@
 
 Inputs come from the command line (`--model`, `--problems`, `--fallback-problems`, `--out-dir`,
 `--resume`), settings from the params' `train:` section (`TrainConfig`), and the reward's judge from
-the `evaluator:` section (`pipeline.evaluator.factory.make_evaluator`, through the one scoring path).
+the `evaluator:` section (`microcoder.pipeline.evaluator.factory.make_evaluator`, through the one scoring path).
 
 Outputs (under `out_dir`, default `data/train/`):
 - `stats.json`: the stage contract's vocabulary in problems (read = kept + rejected: the problems
@@ -40,12 +40,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.evaluator.config import EvaluatorConfig
-from pipeline.executor import ExecutionFields
-from pipeline.inputs import InputError, check_model_path
-from pipeline.io import write_json, write_jsonl, write_text_atomic
-from pipeline.stage import Command
-from training.run_folder import TRAINER_DIR, finish, plan_run, prepare_output, save_checkpoint
+from microcoder.pipeline.evaluator.config import EvaluatorConfig
+from microcoder.pipeline.executor import ExecutionFields
+from microcoder.pipeline.inputs import InputError, check_model_path
+from microcoder.pipeline.io import write_json, write_jsonl, write_text_atomic
+from microcoder.pipeline.stage import Command
+from microcoder.training.run_folder import TRAINER_DIR, finish, plan_run, prepare_output, save_checkpoint
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ class GrpoFields(Mapping[str, Any]):
     (else one ConfigError naming `WHERE.NAME`, listing every bad key of the section):
     - every name is a MicroCoderGRPOConfig field (TRL's GRPOConfig ones included); a misspelt one
       names its close matches;
-    - every value fits that field's type annotation (pipeline.stage's checker, as for every params
+    - every value fits that field's type annotation (microcoder.pipeline.stage's checker, as for every params
       section) and is kept as written, so the built config and settings.json are what the params
       say (an int stays an int); only YAML's bare `no` under a `*_strategy` key (read as False) is
       read as the strategy "no";
@@ -70,7 +70,7 @@ class GrpoFields(Mapping[str, Any]):
       preset's value or the paper default) and may contradict it."""
 
     def __init__(self, values: Mapping[str, Any] | None = None, where: str = "train.grpo"):
-        from pipeline.stage import ConfigError
+        from microcoder.pipeline.stage import ConfigError
 
         if values is None:
             values = {}
@@ -109,7 +109,7 @@ def _grpo_types() -> dict[str, Any]:
     """Each MicroCoderGRPOConfig init field's resolved type annotation (TRL's included); imports TRL."""
     import typing
 
-    from training.config import MicroCoderGRPOConfig
+    from microcoder.training.config import MicroCoderGRPOConfig
 
     hints = typing.get_type_hints(MicroCoderGRPOConfig)
     return {f.name: hints.get(f.name, Any) for f in dataclasses.fields(MicroCoderGRPOConfig) if f.init}
@@ -118,7 +118,7 @@ def _grpo_types() -> dict[str, Any]:
 def _check_grpo_fields(values: Mapping[str, Any], where: str) -> None:
     import difflib
 
-    from pipeline.stage import ConfigError, check_value
+    from microcoder.pipeline.stage import ConfigError, check_value
 
     types = _grpo_types()
     errs = []
@@ -139,7 +139,7 @@ def _check_grpo_fields(values: Mapping[str, Any], where: str) -> None:
 @dataclass
 class PresetGrpo:
     """`train.preset_grpo`: GRPO fields applied only when that preset is chosen (one per preset of
-    training.config.PRESETS)."""
+    microcoder.training.config.PRESETS)."""
 
     microcoder: GrpoFields = field(default_factory=GrpoFields, metadata={"help": "Over `grpo` for preset microcoder."})
     dapo: GrpoFields = field(default_factory=GrpoFields, metadata={"help": "Over `grpo` for preset dapo."})
@@ -147,7 +147,7 @@ class PresetGrpo:
     custom: GrpoFields = field(default_factory=GrpoFields, metadata={"help": "Over `grpo` for preset custom."})
 
     def __post_init__(self) -> None:
-        from pipeline.stage import ConfigError
+        from microcoder.pipeline.stage import ConfigError
 
         errs = []
         for f in dataclasses.fields(self):  # every section's errors at once
@@ -174,7 +174,7 @@ def grpo_knob_lines() -> list[str]:
     """One line per field MicroCoderGRPOConfig declares: `grpo.NAME (type) = default [marks]: help`."""
     import inspect
 
-    from training.config import MicroCoderGRPOConfig
+    from microcoder.training.config import MicroCoderGRPOConfig
 
     own = inspect.get_annotations(MicroCoderGRPOConfig)  # strings: this class's fields only, not TRL's others
     lines = []
@@ -241,7 +241,7 @@ def build_grpo_config(cfg: TrainConfig, output_dir: Path, progress: bool = True)
     """The MicroCoderGRPOConfig of the preset with the set fields of `chosen_grpo(cfg)` over it (absent
     keys: the preset's or the paper defaults); `progress` False turns TRL's progress bars off
     (`--no-progress`)."""
-    from training.config import preset
+    from microcoder.training.config import preset
 
     grpo = dict(chosen_grpo(cfg))
     for key in ("output_dir", "seed"):
@@ -267,7 +267,7 @@ class TrainRun:
 def resume_fixed_keys() -> tuple[str, ...]:
     """The settings a resumed run must share with the interrupted one: every field marked `resume_fixed`
     (TrainConfig's, TrainRun's `model`, MicroCoderGRPOConfig's), in that order. Imports TRL."""
-    from training.config import marked
+    from microcoder.training.config import marked
 
     own = [f.name for cls in (TrainConfig, TrainRun) for f in dataclasses.fields(cls) if f.metadata.get("resume_fixed")]
     return (*own, *marked("resume_fixed"))
@@ -301,10 +301,10 @@ def _run_training(cfg: TrainConfig, run: TrainRun, evaluator: Any, judge: Any,
     from accelerate import PartialState
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from pipeline.evaluator.factory import make_evaluator
-    from training.data import load_training_problems, prompt_dataset, resolve_input
-    from training.rewards import EvaluatorReward
-    from training.trainer import MicroCoderGRPOTrainer
+    from microcoder.pipeline.evaluator.factory import make_evaluator
+    from microcoder.training.data import load_training_problems, prompt_dataset, resolve_input
+    from microcoder.training.rewards import EvaluatorReward
+    from microcoder.training.trainer import MicroCoderGRPOTrainer
 
     out_dir = Path(run.out_dir)
     trainer_dir = out_dir / TRAINER_DIR
@@ -354,7 +354,7 @@ def _run_training(cfg: TrainConfig, run: TrainRun, evaluator: Any, judge: Any,
     metrics = summarise(trainer, reward)
     stats = stage_stats(loaded, metrics)
     if trainer.accelerator.is_main_process:
-        from pipeline.stage import write_stats
+        from microcoder.pipeline.stage import write_stats
 
         # Written with the other outputs, so a killed run leaves the previous run's set whole.
         write_jsonl(out_dir / "rejects.jsonl", loaded.rejects)
@@ -374,8 +374,8 @@ def _within_prompt_budget(model: str, cfg: TrainConfig, args: Any, dataset: Any,
     mode answers them with HTTP 400, which stops training; colocate mode cuts them silently). The
     budget: grpo.vllm_max_model_length (in server mode, set it to the server's --max-model-len)
     - max_completion_length, else the model's context length - max_completion_length."""
-    from pipeline.generation.budget import budget_rejects
-    from pipeline.io import reject_row
+    from microcoder.pipeline.generation.budget import budget_rejects
+    from microcoder.pipeline.io import reject_row
 
     over = budget_rejects(zip(dataset["problem_id"], dataset["prompt"], strict=True), models=[model],
                           max_tokens=args.max_completion_length, thinking=cfg.thinking,
@@ -406,7 +406,7 @@ def run_settings(cfg: TrainConfig, args: Any, model: str, source: str | Path) ->
     (`chosen_grpo(cfg).explicit`) or max_steps, as the built config `args` holds them."""
     top = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(TrainConfig) if f.metadata.get("resume_fixed")}
     top.update(model=model, input=str(source))
-    from training.config import MicroCoderGRPOConfig
+    from microcoder.training.config import MicroCoderGRPOConfig
 
     names = [f.name for f in dataclasses.fields(MicroCoderGRPOConfig)]
     recorded = set(resume_fixed_keys()) | chosen_grpo(cfg).explicit | {"max_steps"}
@@ -425,7 +425,7 @@ def _clean(x: Any) -> Any:
 
 def summarise(trainer: Any, reward: Any) -> dict[str, Any]:
     """metrics.json: the run's figures (the settings go to settings.json, the problem counts to stats.json)."""
-    from training.trainer import GENERATION_FIELDS
+    from microcoder.training.trainer import GENERATION_FIELDS
 
     rows = trainer.generation_log
     last = rows[-1] if rows else {}
@@ -443,7 +443,7 @@ def summarise(trainer: Any, reward: Any) -> dict[str, Any]:
 
 def stage_stats(loaded: Any, metrics: dict[str, Any]):
     """The stage contract's counts: problems read, trained on (kept) and rejected by reason."""
-    from pipeline.stage import StageStats
+    from microcoder.pipeline.stage import StageStats
 
     stats = StageStats(unit="problems", read=loaded.read, kept=len(loaded.problems),
                        figures={"steps": metrics["steps"], "generations": metrics["generations"]})
@@ -465,7 +465,7 @@ def _reward_statuses(trainer: Any, reward: Any) -> dict[str, int]:
 
 
 def curves_csv(rows: list[dict[str, float]]) -> str:
-    from training.trainer import GENERATION_FIELDS
+    from microcoder.training.trainer import GENERATION_FIELDS
 
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(GENERATION_FIELDS), lineterminator="\n")

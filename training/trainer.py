@@ -36,11 +36,11 @@ import torch
 from accelerate.utils import gather_object
 from trl import GRPOTrainer
 
-from training.config import MicroCoderGRPOConfig
-from training.diversity import batch_diversity
-from training.masking import conditional_truncation_mask
-from training.pools import DifficultyPools, merge_batches, select_rows, varied_groups
-from training.temperature import (
+from microcoder.training.config import MicroCoderGRPOConfig
+from microcoder.training.diversity import batch_diversity
+from microcoder.training.masking import conditional_truncation_mask
+from microcoder.training.pools import DifficultyPools, merge_batches, select_rows, varied_groups
+from microcoder.training.temperature import (
     TemperatureController,
     pick_probe_temperature,
     set_temperature,
@@ -70,7 +70,7 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
     """GRPOTrainer with conditional truncation masking and diversity-driven staged temperature.
 
     Per-sample statuses come from the first reward function with a `last_statuses` attribute
-    (`training.rewards.EvaluatorReward`); `truncation_mask_rho > 0` requires one.
+    (`microcoder.training.rewards.EvaluatorReward`); `truncation_mask_rho > 0` requires one.
     `generation_log` holds one row per generation step (GENERATION_FIELDS).
     """
 
@@ -82,7 +82,7 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
         self._status_source = next((f for f in self.reward_funcs if hasattr(f, "last_statuses")), None)
         if cfg.truncation_mask_rho > 0 and self._status_source is None:
             raise ValueError("truncation_mask_rho > 0 needs a reward function that reports per-sample statuses "
-                             "(a `last_statuses` attribute, e.g. training.rewards.EvaluatorReward)")
+                             "(a `last_statuses` attribute, e.g. microcoder.training.rewards.EvaluatorReward)")
         # Python's own generator: the mask's draws never move torch's or numpy's random streams.
         self._mask_rng = random.Random(f"microcoder-mask-{cfg.seed}-{self.accelerator.process_index}")
         self._temperature_cells = temperature_cells(self)

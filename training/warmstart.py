@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.inputs import InputError, load_problems
-from pipeline.schema import Problem
-from pipeline.stage import Stage, StageContext
+from microcoder.pipeline.inputs import InputError, load_problems
+from microcoder.pipeline.schema import Problem
+from microcoder.pipeline.stage import Stage, StageContext
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +159,7 @@ def strip_docstrings(code: str) -> str:
 
 
 def answer_text(code: str, language: str = "python") -> str:
-    """The answer the policy learns: one fenced block, as `pipeline.generation.extract` reads it."""
+    """The answer the policy learns: one fenced block, as `microcoder.pipeline.generation.extract` reads it."""
     return f"```{language}\n{code.strip(chr(10))}\n```"  # the prompt's fence tag is the language name
 
 
@@ -182,8 +182,8 @@ class SFTData:
 def build_sft_data(problems: list[Problem], tokenizer: Any, cfg: WarmStartConfig, guard: BenchmarkGuard,
                    ) -> SFTData:
     """Tokenised prompt + answer examples; the prompt tokens are exactly the rollout's."""
-    from pipeline.generation.prompts import build_messages, render_prompt
-    from pipeline.io import reject_row
+    from microcoder.pipeline.generation.prompts import build_messages, render_prompt
+    from microcoder.pipeline.io import reject_row
 
     rows: list[dict[str, Any]] = []
     rejects: list[dict[str, Any]] = []
@@ -243,7 +243,7 @@ class WarmStart(Stage):
     input_label = "warm-start problems"
 
     def load(self, problems: str | Path | None, ctx: StageContext) -> Any:
-        from pipeline.inputs import check_model_path
+        from microcoder.pipeline.inputs import check_model_path
 
         ctx.inputs["benchmarks"] = list(ctx.inputs.get("benchmarks", ("data/seed/benchmark.jsonl",)))
         ctx.inputs.setdefault("model", "models/tiny")

@@ -4,16 +4,16 @@ See `stage.Dedup` for the passes and outputs, `representative` for which record 
 `decontaminate` for the benchmark checks and `normalize` for what counts as the same text.
 """
 
-from pipeline.dedup.config import DedupConfig
-from pipeline.dedup.decontaminate import (
+from microcoder.pipeline.dedup.config import DedupConfig
+from microcoder.pipeline.dedup.decontaminate import (
     BenchmarkItem,
     BenchmarkSpec,
     Contamination,
     Decontaminator,
     load_benchmark,
 )
-from pipeline.dedup.normalize import tokenize
-from pipeline.dedup.stage import Dedup
+from microcoder.pipeline.dedup.normalize import tokenize
+from microcoder.pipeline.dedup.stage import Dedup
 
 __all__ = [
     "BenchmarkItem",

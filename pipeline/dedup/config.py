@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.dedup.decontaminate import BenchmarkSpec, DecontaminationSettings
-from pipeline.dedup.minhash import SHINGLE_KINDS
-from pipeline.executor import ExecutionFields
+from microcoder.pipeline.dedup.decontaminate import BenchmarkSpec, DecontaminationSettings
+from microcoder.pipeline.dedup.minhash import SHINGLE_KINDS
+from microcoder.pipeline.executor import ExecutionFields
 
 DEFAULT_BENCHMARKS = [{"name": "seed-benchmark", "path": "data/seed/benchmark.jsonl", "format": "problems"}]
 

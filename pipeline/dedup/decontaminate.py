@@ -34,10 +34,10 @@ import numpy as np
 import pyarrow.parquet as pq
 from datasketch import MinHash
 
-from pipeline.dedup.features import Features, Featurizer
-from pipeline.dedup.minhash import CandidateIndex, jaccard, minhashes
-from pipeline.io import read_jsonl
-from pipeline.schema import iso_date
+from microcoder.pipeline.dedup.features import Features, Featurizer
+from microcoder.pipeline.dedup.minhash import CandidateIndex, jaccard, minhashes
+from microcoder.pipeline.io import read_jsonl
+from microcoder.pipeline.schema import iso_date
 
 BENCHMARK_FORMATS = ("problems", "livecodebench")
 _FILE_SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".parquet")

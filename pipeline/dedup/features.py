@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.dedup.exact import exact_key
-from pipeline.dedup.minhash import char_shingles, ngram_set, token_hashes, word_shingles
-from pipeline.dedup.normalize import tokenize
+from microcoder.pipeline.dedup.exact import exact_key
+from microcoder.pipeline.dedup.minhash import char_shingles, ngram_set, token_hashes, word_shingles
+from microcoder.pipeline.dedup.normalize import tokenize
 
 
 @dataclass(slots=True)

@@ -21,7 +21,7 @@ import xxhash
 from datasketch import MinHash, MinHashLSH
 from datasketch.lsh import _optimal_param
 
-from pipeline.dedup.normalize import VARIABLE
+from microcoder.pipeline.dedup.normalize import VARIABLE
 
 SHINGLE_KINDS = ("word", "char")
 _EMPTY64 = np.zeros(0, dtype=np.uint64)

@@ -13,12 +13,12 @@ import pyarrow.parquet as pq
 import xxhash
 from tqdm import tqdm
 
-from pipeline.dedup.representative import union_tests
-from pipeline.dedup.scan import Scanner, iter_batches
-from pipeline.inputs import judge_record
-from pipeline.io import RejectsWriter, atomic_path
-from pipeline.schema import ALIAS_TYPE, PROBLEM_SCHEMA, Problem, TestCase
-from pipeline.stage import StageStats, reason_key
+from microcoder.pipeline.dedup.representative import union_tests
+from microcoder.pipeline.dedup.scan import Scanner, iter_batches
+from microcoder.pipeline.inputs import judge_record
+from microcoder.pipeline.io import RejectsWriter, atomic_path
+from microcoder.pipeline.schema import ALIAS_TYPE, PROBLEM_SCHEMA, Problem, TestCase
+from microcoder.pipeline.stage import StageStats, reason_key
 
 STAGE = "dedup"
 # Folded duplicates count as rejected (read == kept + rejected): they leave problems.parquet and are

@@ -32,12 +32,12 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from pipeline.dedup.config import DedupConfig
-from pipeline.dedup.decontaminate import BenchmarkItem, Decontaminator
-from pipeline.dedup.features import Featurizer
-from pipeline.dedup.minhash import CandidateIndex, jaccard, minhashes
-from pipeline.dedup.scan import Scanner, iter_batches, source_of
-from pipeline.inputs import judge_record
+from microcoder.pipeline.dedup.config import DedupConfig
+from microcoder.pipeline.dedup.decontaminate import BenchmarkItem, Decontaminator
+from microcoder.pipeline.dedup.features import Featurizer
+from microcoder.pipeline.dedup.minhash import CandidateIndex, jaccard, minhashes
+from microcoder.pipeline.dedup.scan import Scanner, iter_batches, source_of
+from microcoder.pipeline.inputs import judge_record
 
 log = logging.getLogger(__name__)
 FEATURES_SCHEMA = pa.schema([("i", pa.int64()), ("shingles", pa.binary()), ("key", pa.binary()),
@@ -119,7 +119,7 @@ def ray_scan(files: list[Path], cfg: DedupConfig, items: list[BenchmarkItem], sc
              progress: bool) -> dict[str, Any]:
     """Fill `scan` as `Scanner.add_rows` over the whole input would, with the work on Ray; returns
     what ran where (for the log and stats)."""
-    from pipeline.executor import ray_init
+    from microcoder.pipeline.executor import ray_init
 
     ray = ray_init(cfg.ray_address)
     ctx = ray.data.DataContext.get_current()

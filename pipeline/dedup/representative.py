@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 import xxhash
 
-from pipeline.schema import Problem, TestCase, iso_date
+from microcoder.pipeline.schema import Problem, TestCase, iso_date
 
 
 def _norm(text: str) -> str:

@@ -1,6 +1,6 @@
 """Pass 1 of the dedup stage: stream the shards once, decontaminate and find duplicate pairs.
 
-Records are judged by the tolerant reader's rule (`pipeline.inputs.judge_record`: a record that
+Records are judged by the tolerant reader's rule (`microcoder.pipeline.inputs.judge_record`: a record that
 is not a valid Problem, or repeats an id, is rejected with its reason, never a crash). Held per problem: its
 `Facts` (representative rule), its exact key, its shingle set (4 bytes a shingle) and its LSH band
 entries; rejected rows keep only their reason and evidence. Benchmark matches are recorded here
@@ -22,14 +22,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.dedup.config import DedupConfig
-from pipeline.dedup.decontaminate import Decontaminator
-from pipeline.dedup.exact import ExactIndex
-from pipeline.dedup.features import Features, Featurizer
-from pipeline.dedup.minhash import CandidateIndex, UnionFind, jaccard, minhashes
-from pipeline.dedup.representative import Facts, different_problems
-from pipeline.inputs import DUPLICATE, InputError, judge_record, parquet_files, require_input
-from pipeline.schema import PROBLEM_SCHEMA, Problem
+from microcoder.pipeline.dedup.config import DedupConfig
+from microcoder.pipeline.dedup.decontaminate import Decontaminator
+from microcoder.pipeline.dedup.exact import ExactIndex
+from microcoder.pipeline.dedup.features import Features, Featurizer
+from microcoder.pipeline.dedup.minhash import CandidateIndex, UnionFind, jaccard, minhashes
+from microcoder.pipeline.dedup.representative import Facts, different_problems
+from microcoder.pipeline.inputs import DUPLICATE, InputError, judge_record, parquet_files, require_input
+from microcoder.pipeline.schema import PROBLEM_SCHEMA, Problem
 
 REASON_CONTAMINATED, REASON_DUPLICATE_ID = "benchmark_contamination", DUPLICATE
 

@@ -25,10 +25,10 @@ from typing import Any
 import pyarrow.parquet as pq
 from tqdm import tqdm
 
-from pipeline.dedup.config import DedupConfig
-from pipeline.dedup.decontaminate import BenchmarkItem, Decontaminator, load_benchmark
-from pipeline.dedup.minhash import jaccard
-from pipeline.dedup.outputs import (
+from microcoder.pipeline.dedup.config import DedupConfig
+from microcoder.pipeline.dedup.decontaminate import BenchmarkItem, Decontaminator, load_benchmark
+from microcoder.pipeline.dedup.minhash import jaccard
+from microcoder.pipeline.dedup.outputs import (
     FOLDED,
     Cluster,
     build_stats,
@@ -37,10 +37,10 @@ from pipeline.dedup.outputs import (
     write_clusters,
     write_kept_and_rejects,
 )
-from pipeline.dedup.representative import can_merge_tests, order_members
-from pipeline.dedup.scan import Scanner, input_files, input_schema, iter_batches
-from pipeline.schema import TestCase
-from pipeline.stage import Stage, StageContext
+from microcoder.pipeline.dedup.representative import can_merge_tests, order_members
+from microcoder.pipeline.dedup.scan import Scanner, input_files, input_schema, iter_batches
+from microcoder.pipeline.schema import TestCase
+from microcoder.pipeline.stage import Stage, StageContext
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ def scan_input(files: list[Path], cfg: DedupConfig, progress: bool = False) -> t
     """Pass 1 on the configured executor: the filled Scanner and the benchmarks' load stats."""
     items, bench_stats = load_benchmarks(cfg)
     if cfg.executor == "ray":
-        from pipeline.dedup.ray_scan import ray_scan
+        from microcoder.pipeline.dedup.ray_scan import ray_scan
 
         scan = Scanner(cfg, Decontaminator([], cfg.decontamination()))  # the actors hold the real index
         ray_scan(files, cfg, items, scan, progress)

@@ -29,7 +29,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from pipeline.difficulty.band import (
+from microcoder.pipeline.difficulty.band import (
     PREDICTED_TOO_EASY,
     PREDICTED_TOO_HARD,
     TOO_EASY,
@@ -37,13 +37,13 @@ from pipeline.difficulty.band import (
     UNMEASURED,
     Band,
 )
-from pipeline.difficulty.calibrate import CalibrationError, fit_calibration
-from pipeline.difficulty.passrate import aggregate
-from pipeline.difficulty.predict import DIMENSIONS, PredictConfig, predict_difficulty
-from pipeline.inputs import InputError, require_input
-from pipeline.io import write_json, write_problems
-from pipeline.schema import Problem
-from pipeline.stage import Stage, StageContext
+from microcoder.pipeline.difficulty.calibrate import CalibrationError, fit_calibration
+from microcoder.pipeline.difficulty.passrate import aggregate
+from microcoder.pipeline.difficulty.predict import DIMENSIONS, PredictConfig, predict_difficulty
+from microcoder.pipeline.inputs import InputError, require_input
+from microcoder.pipeline.io import write_json, write_problems
+from microcoder.pipeline.schema import Problem
+from microcoder.pipeline.stage import Stage, StageContext
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +166,7 @@ class Filter(Stage):
     problems_schema = FILTER_COLUMNS
 
     def process(self, problems: list[Problem], ctx: StageContext) -> list[Problem]:
-        from pipeline.rollout.runner import read_rollouts
+        from microcoder.pipeline.rollout.runner import read_rollouts
 
         cfg, rollouts_dir = ctx.cfg, ctx.inputs["rollouts"]
         folders = [Path(d) for d in (rollouts_dir if isinstance(rollouts_dir, (list, tuple)) else [rollouts_dir])]
@@ -267,7 +267,7 @@ class Filter(Stage):
 def _check_fresh(rollouts: pa.Table, problems: list[Problem], rollouts_dir: str | Path) -> None:
     """Samples judged against other tests, checker or limits than the problems have now mean the
     rollout stage was not rerun after its input changed: their pass rates would be stale."""
-    from pipeline.rollout.runner import judge_hash
+    from microcoder.pipeline.rollout.runner import judge_hash
 
     current = {p.id: judge_hash(p) for p in problems}
     stale = sorted({pid for pid, h in zip(rollouts.column("problem_id").to_pylist(),

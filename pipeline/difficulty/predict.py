@@ -14,10 +14,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.generation.backends import SamplingParams, close_backend, get_backend
-from pipeline.generation.budget import budget_rejects, resolve_budget
-from pipeline.generation.extract import answer_part
-from pipeline.schema import Problem
+from microcoder.pipeline.generation.backends import SamplingParams, close_backend, get_backend
+from microcoder.pipeline.generation.budget import budget_rejects, resolve_budget
+from microcoder.pipeline.generation.extract import answer_part
+from microcoder.pipeline.schema import Problem
 
 log = logging.getLogger(__name__)
 

@@ -18,16 +18,16 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.difficulty.band import UNMEASURED, Band
-from pipeline.difficulty.passrate import pass_at_k
-from pipeline.inputs import InputError, require_input
+from microcoder.pipeline.difficulty.band import UNMEASURED, Band
+from microcoder.pipeline.difficulty.passrate import pass_at_k
+from microcoder.pipeline.inputs import InputError, require_input
 
 log = logging.getLogger(__name__)
 
 
 def release_table(release: Path) -> tuple[pa.Table, int]:
     """Every row of a built release (the default config's first) and how many are the default's."""
-    from pipeline.build import OUT_OF_BAND_DIR, unify
+    from microcoder.pipeline.build import OUT_OF_BAND_DIR, unify
 
     default = sorted((release / "data").glob("train-*.parquet"))
     rest = sorted((release / OUT_OF_BAND_DIR).glob("train-*.parquet"))
@@ -94,8 +94,8 @@ def decide(table: pa.Table, band: Band) -> list[tuple[bool, str]]:
 
 def reband(release: str | Path, out_dir: str | Path, band: Band, *, model: str | None = None) -> dict[str, Any]:
     """Write the release `release` re-banded to `band` into `out_dir`; returns its stats."""
-    from pipeline.build import PROVENANCE, STAGE, BuildConfig, write_release
-    from pipeline.stage import StageStats, build_config, write_stats
+    from microcoder.pipeline.build import PROVENANCE, STAGE, BuildConfig, write_release
+    from microcoder.pipeline.stage import StageStats, build_config, write_stats
 
     release, out_dir = require_input(release, "release"), Path(out_dir)
     if out_dir.resolve() == release.resolve():

@@ -1,17 +1,17 @@
 """One constructor for an evaluator on a stage's executor (`make_evaluator`: the local sandboxed
 pool, or its Ray counterpart with the same interface: `evaluate`, `evaluate_batch`, `close`,
 `interrupt`, context manager). The params' `evaluator:` section is read by the commands that judge
-(`pipeline.stage.Command.load_configs`: the CLI's plumbing stays out of the evaluator). Either registers itself with `pool.interrupt_all`, which
-a stage's SIGINT / SIGTERM handler calls (`pipeline.stage.run_stage`) to kill every judge at once."""
+(`microcoder.pipeline.stage.Command.load_configs`: the CLI's plumbing stays out of the evaluator). Either registers itself with `pool.interrupt_all`, which
+a stage's SIGINT / SIGTERM handler calls (`microcoder.pipeline.stage.run_stage`) to kill every judge at once."""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
-from pipeline.evaluator.config import EvaluatorConfig
-from pipeline.evaluator.sandbox.launch import SandboxUnavailable
-from pipeline.executor import check_executor
+from microcoder.pipeline.evaluator.config import EvaluatorConfig
+from microcoder.pipeline.evaluator.sandbox.launch import SandboxUnavailable
+from microcoder.pipeline.executor import check_executor
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ def make_evaluator(config: Any = None, *, executor: str = "local", ray_address: 
     `ray_resource` overrides here."""
     import dataclasses
 
-    from pipeline.evaluator.pool import Evaluator
+    from microcoder.pipeline.evaluator.pool import Evaluator
 
     check_executor(executor, ray_address)
     ray_options = {k: overrides.pop(k) for k in ("ray_actor_cpus", "ray_resource") if k in overrides}
@@ -41,7 +41,7 @@ def make_evaluator(config: Any = None, *, executor: str = "local", ray_address: 
     if overrides:
         config = dataclasses.replace(config, **{k: v for k, v in overrides.items() if v is not None})
     if executor == "ray":
-        from pipeline.evaluator.ray_pool import RayEvaluator
+        from microcoder.pipeline.evaluator.ray_pool import RayEvaluator
 
         return RayEvaluator(config, address=ray_address, wait=wait,
                             cpus_per_actor=ray_options.get("ray_actor_cpus"),

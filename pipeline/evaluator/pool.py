@@ -5,7 +5,7 @@ Worker (its boxes and directories) for one submission at a time. Boxes outlive s
 sandbox and interpreter start-up are paid once per worker, not per submission or test.
 
 Interrupts: every evaluator of the process is registered here, so that a stage stopped by SIGINT
-or SIGTERM (`pipeline.stage.run_stage`) kills every judge at once (`interrupt_all`; a sandbox's
+or SIGTERM (`microcoder.pipeline.stage.run_stage`) kills every judge at once (`interrupt_all`; a sandbox's
 PID 1 takes every program it runs along), and the calls in progress raise `Interrupted` instead
 of returning verdicts that were never judged. `close` kills what is still running rather than
 waiting for it.
@@ -30,13 +30,13 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-from pipeline.evaluator.config import EvaluatorConfig, Submission
-from pipeline.evaluator.sandbox import launch as sb
-from pipeline.evaluator.sandbox.box import Box, BoxError, BoxKilled, _children
-from pipeline.evaluator.sandbox.workspace import InputStore, Worker
-from pipeline.evaluator.verdict.compile import Compiler
-from pipeline.evaluator.verdict.judge import MODES, Cancelled, Job, judge
-from pipeline.schema import Problem, Verdict
+from microcoder.pipeline.evaluator.config import EvaluatorConfig, Submission
+from microcoder.pipeline.evaluator.sandbox import launch as sb
+from microcoder.pipeline.evaluator.sandbox.box import Box, BoxError, BoxKilled, _children
+from microcoder.pipeline.evaluator.sandbox.workspace import InputStore, Worker
+from microcoder.pipeline.evaluator.verdict.compile import Compiler
+from microcoder.pipeline.evaluator.verdict.judge import MODES, Cancelled, Job, judge
+from microcoder.pipeline.schema import Problem, Verdict
 
 log = logging.getLogger(__name__)
 _warned: set[str] = set()

@@ -36,10 +36,10 @@ from typing import Any
 
 from tqdm import tqdm
 
-from pipeline.evaluator.config import EvaluatorConfig
-from pipeline.evaluator.verdict_key import verdict_key
-from pipeline.io import content_hash
-from pipeline.schema import Problem, TestCase
+from microcoder.pipeline.evaluator.config import EvaluatorConfig
+from microcoder.pipeline.evaluator.verdict_key import verdict_key
+from microcoder.pipeline.io import content_hash
+from microcoder.pipeline.schema import Problem, TestCase
 
 TOO_SLOW = ("TLE", "MLE")  # the program ran out of time or memory: it did not finish the test
 CATCHES = ("WA", "RE", "TLE", "MLE", "OLE")  # a program failing a test this way is caught by it
@@ -284,12 +284,12 @@ class Runner:
 
     def _start(self) -> None:
         if self.ev is None:
-            from pipeline.evaluator.factory import make_evaluator
+            from microcoder.pipeline.evaluator.factory import make_evaluator
 
             self.ev = make_evaluator(self.evaluator, executor=self.executor, ray_address=self.ray_address)
 
     def _drive(self, s: Stream, bar) -> None:
-        from pipeline.evaluator import Submission
+        from microcoder.pipeline.evaluator import Submission
 
         shown = len(s.results)
         while not self._stop.is_set() and (chunk := s.next_chunk()) is not None:
@@ -391,7 +391,7 @@ def _cacheable(o: Output) -> bool:
 
 def _run(ev, jobs: list[tuple[Any, Problem, str, str, list[str]]]):
     """(key, one Output per input) for each job, as its program ends."""
-    from pipeline.evaluator import Submission
+    from microcoder.pipeline.evaluator import Submission
 
     if not jobs:  # everything was cached: no judge call
         return
@@ -473,7 +473,7 @@ def judge_runs(ev, items: list[tuple[Any, Problem, str, str]], mode: str) -> dic
 
 def _judge(ev, jobs: list[tuple[Any, Problem, str, str, list[int]]], mode: str):
     """(key, the test indices judged, the verdict) for each job, as its program ends."""
-    from pipeline.evaluator import Submission
+    from microcoder.pipeline.evaluator import Submission
 
     if not jobs:  # everything was cached: no judge call
         return

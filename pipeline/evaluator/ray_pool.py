@@ -34,10 +34,17 @@ from typing import Any
 import ray
 from ray.exceptions import RayError, RayTaskError
 
-from pipeline.evaluator.config import EvaluatorConfig, Submission
-from pipeline.evaluator.pool import Evaluator, Interrupted, as_submission, problem_map, progress_bar, register
-from pipeline.evaluator.verdict.judge import MODES
-from pipeline.schema import Problem, Verdict
+from microcoder.pipeline.evaluator.config import EvaluatorConfig, Submission
+from microcoder.pipeline.evaluator.pool import (
+    Evaluator,
+    Interrupted,
+    as_submission,
+    problem_map,
+    progress_bar,
+    register,
+)
+from microcoder.pipeline.evaluator.verdict.judge import MODES
+from microcoder.pipeline.schema import Problem, Verdict
 
 log = logging.getLogger(__name__)
 DEFAULT_CPUS_PER_ACTOR = 4
@@ -127,7 +134,7 @@ class RayEvaluator:
     def __init__(self, config: EvaluatorConfig | None = None, *, address: str | None = None,
                  cpus_per_actor: int | None = None, resource: str | None = None, max_attempts: int = 3,
                  start_timeout_s: float = 300.0, start_grace_s: float = 15.0, wait: bool = True):
-        from pipeline.executor import ray_init
+        from microcoder.pipeline.executor import ray_init
 
         _keeping_sigterm_handler(lambda: ray_init(address))
         self._interrupted = threading.Event()
@@ -522,7 +529,7 @@ def _end_actors(handles: list[Any]) -> None:
 
 def _keeping_sigterm_handler(connect) -> None:
     """Run `connect` (ray_init): Ray's driver replaces the SIGTERM handler with a bare sys.exit,
-    which would skip the one a stage installed to stop its judges first (`pipeline.stage`). A
+    which would skip the one a stage installed to stop its judges first (`microcoder.pipeline.stage`). A
     handler of ours is put back; the default one stays Ray's."""
     main = threading.current_thread() is threading.main_thread()
     before = signal.getsignal(signal.SIGTERM) if main else None

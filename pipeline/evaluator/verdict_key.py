@@ -13,8 +13,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pipeline.evaluator.config import EvaluatorConfig
-from pipeline.io import content_hash
+from microcoder.pipeline.evaluator.config import EvaluatorConfig
+from microcoder.pipeline.io import content_hash
 
 # How fast the work goes, never what a verdict is: left out of the key.
 SPEED_ONLY = ("workers", "input_cache_problems", "compile_cache_mb")

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.generation.prompts import render_prompt
+from microcoder.pipeline.generation.prompts import render_prompt
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.schema import Problem
-from pipeline.sources.judging import is_interactive
+from microcoder.pipeline.schema import Problem
+from microcoder.pipeline.sources.judging import is_interactive
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are an expert competitive programmer. You write correct, efficient code that passes "

@@ -7,7 +7,7 @@ duplicate id, not promptable or over the prompt budget, each with the reason); `
 stage contract's vocabulary, counted in problems (`read = kept + rejected`; kept = problems rolled
 out), with the samples, statuses and tokens as figures; `settings.json` (the config).
 
-Samples are scored by the one scoring path (`pipeline.scoring`): a row's `status` is the
+Samples are scored by the one scoring path (`microcoder.pipeline.scoring`): a row's `status` is the
 evaluator's verdict status, or `no_code`. The judge comes from the params' `evaluator:` section.
 
 `shards/` is the unit DVC keeps between runs (`persist: true`). A rerun skips finished problems, so
@@ -32,9 +32,9 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.evaluator.config import EvaluatorConfig
-from pipeline.executor import ExecutionFields
-from pipeline.generation.backends import (
+from microcoder.pipeline.evaluator.config import EvaluatorConfig
+from microcoder.pipeline.executor import ExecutionFields
+from microcoder.pipeline.generation.backends import (
     BACKENDS,
     ENGINE_FAILURES,
     Sample,
@@ -42,13 +42,13 @@ from pipeline.generation.backends import (
     close_backend,
     get_backend,
 )
-from pipeline.generation.budget import budget_rejects, resolve_budget
-from pipeline.generation.prompts import build_messages
-from pipeline.inputs import InputError, check_model_path
-from pipeline.io import atomic_path, write_json
-from pipeline.schema import Problem
-from pipeline.scoring import Scorer
-from pipeline.stage import Stage, StageContext
+from microcoder.pipeline.generation.budget import budget_rejects, resolve_budget
+from microcoder.pipeline.generation.prompts import build_messages
+from microcoder.pipeline.inputs import InputError, check_model_path
+from microcoder.pipeline.io import atomic_path, write_json
+from microcoder.pipeline.schema import Problem
+from microcoder.pipeline.scoring import Scorer
+from microcoder.pipeline.stage import Stage, StageContext
 
 log = logging.getLogger(__name__)
 
@@ -118,8 +118,8 @@ class RolloutConfig(ExecutionFields):
         """What shaped the stored rows: `generation` (a change discards the samples) and `judge`
         (the evaluator's code and verdict-changing settings from the params' `evaluator:` section:
         a change re-judges the stored completions, no new generation)."""
-        from pipeline.evaluator.config import EvaluatorConfig
-        from pipeline.evaluator.verdict_key import verdict_key
+        from microcoder.pipeline.evaluator.config import EvaluatorConfig
+        from microcoder.pipeline.evaluator.verdict_key import verdict_key
 
         gen = ("backend", "model", "k", "temperature", "top_p", "max_tokens", "seed", "thinking", "language",
                "system_prompt")
@@ -167,7 +167,7 @@ def evaluator_digest() -> str:
     """A hash of the judging code (the evaluator's code as validate's and testgen's caches key it,
     `code_digest`, plus the scoring path and code extraction): changed judging code means stale
     statuses."""
-    from pipeline.evaluator.verdict_key import code_digest
+    from microcoder.pipeline.evaluator.verdict_key import code_digest
 
     h = hashlib.sha256(code_digest().encode() + b"\x00")
     here = Path(__file__).resolve()
@@ -360,7 +360,7 @@ class Rollout(Stage):
         generated_tokens = generated_samples = rejudged = 0
 
         def make_judge():
-            from pipeline.evaluator.factory import make_evaluator
+            from microcoder.pipeline.evaluator.factory import make_evaluator
 
             return make_evaluator(evaluator, executor=cfg.executor, ray_address=cfg.ray_address)
 

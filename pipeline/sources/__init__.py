@@ -11,19 +11,19 @@ import importlib
 from collections.abc import Iterator
 from typing import Any
 
-from pipeline.sources.base import Item, Reject, SourceContext, SourceError
-from pipeline.stage import build_config
+from microcoder.pipeline.sources.base import Item, Reject, SourceContext, SourceError
+from microcoder.pipeline.stage import build_config
 
 KINDS = {
-    "jsonl": "pipeline.sources.jsonl",
-    "humaneval": "pipeline.sources.humaneval",
-    "livecodebench": "pipeline.sources.livecodebench",
-    "kattis": "pipeline.sources.kattis",
-    "leetcodedataset": "pipeline.sources.leetcodedataset",
-    "hub": "pipeline.sources.hub",
-    "codeforces": "pipeline.sources.codeforces",
-    "atcoder": "pipeline.sources.atcoder",
-    "leetcode": "pipeline.sources.leetcode",
+    "jsonl": "microcoder.pipeline.sources.jsonl",
+    "humaneval": "microcoder.pipeline.sources.humaneval",
+    "livecodebench": "microcoder.pipeline.sources.livecodebench",
+    "kattis": "microcoder.pipeline.sources.kattis",
+    "leetcodedataset": "microcoder.pipeline.sources.leetcodedataset",
+    "hub": "microcoder.pipeline.sources.hub",
+    "codeforces": "microcoder.pipeline.sources.codeforces",
+    "atcoder": "microcoder.pipeline.sources.atcoder",
+    "leetcode": "microcoder.pipeline.sources.leetcode",
 }
 LIVE_KINDS = frozenset({"codeforces", "atcoder", "leetcode"})
 

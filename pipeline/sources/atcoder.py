@@ -19,11 +19,18 @@ from typing import Any
 
 from bs4 import BeautifulSoup
 
-from pipeline.schema import Problem, TestCase
-from pipeline.sources.base import RECORD_ERRORS, Item, Reject, SourceContext, SourceError, unstated_limits
-from pipeline.sources.http import HttpError
-from pipeline.sources.judging import says_interactive, stdio_checker
-from pipeline.sources.normalize import html_to_markdown, iso_date, stable_id
+from microcoder.pipeline.schema import Problem, TestCase
+from microcoder.pipeline.sources.base import (
+    RECORD_ERRORS,
+    Item,
+    Reject,
+    SourceContext,
+    SourceError,
+    unstated_limits,
+)
+from microcoder.pipeline.sources.http import HttpError
+from microcoder.pipeline.sources.judging import says_interactive, stdio_checker
+from microcoder.pipeline.sources.normalize import html_to_markdown, iso_date, stable_id
 
 _TIME = re.compile(r"Time Limit:\s*([\d.]+)\s*sec")
 _MEMORY = re.compile(r"Memory Limit:\s*(\d+)\s*(MB|MiB|KB|KiB)")

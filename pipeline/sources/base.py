@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.inputs import Reject
-from pipeline.io import read_jsonl  # noqa: F401 - the one reject class; sources import it from here
-from pipeline.schema import Problem
+from microcoder.pipeline.inputs import Reject
+from microcoder.pipeline.io import read_jsonl  # noqa: F401 - the one reject class; sources import it from here
+from microcoder.pipeline.schema import Problem
 
 
 class SourceError(RuntimeError):
@@ -92,7 +92,7 @@ class FieldError(ValueError):
 
 
 def unstated_limits(time: bool = True, memory: bool = True) -> dict[str, bool]:
-    """The meta keys saying a source does not state its time / memory limit (see `pipeline.schema`):
+    """The meta keys saying a source does not state its time / memory limit (see `microcoder.pipeline.schema`):
     the problem keeps the default and validate derives the time limit."""
     return {**({"time_limit_stated": False} if time else {}), **({"memory_limit_stated": False} if memory else {})}
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.schema import Problem, ReferenceSolution, WrongSolution
-from pipeline.sources.base import SourceContext, SourceError, iter_json_lines, local_files
+from microcoder.pipeline.schema import Problem, ReferenceSolution, WrongSolution
+from microcoder.pipeline.sources.base import SourceContext, SourceError, iter_json_lines, local_files
 
 KEY_COLUMNS = ("submission_id", "problem_id", "contestId", "problem_index", "programmingLanguage", "verdict",
                "testset")

@@ -18,11 +18,18 @@ from typing import Any
 
 from bs4 import BeautifulSoup, Tag
 
-from pipeline.schema import Problem, TestCase
-from pipeline.sources.base import RECORD_ERRORS, Item, Reject, SourceContext, SourceError, unstated_limits
-from pipeline.sources.http import HttpError
-from pipeline.sources.judging import says_interactive, stdio_checker
-from pipeline.sources.normalize import html_to_markdown, iso_date, stable_id
+from microcoder.pipeline.schema import Problem, TestCase
+from microcoder.pipeline.sources.base import (
+    RECORD_ERRORS,
+    Item,
+    Reject,
+    SourceContext,
+    SourceError,
+    unstated_limits,
+)
+from microcoder.pipeline.sources.http import HttpError
+from microcoder.pipeline.sources.judging import says_interactive, stdio_checker
+from microcoder.pipeline.sources.normalize import html_to_markdown, iso_date, stable_id
 
 _SECONDS = re.compile(r"([\d.]+)\s*seconds?")
 _MEGABYTES = re.compile(r"(\d+)\s*megabytes?")

@@ -40,7 +40,7 @@ from fissix.pgen2.parse import ParseError
 from fissix.pgen2.tokenize import TokenError
 from fissix.refactor import RefactoringTool, get_fixers_from_package
 
-from pipeline.schema import TestCase
+from microcoder.pipeline.schema import TestCase
 
 GOOGLE_PROTOCOL_NOTE = "does not follow problemtools specifications"
 COCOLIB = "recruiting/arena/problem_dev/cocolib"

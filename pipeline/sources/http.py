@@ -21,7 +21,7 @@ from urllib.parse import urlencode, urlsplit
 
 import httpx
 
-from pipeline.io import write_text_atomic
+from microcoder.pipeline.io import write_text_atomic
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 DEFAULT_USER_AGENT = "MicroCoder-dataset-builder/0.1 (research dataset of public programming problems; polite crawler)"

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.sources import apps_folders, cf_submissions, hub_rows
-from pipeline.sources.base import (
+from microcoder.pipeline.sources import apps_folders, cf_submissions, hub_rows
+from microcoder.pipeline.sources.base import (
     BUILDERS,
     RECORD_ERRORS,
     Item,

@@ -10,10 +10,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from pipeline.schema import Problem, ReferenceSolution, TestCase, WrongSolution
-from pipeline.sources import livecodebench
-from pipeline.sources.base import Reject
-from pipeline.sources.normalize import (
+from microcoder.pipeline.schema import Problem, ReferenceSolution, TestCase, WrongSolution
+from microcoder.pipeline.sources import livecodebench
+from microcoder.pipeline.sources.base import Reject
+from microcoder.pipeline.sources.normalize import (
     clean_text,
     content_id,
     entry_point_for,
@@ -22,8 +22,8 @@ from pipeline.sources.normalize import (
     slug,
     stable_id,
 )
-from pipeline.sources.openr1_checker import generated_checker
-from pipeline.sources.pyliterals import NotLiteral, encode_args, parse_literal, to_json
+from microcoder.pipeline.sources.openr1_checker import generated_checker
+from microcoder.pipeline.sources.pyliterals import NotLiteral, encode_args, parse_literal, to_json
 
 
 class RowError(ValueError):

@@ -11,8 +11,8 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from pipeline.schema import Problem, ReferenceSolution
-from pipeline.sources.base import (
+from microcoder.pipeline.schema import Problem, ReferenceSolution
+from microcoder.pipeline.sources.base import (
     FieldError,
     Item,
     Reject,
@@ -23,8 +23,8 @@ from pipeline.sources.base import (
     need,
     unstated_limits,
 )
-from pipeline.sources.normalize import clean_text, stable_id
-from pipeline.sources.pyliterals import convert_asserts, find_signature
+from microcoder.pipeline.sources.normalize import clean_text, stable_id
+from microcoder.pipeline.sources.pyliterals import convert_asserts, find_signature
 
 
 def default_path() -> str:

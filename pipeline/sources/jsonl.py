@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from pipeline.schema import Problem, validate_problem
-from pipeline.sources.base import Item, Reject, SourceContext, expand_paths, iter_json_lines
+from microcoder.pipeline.schema import Problem, validate_problem
+from microcoder.pipeline.sources.base import Item, Reject, SourceContext, expand_paths, iter_json_lines
 
 
 @dataclass

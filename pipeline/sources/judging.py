@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline.schema import PROGRAM_KINDS, Checker
+from microcoder.pipeline.schema import PROGRAM_KINDS, Checker
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 

@@ -13,15 +13,15 @@ submissions), so without `.timelimit` / `limits.time_limit` the problem records 
 and validate derives it the same way, with the factors the package states (legacy
 `limits.time_multiplier` / `time_safety_margin`, 2023-07 `limits.time_multipliers`; meta
 `time_multipliers`, see `time_multipliers`). A statement that states its limits ("Time limit: 20
-seconds.", as Code Jam pages do) fills what the package leaves out (`pipeline.sources.stated_limits`;
+seconds.", as Code Jam pages do) fills what the package leaves out (`microcoder.pipeline.sources.stated_limits`;
 meta `stated_limits`, the largest per-test-set time limit applies).
 
 Every kind of package is read as a full-solve problem (solved when every test passes): scoring ones
 with each test's group and the groups' settings (meta `test_groups`, `scoring`), interactive ones with
 their output validator as a Kattis interactor (meta `interactive`), custom validators as one source
-or, for a program directory, a bundle (`pipeline.evaluator.verdict.bundle`); meta `problem_type` says
+or, for a program directory, a bundle (`microcoder.pipeline.evaluator.verdict.bundle`); meta `problem_type` says
 which (see `Kind`). Google's coding competitions archive keeps Google's judges: they are adapted by
-`pipeline.sources.codejam_judge` (see `CODEJAM_SOURCE`). What still cannot be judged is a Reject with
+`microcoder.pipeline.sources.codejam_judge` (see `CODEJAM_SOURCE`). What still cannot be judged is a Reject with
 its reason (unsupported_judge, unsupported_type, bad_validator, no_tests, ...).
 """
 
@@ -36,8 +36,15 @@ from typing import Any
 
 import yaml
 
-from pipeline.schema import WRONG_LABELS, Checker, Problem, ReferenceSolution, TestCase, WrongSolution
-from pipeline.sources.base import (
+from microcoder.pipeline.schema import (
+    WRONG_LABELS,
+    Checker,
+    Problem,
+    ReferenceSolution,
+    TestCase,
+    WrongSolution,
+)
+from microcoder.pipeline.sources.base import (
     RECORD_ERRORS,
     Item,
     Reject,
@@ -46,9 +53,9 @@ from pipeline.sources.base import (
     jsonable,
     unstated_limits,
 )
-from pipeline.sources.latex import tex_statement
-from pipeline.sources.normalize import clean_text, html_statement, stable_id
-from pipeline.sources.stated_limits import stated_limits
+from microcoder.pipeline.sources.latex import tex_statement
+from microcoder.pipeline.sources.normalize import clean_text, html_statement, stable_id
+from microcoder.pipeline.sources.stated_limits import stated_limits
 
 LANGUAGE_BY_SUFFIX = {".py": "python", ".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".c++": "cpp"}
 STATEMENT_NAMES = ("problem.en.md", "problem.md", "problem.en.tex", "problem.tex", "problem.en.html", "problem.html")
@@ -225,7 +232,7 @@ class Kind:
     scoring: bool = False
     interactive: bool = False
     custom: bool = False  # an output validator program judges (interactive ones always do)
-    codejam: bool = False  # the validator is a Google judge (pipeline.sources.codejam_judge adapts it)
+    codejam: bool = False  # the validator is a Google judge (microcoder.pipeline.sources.codejam_judge adapts it)
 
     @property
     def types(self) -> list[str]:
@@ -255,7 +262,7 @@ def _has_google_judge(pkg: Path, config: dict[str, Any]) -> bool:
     folder = pkg / "output_validators" / "validator"
     if not folder.is_dir():
         return False
-    from pipeline.sources import codejam_judge  # fissix, loaded only for these packages
+    from microcoder.pipeline.sources import codejam_judge  # fissix, loaded only for these packages
 
     if codejam_judge.follows_google_protocol((pkg / "problem.yaml").read_text(encoding="utf-8")):
         return True
@@ -440,7 +447,7 @@ def _codejam_test_sets(statement: str) -> list[TestCase]:
     """An interactive Code Jam problem has no data/: its judge makes each test set's cases from the
     test set's index, so the tests are one per test set the statement names ("Test Set 1", ...),
     input "<index>\\n" (0-based), no answer, group "secret/test_set_<n>" (codejam_judge)."""
-    from pipeline.sources import codejam_judge
+    from microcoder.pipeline.sources import codejam_judge
 
     try:
         return codejam_judge.interactive_tests(statement)
@@ -580,13 +587,13 @@ def _checker(pkg: Path, config: dict[str, Any], kind: Kind) -> Checker:
 
 
 def _codejam_checker(pkg: Path, kind: Kind) -> Checker:
-    """A Google judge, adapted to the Kattis protocol by pipeline.sources.codejam_judge."""
+    """A Google judge, adapted to the Kattis protocol by microcoder.pipeline.sources.codejam_judge."""
     folder = pkg / "output_validators" / "validator"
     files = [f for f in sorted(folder.iterdir()) if f.is_file() and not f.name.startswith(".")]
     if len(files) != 1:
         raise PackageError("unsupported_judge", f"Code Jam judge: expected one file in output_validators/validator, "
                            f"found {[f.name for f in files]}")
-    from pipeline.sources import codejam_judge  # fissix, loaded only for these packages
+    from microcoder.pipeline.sources import codejam_judge  # fissix, loaded only for these packages
 
     try:
         language, program = codejam_judge.adapt(files[0], kind.interactive)
@@ -643,10 +650,12 @@ def _single_source(src: Path, files: list[Path]) -> tuple[str, str]:
 
 def _bundle(folder: Path, sources: list[Path], extras: list[Path]) -> str:
     """A program directory (build/run scripts, several sources) packed by
-    pipeline.evaluator.verdict.bundle (the evaluator builds and runs it as the format says)."""
+    microcoder.pipeline.evaluator.verdict.bundle (the evaluator builds and runs it as the format says)."""
     what = (f"output validator {folder.name}: a program directory ({len(sources)} sources "
             f"{[f.name for f in sources]}, other files {[f.name for f in extras]})")
-    from pipeline.evaluator.verdict.bundle import pack_program_dir  # the evaluator's side, loaded when needed
+    from microcoder.pipeline.evaluator.verdict.bundle import (
+        pack_program_dir,  # the evaluator's side, loaded when needed
+    )
 
     try:
         return pack_program_dir(folder)
@@ -722,7 +731,7 @@ def input_validators(pkg: Path) -> dict[str, Any]:
     and `input_validator_group_args_ignored` = test groups whose own validator arguments differ from
     the secret data's (generated inputs are checked with the secret data's, the full constraints).
     `flags` are the arguments the format passes on the command line; the code does not apply them
-    (pipeline.testgen.validators does). Nothing when the package has no input validator."""
+    (microcoder.pipeline.testgen.validators does). Nothing when the package has no input validator."""
     folder = next((pkg / f for f in INPUT_VALIDATOR_FOLDERS if (pkg / f).is_dir()), None)
     if folder is None:
         return {}

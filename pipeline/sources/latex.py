@@ -17,7 +17,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from pipeline.sources.normalize import clean_text
+from microcoder.pipeline.sources.normalize import clean_text
 
 _MARK = "\ue000{}\ue001"  # placeholder for protected spans (math, code), restored at the end
 _PLACEHOLDER = re.compile("\ue000(\\d+)\ue001")

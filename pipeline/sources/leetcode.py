@@ -18,10 +18,17 @@ from typing import Any
 
 from bs4 import BeautifulSoup
 
-from pipeline.schema import Problem, TestCase
-from pipeline.sources.base import RECORD_ERRORS, Item, Reject, SourceContext, SourceError, unstated_limits
-from pipeline.sources.http import HttpError
-from pipeline.sources.leetcode_types import (
+from microcoder.pipeline.schema import Problem, TestCase
+from microcoder.pipeline.sources.base import (
+    RECORD_ERRORS,
+    Item,
+    Reject,
+    SourceContext,
+    SourceError,
+    unstated_limits,
+)
+from microcoder.pipeline.sources.http import HttpError
+from microcoder.pipeline.sources.leetcode_types import (
     PLAIN,
     STRUCTURES,
     Shape,
@@ -30,8 +37,8 @@ from pipeline.sources.leetcode_types import (
     canonical_result,
     check_argument,
 )
-from pipeline.sources.normalize import html_to_markdown, iso_date, stable_id
-from pipeline.sources.pyliterals import parse_literal, to_json
+from microcoder.pipeline.sources.normalize import html_to_markdown, iso_date, stable_id
+from microcoder.pipeline.sources.pyliterals import parse_literal, to_json
 
 LIST_QUERY = """query problemsetQuestionList($categorySlug: String, $limit: Int, $skip: Int, $filters: QuestionListFilterInput) {
   problemsetQuestionList: questionList(categorySlug: $categorySlug, limit: $limit, skip: $skip, filters: $filters) {

@@ -23,7 +23,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.sources.pyliterals import NotLiteral, convert_asserts, parse_literal, to_json
+from microcoder.pipeline.sources.pyliterals import NotLiteral, convert_asserts, parse_literal, to_json
 
 _UNKNOWN = object()  # "cannot tell" from conforms()
 

@@ -19,7 +19,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.sources.pyliterals import NotLiteral
+from microcoder.pipeline.sources.pyliterals import NotLiteral
 
 STRUCTURES = ("ListNode", "TreeNode")
 # Names a JSON value can stand for (builtins and typing generics seen in LeetCode signatures).

@@ -20,8 +20,8 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from pipeline.schema import Checker, Problem, ReferenceSolution, TestCase, iso_date
-from pipeline.sources.base import (
+from microcoder.pipeline.schema import Checker, Problem, ReferenceSolution, TestCase, iso_date
+from microcoder.pipeline.sources.base import (
     FieldError,
     Item,
     Reject,
@@ -32,23 +32,23 @@ from pipeline.sources.base import (
     need,
     unstated_limits,
 )
-from pipeline.sources.judging import returns_any_order
-from pipeline.sources.leetcode_outputs import (
+from microcoder.pipeline.sources.judging import returns_any_order
+from microcoder.pipeline.sources.leetcode_outputs import (
     AmbiguousOutput,
     ResultType,
     assert_outputs,
     expected_output,
     old_string_convention,
 )
-from pipeline.sources.leetcode_types import (
+from microcoder.pipeline.sources.leetcode_types import (
     SignatureShapes,
     Unrepresentable,
     canonical_result,
     check_argument,
     signature_shapes,
 )
-from pipeline.sources.normalize import clean_text, stable_id
-from pipeline.sources.pyliterals import (
+from microcoder.pipeline.sources.normalize import clean_text, stable_id
+from microcoder.pipeline.sources.pyliterals import (
     NotLiteral,
     encode_args,
     find_signature,

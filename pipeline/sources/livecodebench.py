@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.schema import Problem, TestCase
-from pipeline.sources.base import (
+from microcoder.pipeline.schema import Problem, TestCase
+from microcoder.pipeline.sources.base import (
     FieldError,
     Item,
     Reject,
@@ -29,7 +29,7 @@ from pipeline.sources.base import (
     need,
     unstated_limits,
 )
-from pipeline.sources.normalize import entry_point_for, iso_date, stable_id
+from microcoder.pipeline.sources.normalize import entry_point_for, iso_date, stable_id
 
 MAX_DECOMPRESSED_BYTES = 512 * 2**20
 TEST_TYPES = {"stdin": "stdio", "functional": "functional"}

@@ -14,7 +14,7 @@ import xxhash
 from bs4 import BeautifulSoup
 from markdownify import MarkdownConverter
 
-from pipeline.schema import (
+from microcoder.pipeline.schema import (
     Problem,
     iso_date,  # noqa: F401 - the one date parser; sources import it from here
 )

@@ -15,7 +15,7 @@ like any checker program.
 
 from __future__ import annotations
 
-from pipeline.schema import Checker
+from microcoder.pipeline.schema import Checker
 
 _WRAPPER = '''\
 # open-r1/codeforces generated_checker, wrapped for the testlib protocol (see pipeline/sources/openr1_checker.py)

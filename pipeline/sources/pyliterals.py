@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.schema import TestCase
+from microcoder.pipeline.schema import TestCase
 
 MAX_LITERAL_CHARS = 2_000_000  # bigger inputs are rejected before parsing (parser memory)
 _JSON_NAMES = {"null": None, "true": True, "false": False}

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pipeline.sources.normalize import html_to_markdown
+from microcoder.pipeline.sources.normalize import html_to_markdown
 
 _NUMBER = r"(\d+(?:\.\d+)?)"
 _TIME = re.compile(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.executor import ExecutionFields
+from microcoder.pipeline.executor import ExecutionFields
 
 
 @dataclass
@@ -22,7 +22,7 @@ class GeneratorModelConfig:
     temperature: float = field(default=0.0, metadata={"help": "Sampling temperature of the generator answer."})
 
     def __post_init__(self) -> None:
-        from pipeline.generation.backends import BACKENDS, check_temperature
+        from microcoder.pipeline.generation.backends import BACKENDS, check_temperature
 
         if self.backend is not None and self.backend not in BACKENDS:
             raise ValueError(f"backend must be one of {list(BACKENDS)} or null, got {self.backend!r}")

@@ -156,7 +156,7 @@ class KeyMap:
     """Statement references -> keys, for one signature (parameter names and their types)."""
 
     def __init__(self, params: dict[str, Any], statement: str):
-        self.params = params  # name -> Type (pipeline.testgen.types)
+        self.params = params  # name -> Type (microcoder.pipeline.testgen.types)
         self.fields: dict[str, str] = {}  # `fromi` -> `val:flights[][0]`
         for m in _FIELDS.finditer(statement.translate(_ZERO_WIDTH)):
             owner = m.group(1)

@@ -29,8 +29,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.testgen.space import Space, format_input, parse_input
-from pipeline.testgen.types import Signature, Type
+from microcoder.pipeline.testgen.space import Space, format_input, parse_input
+from microcoder.pipeline.testgen.types import Signature, Type
 
 INT_FALLBACK = (0, 100)
 LEN_FALLBACK = (1, 20)

@@ -3,7 +3,7 @@ returned. Used for the references (expected outputs, by agreement), for generato
 stdout is a test input) and for the solutions that measure the tests (known-wrong ones, mutants:
 failed or not, per test).
 
-Outputs come from the evaluator's run mode (`pipeline.evaluator.programs.run_outputs`): status AC
+Outputs come from the evaluator's run mode (`microcoder.pipeline.evaluator.programs.run_outputs`): status AC
 means "ran to completion"; what testgen adds is its own reading of an output (cut at a byte limit:
 OLE; a functional result that is not plain JSON: RE).
 """
@@ -14,8 +14,8 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pipeline.evaluator.programs import judge_runs, run_outputs
-from pipeline.schema import PROGRAM_KINDS, Problem
+from microcoder.pipeline.evaluator.programs import judge_runs, run_outputs
+from microcoder.pipeline.schema import PROGRAM_KINDS, Problem
 
 RAN = ("AC",)  # ran to completion: its output is valid
 FAILS = ("WA", "RE", "TLE", "MLE", "OLE")  # a solution failing a test this way is caught by it
@@ -95,7 +95,7 @@ def judge_each(evaluator, problems: dict[str, Problem], subs: list[tuple[str, st
 # --- expected outputs by agreement ------------------------------------------------------------------
 def agree(p: Problem, a: str, b: str) -> bool:
     """Two outputs the problem's comparison accepts as the same answer (its checker, unless a program)."""
-    from pipeline.evaluator import compare_functional, compare_stdio
+    from microcoder.pipeline.evaluator import compare_functional, compare_stdio
 
     checker = p.checker if p.checker is not None and p.checker.kind not in PROGRAM_KINDS else None
     try:

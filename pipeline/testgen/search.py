@@ -27,7 +27,7 @@ separates one more or `search_max_tests` tests were added. A chosen test is tier
 label, the generator's label, `mutation of <parent input_sha>`). Every candidate not chosen is
 counted with its reason.
 
-`strength_records` turns it all into `pipeline.strength` records: before (own tests) and after (own +
+`strength_records` turns it all into `microcoder.pipeline.strength` records: before (own tests) and after (own +
 generated + searched), for known-wrong solutions and mutants.
 """
 
@@ -38,17 +38,24 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from pipeline import strength
-from pipeline.io import content_hash
-from pipeline.schema import Problem, TestCase
-from pipeline.testgen.functional import Candidate, case_seed, generate_inputs, mutate_input
-from pipeline.testgen.mutants import make_mutants
-from pipeline.testgen.runner import FAILS, Expected, judge, judge_each, reference_outputs, references_of
-from pipeline.testgen.space import Space
-from pipeline.testgen.stdio import Generator, Plan, keep_valid, run_generators, tier_plan
+from microcoder.pipeline import strength
+from microcoder.pipeline.io import content_hash
+from microcoder.pipeline.schema import Problem, TestCase
+from microcoder.pipeline.testgen.functional import Candidate, case_seed, generate_inputs, mutate_input
+from microcoder.pipeline.testgen.mutants import make_mutants
+from microcoder.pipeline.testgen.runner import (
+    FAILS,
+    Expected,
+    judge,
+    judge_each,
+    reference_outputs,
+    references_of,
+)
+from microcoder.pipeline.testgen.space import Space
+from microcoder.pipeline.testgen.stdio import Generator, Plan, keep_valid, run_generators, tier_plan
 
 if TYPE_CHECKING:
-    from pipeline.testgen.config import TestgenConfig
+    from microcoder.pipeline.testgen.config import TestgenConfig
 
 NOT_RUN = ("CE", "SE")  # the solution did not build, or our harness failed: not measured
 INCORRECT = ("known_wrong", "mutant")
@@ -309,7 +316,7 @@ def _size(c: Candidate) -> int:
 
 # --- the figures ------------------------------------------------------------------------------------
 def strength_records(t: Trial) -> dict[str, dict[str, dict[str, Any]]]:
-    """{"before": {"known_wrong": rec, "mutants": rec}, "after": {...}} (`pipeline.strength` records):
+    """{"before": {"known_wrong": rec, "mutants": rec}, "after": {...}} (`microcoder.pipeline.strength` records):
     before = the problem's own tests, after = own + generated + searched."""
     refs = [i for i in t.ran if t.solutions[i].role == "reference"]
 

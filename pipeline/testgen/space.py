@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
-from pipeline.testgen.constraints import (
+from microcoder.pipeline.testgen.constraints import (
     _CMP,
     Bound,
     Constraints,
@@ -41,7 +41,7 @@ from pipeline.testgen.constraints import (
     parse_constraints,
     to_python,
 )
-from pipeline.testgen.types import Signature, Type
+from microcoder.pipeline.testgen.types import Signature, Type
 
 
 class _Groups:

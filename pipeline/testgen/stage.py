@@ -12,7 +12,7 @@ the problem ships and the generator's own); expected outputs by the agreement of
 that finish in the sandbox (an input on which a reference crashes, on which none finishes, or on
 which the finishing ones disagree is dropped; one resting on a single reference is marked). Then
 the problem's known-wrong solutions and mutants of its reference are judged on its own tests and
-on the generated ones, the wrong-solution-guided search (`pipeline.testgen.search`) looks for
+on the generated ones, the wrong-solution-guided search (`microcoder.pipeline.testgen.search`) looks for
 tests that fail the survivors, and TPR / TNR before and after go into the report (per problem)
 and stats.json (totals, per source, per difficulty). Each generated test's provenance (method,
 tier, generator, seed, input hash, references agreeing, search round) goes into `meta["testgen"]`.
@@ -22,7 +22,7 @@ Runs go through the judge of the params' `evaluator:` section (`make_evaluator`,
 cached per problem by content hash (`problem_cache`: the evaluator's `ResultCache`, one SQLite
 table), so a killed run resumes where it stopped and a rerun with the same inputs and params
 re-executes nothing; the program runs behind them are cached per run in the same file
-(`pipeline.evaluator.programs.run_outputs`: the cache validate's runs use). `Testgen` is the stage: read
+(`microcoder.pipeline.evaluator.programs.run_outputs`: the cache validate's runs use). `Testgen` is the stage: read
 (tolerantly), generate, write problems, rejects, report and stats.
 """
 
@@ -37,21 +37,21 @@ from typing import Any
 
 from tqdm import tqdm
 
-from pipeline import strength
-from pipeline.evaluator.config import EvaluatorConfig
-from pipeline.evaluator.programs import CachedEvaluator, ResultCache
-from pipeline.evaluator.verdict_key import verdict_key
-from pipeline.io import content_hash
-from pipeline.schema import Problem, TestCase
-from pipeline.sources.judging import is_interactive
-from pipeline.stage import Stage, StageContext, StageStats, settings_record
-from pipeline.testgen import search as hunt
-from pipeline.testgen.config import TestgenConfig
-from pipeline.testgen.functional import Candidate, case_seed, example_values, generate_inputs
-from pipeline.testgen.runner import reference_outputs
-from pipeline.testgen.search import Kept, Trial
-from pipeline.testgen.space import Space
-from pipeline.testgen.stdio import (
+from microcoder.pipeline import strength
+from microcoder.pipeline.evaluator.config import EvaluatorConfig
+from microcoder.pipeline.evaluator.programs import CachedEvaluator, ResultCache
+from microcoder.pipeline.evaluator.verdict_key import verdict_key
+from microcoder.pipeline.io import content_hash
+from microcoder.pipeline.schema import Problem, TestCase
+from microcoder.pipeline.sources.judging import is_interactive
+from microcoder.pipeline.stage import Stage, StageContext, StageStats, settings_record
+from microcoder.pipeline.testgen import search as hunt
+from microcoder.pipeline.testgen.config import TestgenConfig
+from microcoder.pipeline.testgen.functional import Candidate, case_seed, example_values, generate_inputs
+from microcoder.pipeline.testgen.runner import reference_outputs
+from microcoder.pipeline.testgen.search import Kept, Trial
+from microcoder.pipeline.testgen.space import Space
+from microcoder.pipeline.testgen.stdio import (
     Generator,
     Plan,
     authored_generators,
@@ -61,7 +61,7 @@ from pipeline.testgen.stdio import (
     run_generators,
     tier_plan,
 )
-from pipeline.testgen.types import Unsupported, signature_of
+from microcoder.pipeline.testgen.types import Unsupported, signature_of
 
 VERSION = "4"  # bump when generation changes: cached results of older versions are not reused
 
@@ -323,7 +323,7 @@ def testgen_problems(problems: list[Problem], cfg: TestgenConfig, *, evaluator: 
     done = 0  # problems of this run committed to the cache
     try:
         if works:
-            from pipeline.evaluator.factory import make_evaluator
+            from microcoder.pipeline.evaluator.factory import make_evaluator
 
             with make_evaluator(evaluator, executor=cfg.executor, ray_address=cfg.ray_address) as judge:
                 ev = CachedEvaluator(judge, runs, verdict_key(evaluator))  # program runs: one cache per run
@@ -336,7 +336,7 @@ def testgen_problems(problems: list[Problem], cfg: TestgenConfig, *, evaluator: 
                         results[i] = value
                     bar.update(len(chunk))
     except KeyboardInterrupt:  # SIGINT / SIGTERM (the judges are stopped): say what a rerun starts from
-        from pipeline.stage import StageInterrupted
+        from microcoder.pipeline.stage import StageInterrupted
 
         raise StageInterrupted(f"kept the generated tests of {done} finished problem{'' if done == 1 else 's'} in "
                                f"the cache {cfg.cache_path} (besides the {len(todo) - len(works)} found there); a "
@@ -488,7 +488,7 @@ class Testgen(Stage):
     input_label = "testgen input problems"
 
     def process(self, problems: list[Problem], ctx: StageContext) -> list[Problem]:
-        from pipeline.io import write_jsonl
+        from microcoder.pipeline.io import write_jsonl
 
         result = testgen_problems(problems, ctx.cfg, evaluator=ctx.evaluator, progress=ctx.progress)
         ctx.stats.figures = result.stats.figures

@@ -4,7 +4,7 @@ backends (or authored, from a jsonl of `{id, generator, validator?}`), run in th
 one test input; the optional validator reads a test input and exits 0 when it is valid.
 
 Every generated input must pass every input validator the problem ships (Kattis
-`input_validators/`, see `pipeline.testgen.validators`) and the generator's own validator; an input
+`input_validators/`, see `microcoder.pipeline.testgen.validators`) and the generator's own validator; an input
 one of them rejects, or that no usable validator could judge, is dropped and counted. Nothing the
 model writes runs outside the evaluator's sandbox.
 """
@@ -16,11 +16,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pipeline.inputs import InputError, require_input
-from pipeline.io import read_jsonl
-from pipeline.schema import Problem
-from pipeline.testgen.functional import Candidate
-from pipeline.testgen.runner import Job, collect
+from microcoder.pipeline.inputs import InputError, require_input
+from microcoder.pipeline.io import read_jsonl
+from microcoder.pipeline.schema import Problem
+from microcoder.pipeline.testgen.functional import Candidate
+from microcoder.pipeline.testgen.runner import Job, collect
 
 TIERS = ("small", "large", "edge")
 TIER_OF = {"small": "random", "large": "max", "edge": "edge"}  # the generator's tiers in testgen's terms
@@ -78,8 +78,8 @@ def authored_generators(path: str | Path | None) -> dict[str, Generator]:
 def model_generators(problems: list[Problem], backend: str, model: str, options: dict[str, Any],
                      max_tokens: int, temperature: float, seed: int) -> dict[str, Generator]:
     """Ask the model (rollout backends) for a generator and a validator per problem."""
-    from pipeline.generation.backends import SamplingParams, get_backend
-    from pipeline.generation.extract import answer_part, fenced_blocks
+    from microcoder.pipeline.generation.backends import SamplingParams, get_backend
+    from microcoder.pipeline.generation.extract import answer_part, fenced_blocks
 
     if not problems:
         return {}
@@ -138,7 +138,7 @@ def run_generators(evaluator, plans: list[Plan], max_input_bytes: int) -> dict[A
 def input_validators(p: Problem, generator: Generator | None) -> list:
     """The validators every generated input of `p` must pass: the problem's own (Kattis
     `input_validators/`) and the generator's, where it has one."""
-    from pipeline.testgen.validators import InputValidator, validators_of
+    from microcoder.pipeline.testgen.validators import InputValidator, validators_of
 
     own = list(validators_of(p))
     if generator is not None and generator.validator:
@@ -149,7 +149,7 @@ def input_validators(p: Problem, generator: Generator | None) -> list:
 def keep_valid(evaluator, items: list[tuple[Problem, list, list[Candidate]]]) -> list[tuple[list[Candidate], Counter]]:
     """Per (problem, validators, candidates): the candidates every validator accepts, and the rest
     counted by why (`REJECTED`, `UNUSABLE`, `CRASHED`)."""
-    from pipeline.testgen.validators import check_inputs, is_unusable
+    from microcoder.pipeline.testgen.validators import check_inputs, is_unusable
 
     todo = [(p, vs, [c.input for c in cands]) for p, vs, cands in items if vs and cands]
     verdicts = iter(check_inputs(evaluator, todo) if todo else [])

@@ -1,13 +1,13 @@
 """Parameter types of a functional entry point, read from its annotations (the reference's or the
 starter code's), in the JSON forms the evaluator's harness accepts: a `TreeNode` / `ListNode`
-travels as a list in LeetCode notation (see `pipeline.sources.leetcode_types`)."""
+travels as a list in LeetCode notation (see `microcoder.pipeline.sources.leetcode_types`)."""
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
 
-from pipeline.sources.pyliterals import find_signature
+from microcoder.pipeline.sources.pyliterals import find_signature
 
 KINDS = ("int", "float", "bool", "str", "list", "tree", "linked")
 _SCALARS = {"int": "int", "float": "float", "bool": "bool", "str": "str"}

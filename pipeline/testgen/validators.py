@@ -25,8 +25,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pipeline.schema import Problem
-from pipeline.testgen.runner import RAN, Job, Run, collect
+from microcoder.pipeline.schema import Problem
+from microcoder.pipeline.testgen.runner import RAN, Job, Run, collect
 
 KATTIS_VALID_EXIT = 42
 # A validator gets more time and memory than a solution (the format's validation limits are
@@ -133,7 +133,7 @@ def _runnable(val: InputValidator) -> str:
     include stays, and the compile error says what is missing)."""
     if val.language != "cpp" or not _TESTLIB_INCLUDE.search(val.code):
         return val.code
-    from pipeline.evaluator.verdict import testlib
+    from microcoder.pipeline.evaluator.verdict import testlib
 
     folder = testlib.include_dir(None)
     if folder is None:

@@ -14,7 +14,7 @@ import p_stdio  # noqa: E402,F401
 import p_stdio_hard  # noqa: E402,F401
 from common import RECORDS  # noqa: E402
 
-from pipeline.schema import Problem, ReferenceSolution, TestCase  # noqa: E402
+from microcoder.pipeline.schema import Problem, ReferenceSolution, TestCase  # noqa: E402
 
 OUT = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "data" / "seed")
 

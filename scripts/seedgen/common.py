@@ -4,7 +4,7 @@ import copy
 import json
 import random
 
-from pipeline.schema import Checker, Problem, ReferenceSolution, TestCase
+from microcoder.pipeline.schema import Checker, Problem, ReferenceSolution, TestCase
 
 RECORDS = []
 

@@ -1,6 +1,6 @@
 """The judge process that runs *inside* the sandbox (stdlib only; run as `import harness; harness.main()`).
 
-One judge lives per box and serves the parent's requests (`pipeline.evaluator.sandbox.box.Box`,
+One judge lives per box and serves the parent's requests (`microcoder.pipeline.evaluator.sandbox.box.Box`,
 PROTOCOL.md) for many submissions, by job:
 - `harness_protocol.py`: reading requests, writing replies, grouping a session's call replies;
 - `harness_runs.py`: one program run (stdio, checker, compiler) and the clean-up after it;

@@ -2,7 +2,7 @@
 
 A parameter or result annotated with `ListNode` / `TreeNode`, or with any nesting of them in
 lists and optionals (`List[Optional[ListNode]]`, `Optional[List[TreeNode]]`,
-`list[ListNode | None]`), travels as JSON in LeetCode's notation (`pipeline.sources.
+`list[ListNode | None]`), travels as JSON in LeetCode's notation (`microcoder.pipeline.sources.
 leetcode_types`): a linked list as its values, a tree in level order with `null` for a missing
 child. `annotation_shape` reads that nesting from the annotation, whether Python evaluated it
 (`typing.List[typing.Optional[solution.ListNode]]`, where module prefixes are in the text) or

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.evaluator.sandbox import cgroups
-from pipeline.evaluator.sandbox import launch as sb
+from microcoder.pipeline.evaluator.sandbox import cgroups
+from microcoder.pipeline.evaluator.sandbox import launch as sb
 
 START_TIMEOUT_S = 60.0
 HEADER_MAX = 1 << 20

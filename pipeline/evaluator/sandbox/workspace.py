@@ -22,11 +22,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pipeline.evaluator.config import EvaluatorConfig
-from pipeline.evaluator.sandbox import launch as sb
-from pipeline.evaluator.sandbox.box import Box
-from pipeline.evaluator.verdict import testlib
-from pipeline.schema import Problem
+from microcoder.pipeline.evaluator.config import EvaluatorConfig
+from microcoder.pipeline.evaluator.sandbox import launch as sb
+from microcoder.pipeline.evaluator.sandbox.box import Box
+from microcoder.pipeline.evaluator.verdict import testlib
+from microcoder.pipeline.schema import Problem
 
 MB = 1 << 20
 

@@ -42,10 +42,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from pipeline.evaluator.sandbox.box import BoxError
-from pipeline.evaluator.sandbox.workspace import MB, Worker
-from pipeline.evaluator.verdict import testlib
-from pipeline.evaluator.verdict.compile import Compiler
+from microcoder.pipeline.evaluator.sandbox.box import BoxError
+from microcoder.pipeline.evaluator.sandbox.workspace import MB, Worker
+from microcoder.pipeline.evaluator.verdict import testlib
+from microcoder.pipeline.evaluator.verdict.compile import Compiler
 
 NAME = re.compile(r"^[a-zA-Z0-9_][a-zA-Z0-9_.-]{0,254}$")  # the format's file names; others are ignored
 SKIPPED_DIRS = {"__pycache__"}  # an interpreter's leftovers, not part of the program

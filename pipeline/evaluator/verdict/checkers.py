@@ -39,13 +39,13 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from pipeline.evaluator.config import EvaluatorConfig
-from pipeline.evaluator.sandbox.box import Box, BoxError
-from pipeline.evaluator.sandbox.workspace import MB, Worker, private_data, write_file
-from pipeline.evaluator.verdict import bundle, testlib
-from pipeline.evaluator.verdict.compare import Comparison
-from pipeline.evaluator.verdict.compile import Compiler, install
-from pipeline.schema import Checker, Problem, TestCase
+from microcoder.pipeline.evaluator.config import EvaluatorConfig
+from microcoder.pipeline.evaluator.sandbox.box import Box, BoxError
+from microcoder.pipeline.evaluator.sandbox.workspace import MB, Worker, private_data, write_file
+from microcoder.pipeline.evaluator.verdict import bundle, testlib
+from microcoder.pipeline.evaluator.verdict.compare import Comparison
+from microcoder.pipeline.evaluator.verdict.compile import Compiler, install
+from microcoder.pipeline.schema import Checker, Problem, TestCase
 
 KATTIS_AC, KATTIS_WA = 42, 43
 EXTRA_FD_BASE = 4  # where a program's extra descriptors start (inside/harness_runs.py)

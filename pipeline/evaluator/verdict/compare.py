@@ -40,7 +40,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.schema import PROGRAM_KINDS, Checker, is_json
+from microcoder.pipeline.schema import PROGRAM_KINDS, Checker, is_json
 
 DEFAULT_REL_TOL = 1e-6
 DEFAULT_ABS_TOL = 1e-6

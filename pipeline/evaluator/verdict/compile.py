@@ -30,9 +30,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.evaluator.config import EvaluatorConfig
-from pipeline.evaluator.sandbox.box import BoxError
-from pipeline.evaluator.sandbox.workspace import MB, Worker, write_file
+from microcoder.pipeline.evaluator.config import EvaluatorConfig
+from microcoder.pipeline.evaluator.sandbox.box import BoxError
+from microcoder.pipeline.evaluator.sandbox.workspace import MB, Worker, write_file
 
 ERROR_KEEP = 4000
 BLOCKED_CPU_SHARE = 0.1  # of the wall-clock limit: less CPU than this in all that time = blocked

@@ -64,10 +64,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.evaluator.sandbox.box import Box, BoxError, BoxKilled, Reply
-from pipeline.evaluator.sandbox.workspace import MB
-from pipeline.evaluator.verdict import checkers, runs
-from pipeline.schema import TestResult
+from microcoder.pipeline.evaluator.sandbox.box import Box, BoxError, BoxKilled, Reply
+from microcoder.pipeline.evaluator.sandbox.workspace import MB
+from microcoder.pipeline.evaluator.verdict import checkers, runs
+from microcoder.pipeline.schema import TestResult
 
 PROTOCOLS = ("kattis", "testlib")
 INTERACTOR_WALL_EXTRA_S = 5.0  # beyond the submission's wall and the interactor's CPU limit

@@ -22,13 +22,13 @@ import time
 from contextlib import nullcontext
 from typing import Any
 
-from pipeline.evaluator.config import EvaluatorConfig, Submission
-from pipeline.evaluator.sandbox.box import BoxError, BoxKilled
-from pipeline.evaluator.sandbox.workspace import MB, private_copy, write_file
-from pipeline.evaluator.verdict import checkers, interactive
-from pipeline.evaluator.verdict.compare import Comparison, compare_functional, compare_stdio
-from pipeline.evaluator.verdict.compile import install
-from pipeline.evaluator.verdict.runs import (
+from microcoder.pipeline.evaluator.config import EvaluatorConfig, Submission
+from microcoder.pipeline.evaluator.sandbox.box import BoxError, BoxKilled
+from microcoder.pipeline.evaluator.sandbox.workspace import MB, private_copy, write_file
+from microcoder.pipeline.evaluator.verdict import checkers, interactive
+from microcoder.pipeline.evaluator.verdict.compare import Comparison, compare_functional, compare_stdio
+from microcoder.pipeline.evaluator.verdict.compile import install
+from microcoder.pipeline.evaluator.verdict.runs import (
     REPLY_GRACE_S,
     Cancelled,
     Job,
@@ -44,12 +44,12 @@ from pipeline.evaluator.verdict.runs import (
     tail,
     tle_diff,
 )
-from pipeline.schema import PROGRAM_KINDS, STYLES, Problem, TestResult, Verdict
+from microcoder.pipeline.schema import PROGRAM_KINDS, STYLES, Problem, TestResult, Verdict
 
 LANGUAGES = ("python", "cpp")
 # first-failure: stop at a submission's first failed test; all: judge every test; run: run every test
 # and keep what it printed, comparing nothing (status AC = ran to completion; checker and expected
-# outputs unused): how programs are run for their outputs (`pipeline.evaluator.programs`)
+# outputs unused): how programs are run for their outputs (`microcoder.pipeline.evaluator.programs`)
 MODES = ("first-failure", "all", "run")
 CALLS_CHUNK_BYTES = 1 << 20  # test inputs per pipelined `calls` request (at least one test)
 

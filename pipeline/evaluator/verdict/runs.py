@@ -11,10 +11,10 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.evaluator.config import EvaluatorConfig, Submission
-from pipeline.evaluator.sandbox.workspace import MB, Worker
-from pipeline.evaluator.verdict.compile import Compiler
-from pipeline.schema import Problem, TestResult
+from microcoder.pipeline.evaluator.config import EvaluatorConfig, Submission
+from microcoder.pipeline.evaluator.sandbox.workspace import MB, Worker
+from microcoder.pipeline.evaluator.verdict.compile import Compiler
+from microcoder.pipeline.schema import Problem, TestResult
 
 REPLY_GRACE_S = 15.0  # on top of a run's wall limit before the judge process is declared stuck
 

@@ -8,7 +8,7 @@
 `executor="ray"` runs `hf` or `vllm` as replicas on a Ray cluster (`ray_replicas`), with the same
 interface; `openai` already spreads over its servers and runs as it is.
 
-`prompts` are chat messages (`pipeline.generation.prompts.build_messages`); each backend renders or
+`prompts` are chat messages (`microcoder.pipeline.generation.prompts.build_messages`); each backend renders or
 sends them with the same thinking switch. The result has one list of `n` samples per prompt.
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from pipeline.generation.backends.base import (  # noqa: F401 - the package's vocabulary
+from microcoder.pipeline.generation.backends.base import (  # noqa: F401 - the package's vocabulary
     BACKENDS,
     ENGINE_FAILURES,
     MAX_TEMPERATURE,
@@ -31,7 +31,7 @@ from pipeline.generation.backends.base import (  # noqa: F401 - the package's vo
     repeat_greedy,
     with_open_think,
 )
-from pipeline.generation.backends.local import local_backend
+from microcoder.pipeline.generation.backends.local import local_backend
 
 log = logging.getLogger(__name__)
 
@@ -41,13 +41,13 @@ RAY_OPTIONS = ("replicas", "replica_cpus", "replica_gpus", "replica_retries", "c
 def get_backend(name: str, *, executor: str = "local", ray_address: str | None = None, **options: Any) -> Backend:
     """A backend by name; `options` are the backend's constructor arguments (see each class).
     executor="ray": `hf`/`vllm` replicas as Ray actors (`RayReplicasBackend`, whose own options are
-    RAY_OPTIONS); `ray_address` as in `pipeline.executor`."""
-    from pipeline.executor import check_executor
+    RAY_OPTIONS); `ray_address` as in `microcoder.pipeline.executor`."""
+    from microcoder.pipeline.executor import check_executor
 
     check_executor(executor, ray_address)
     ray_options = {key: options.pop(key) for key in RAY_OPTIONS if key in options}
     if executor == "ray" and name in ("hf", "vllm"):
-        from pipeline.generation.backends.ray_replicas import RayReplicasBackend
+        from microcoder.pipeline.generation.backends.ray_replicas import RayReplicasBackend
 
         return RayReplicasBackend(name, ray_address=ray_address, **ray_options, **options)
     if ray_options:

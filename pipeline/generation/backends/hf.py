@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.generation.backends.base import (
+from microcoder.pipeline.generation.backends.base import (
     Sample,
     SamplingParams,
     prompt_seed,
     repeat_greedy,
     with_open_think,
 )
-from pipeline.generation.prompts import render_prompt
+from microcoder.pipeline.generation.prompts import render_prompt
 
 
 def batch_plan(texts: list[str], batch_size: int) -> list[list[int]]:
@@ -55,7 +55,7 @@ class HFBackend:
             return
         import torch
 
-        from pipeline.models import load_model_and_tokenizer
+        from microcoder.pipeline.models import load_model_and_tokenizer
 
         device = self.device
         if device == "auto":

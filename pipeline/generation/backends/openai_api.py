@@ -22,7 +22,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from pipeline.generation.backends.base import (
+from microcoder.pipeline.generation.backends.base import (
     ENGINE_FAILURES,
     Sample,
     SamplingParams,

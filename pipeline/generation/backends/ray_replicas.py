@@ -21,7 +21,7 @@ import os
 from collections import deque
 from typing import Any
 
-from pipeline.generation.backends.base import Sample, SamplingParams
+from microcoder.pipeline.generation.backends.base import Sample, SamplingParams
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ class Replica:
     """A Ray actor's body: one backend, built in the actor's process (the model loads on first use)."""
 
     def __init__(self, name: str, options: dict[str, Any]):
-        from pipeline.generation.backends.local import local_backend
+        from microcoder.pipeline.generation.backends.local import local_backend
 
         self.backend = local_backend(name, **options)
 
@@ -51,7 +51,7 @@ class RayReplicasBackend:
     `tensor_parallel_size` GPUs for vllm, none for hf); replica_retries: fresh actors tried per chunk
     after its replica died; chunk_prompts: prompts per task for vllm; runtime_env: Ray's per-actor
     environment (env_vars such as HF_TOKEN or VLLM_BATCH_INVARIANT); ray_address: see
-    `pipeline.executor.ray_init`."""
+    `microcoder.pipeline.executor.ray_init`."""
 
     def __init__(self, name: str, *, ray_address: str | None = None, replicas: int | None = None,
                  replica_cpus: float = 1, replica_gpus: float | None = None, replica_retries: int = 3,
@@ -76,7 +76,7 @@ class RayReplicasBackend:
         self.restarts = 0  # replicas replaced after dying, over this backend's life
         self.progress = None  # optional callback(prompts_done) after each chunk (progress, tests)
         self._actors: list[Any] = []
-        from pipeline.generation.backends.local import local_backend
+        from microcoder.pipeline.generation.backends.local import local_backend
 
         # Built here too: bad options fail now, in one line, not in every actor; for hf it renders
         # the prompts (tokenizer only, the model is never loaded here) to plan the batches.
@@ -84,7 +84,7 @@ class RayReplicasBackend:
 
     # --- replicas -----------------------------------------------------------------------------
     def _start(self):
-        from pipeline.executor import ray_init
+        from microcoder.pipeline.executor import ray_init
 
         ray = ray_init(self.ray_address)
         if not self._actors:
@@ -125,7 +125,7 @@ class RayReplicasBackend:
     # --- work -----------------------------------------------------------------------------------
     def _chunks(self, prompts: list[list[dict[str, str]]]) -> list[list[int]]:
         if self.name == "hf":
-            from pipeline.generation.backends.hf import batch_plan
+            from microcoder.pipeline.generation.backends.hf import batch_plan
 
             return batch_plan(self._planner.render(prompts), self.options.get("batch_size", 8))
         size = self.chunk_prompts or -(-len(prompts) // self.replicas)

@@ -17,7 +17,7 @@ What vLLM 0.31.0 does that shapes this file (read from the wheel):
 - A text prompt is tokenized again with special tokens; chat-rendered text already has them, so
   prompts go in as token ids (`{"prompt_token_ids": ...}`), counted with `add_special_tokens=False`.
 - One prompt of max_model_len tokens or more aborts the whole `generate` call: such prompts are
-  refused here with a clear error (the stages reject them up front, `pipeline.generation.budget`).
+  refused here with a clear error (the stages reject them up front, `microcoder.pipeline.generation.budget`).
 - Greedy sampling (temperature 0) needs n == 1: one sample is requested and repeated.
 - finish_reason "abort"/"error" are engine failures: those requests are retried (same seed) up to
   `engine_retries` times, then `EngineFailure` is raised; they never become samples.
@@ -33,7 +33,7 @@ import traceback
 from multiprocessing import util as mp_util
 from typing import Any
 
-from pipeline.generation.backends.base import (
+from microcoder.pipeline.generation.backends.base import (
     ENGINE_FAILURES,
     EngineFailure,
     Sample,
@@ -42,7 +42,7 @@ from pipeline.generation.backends.base import (
     repeat_greedy,
     with_open_think,
 )
-from pipeline.generation.prompts import render_prompt
+from microcoder.pipeline.generation.prompts import render_prompt
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +125,7 @@ class VLLMBackend:
             long = [f"prompt {i}: {len(x)} tokens" for i, x in enumerate(ids) if len(x) >= limit]
             if long:
                 raise PromptTooLong(f"{len(long)} prompts leave no room for a completion in max_model_len "
-                                    f"{limit} ({'; '.join(long[:5])}); reject them up front (pipeline.generation.budget)")
+                                    f"{limit} ({'; '.join(long[:5])}); reject them up front (microcoder.pipeline.generation.budget)")
         per_request = sampling.per_request(n)
         params = [
             vllm.SamplingParams(n=per_request, temperature=sampling.temperature, top_p=sampling.top_p,
