@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from microcoder.pipeline.evaluator import Submission
+from microcoder.pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
 from microcoder.pipeline.evaluator.sandbox import cgroups as cg
 from microcoder.pipeline.evaluator.sandbox.launch import UID_BASE
 from microcoder.pipeline.schema import Problem, TestCase
@@ -30,6 +30,19 @@ SLOW_OK = dict(wall_factor=4.0, wall_slack_s=20.0)
 ECHO = Problem(id="echo", source="test", statement="", style="stdio", time_limit_s=1.0,
                tests=[TestCase("41\n", "42\n")])
 GOOD = "print(int(input()) + 1)\n"
+
+
+def evaluator_fixture(name: str, workers: int, sandbox: str = "bwrap", **settings):
+    """A module-scoped fixture `name`: one Evaluator (`workers` judges, `sandbox`, EvaluatorConfig
+    `settings`) for the module's tests. `ev`: two judges; `solo`: one, so that consecutive
+    submissions share the judge and its /tmp."""
+
+    @pytest.fixture(scope="module", name=name)
+    def fixture():
+        with Evaluator(workers=workers, sandbox=sandbox, config=EvaluatorConfig(**settings)) as e:
+            yield e
+
+    return fixture
 
 
 def sub(problem: Problem, code: str, lang: str = "python", sid: str = "s") -> Submission:

@@ -13,6 +13,7 @@ from sandbox_fixtures import (
     ECHO,
     FAST,
     SLOW_OK,
+    evaluator_fixture,
     judge,
     needs_bwrap,
     needs_unshare_root,
@@ -21,7 +22,6 @@ from sandbox_fixtures import (
     sub,
 )
 
-from microcoder.pipeline.evaluator import Evaluator, EvaluatorConfig
 from microcoder.pipeline.evaluator.inside import harness_state
 from microcoder.pipeline.evaluator.sandbox import launch as sb
 from microcoder.pipeline.evaluator.sandbox.box import Box, BoxError
@@ -31,23 +31,9 @@ OTHER = Problem(id="other", source="test", statement="", style="stdio", time_lim
                 tests=[TestCase("1\n", "clean\n")])
 
 
-@pytest.fixture(scope="module")
-def ev():
-    with Evaluator(workers=2, sandbox="bwrap", config=EvaluatorConfig(**FAST)) as e:
-        yield e
-
-
-@pytest.fixture(scope="module")
-def solo():
-    """One worker, so consecutive submissions share the judge and its /tmp."""
-    with Evaluator(workers=1, sandbox="bwrap", config=EvaluatorConfig(**SLOW_OK)) as e:
-        yield e
-
-
-@pytest.fixture(scope="module")
-def solo_unshare():
-    with Evaluator(workers=1, sandbox="unshare", config=EvaluatorConfig(**SLOW_OK)) as e:
-        yield e
+ev = evaluator_fixture("ev", 2, **FAST)
+solo = evaluator_fixture("solo", 1, **SLOW_OK)
+solo_unshare = evaluator_fixture("solo_unshare", 1, "unshare", **SLOW_OK)
 
 
 # --- processes ---------------------------------------------------------------------------------------------

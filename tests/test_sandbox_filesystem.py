@@ -19,6 +19,7 @@ from sandbox_fixtures import (
     ECHO,
     FAST,
     SLOW_OK,
+    evaluator_fixture,
     judge,
     needs_bwrap,
     needs_unshare_root,
@@ -44,17 +45,8 @@ def ev():
         os.environ.pop("HF_TOKEN", None)
 
 
-@pytest.fixture(scope="module")
-def solo():
-    """One worker, so consecutive submissions share the judge and its /tmp."""
-    with Evaluator(workers=1, sandbox="bwrap", config=EvaluatorConfig(**SLOW_OK)) as e:
-        yield e
-
-
-@pytest.fixture(scope="module")
-def solo_unshare():
-    with Evaluator(workers=1, sandbox="unshare", config=EvaluatorConfig(**SLOW_OK)) as e:
-        yield e
+solo = evaluator_fixture("solo", 1, **SLOW_OK)
+solo_unshare = evaluator_fixture("solo_unshare", 1, "unshare", **SLOW_OK)
 
 
 # --- the box's root, binds and environment ---------------------------------------------------------------

@@ -6,11 +6,9 @@ never re-ordered to match an ordered list."""
 from __future__ import annotations
 
 import pytest
-from sandbox_fixtures import FAST, SLOW_OK, judge, needs_bwrap, sub
+from sandbox_fixtures import FAST, SLOW_OK, evaluator_fixture, judge, needs_bwrap, sub
 
 from microcoder.pipeline.evaluator import (
-    Evaluator,
-    EvaluatorConfig,
     Submission,
     compare_functional,
     compare_stdio,
@@ -21,17 +19,8 @@ ADD = Problem(id="add", source="test", statement="", style="functional", entry_p
               tests=[TestCase("1\n2", "3"), TestCase("5\n6", "11")])
 
 
-@pytest.fixture(scope="module")
-def ev():
-    with Evaluator(workers=2, sandbox="bwrap", config=EvaluatorConfig(**FAST)) as e:
-        yield e
-
-
-@pytest.fixture(scope="module")
-def solo():
-    """One worker, so consecutive submissions share the judge and its /tmp."""
-    with Evaluator(workers=1, sandbox="bwrap", config=EvaluatorConfig(**SLOW_OK)) as e:
-        yield e
+ev = evaluator_fixture("ev", 2, **FAST)
+solo = evaluator_fixture("solo", 1, **SLOW_OK)
 
 
 # --- the result channel ----------------------------------------------------------------------------------

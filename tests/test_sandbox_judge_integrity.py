@@ -7,9 +7,8 @@ with is replaced before the next run."""
 from __future__ import annotations
 
 import pytest
-from sandbox_fixtures import FAST, assert_pool_still_judges, judge, needs_bwrap, run, sub
+from sandbox_fixtures import FAST, assert_pool_still_judges, evaluator_fixture, judge, needs_bwrap, run, sub
 
-from microcoder.pipeline.evaluator import Evaluator, EvaluatorConfig
 from microcoder.pipeline.evaluator.inside import syscall_filter
 from microcoder.pipeline.schema import Problem, TestCase
 
@@ -46,18 +45,11 @@ INNOCENT = """
 """
 
 
-@pytest.fixture(scope="module")
-def ev():
-    with Evaluator(workers=2, sandbox="bwrap", config=EvaluatorConfig(**FAST)) as e:
-        yield e
+ev = evaluator_fixture("ev", 2, **FAST)
 
 
-@pytest.fixture(scope="module")
-def solo():
-    """One worker (so consecutive submissions share the judge), without the syscall filter: the
-    judge must notice tampering by itself."""
-    with Evaluator(workers=1, sandbox="bwrap", config=EvaluatorConfig(syscall_filter=False, **FAST)) as e:
-        yield e
+# one judge, without the syscall filter: the judge must notice tampering by itself
+solo = evaluator_fixture("solo", 1, syscall_filter=False, **FAST)
 
 
 @needs_bwrap

@@ -17,6 +17,7 @@ from sandbox_fixtures import (
     FAST,
     SLOW_OK,
     assert_pool_still_judges,
+    evaluator_fixture,
     judge,
     needs_bwrap,
     needs_cgroups,
@@ -35,23 +36,9 @@ ADD = Problem(id="add", source="test", statement="", style="functional", entry_p
               tests=[TestCase("1\n2", "3"), TestCase("5\n6", "11")])
 
 
-@pytest.fixture(scope="module")
-def ev():
-    with Evaluator(workers=2, sandbox="bwrap", config=EvaluatorConfig(**FAST)) as e:
-        yield e
-
-
-@pytest.fixture(scope="module")
-def solo():
-    """One worker, so consecutive submissions share the judge and its /tmp."""
-    with Evaluator(workers=1, sandbox="bwrap", config=EvaluatorConfig(**SLOW_OK)) as e:
-        yield e
-
-
-@pytest.fixture(scope="module")
-def solo_unshare():
-    with Evaluator(workers=1, sandbox="unshare", config=EvaluatorConfig(**SLOW_OK)) as e:
-        yield e
+ev = evaluator_fixture("ev", 2, **FAST)
+solo = evaluator_fixture("solo", 1, **SLOW_OK)
+solo_unshare = evaluator_fixture("solo_unshare", 1, "unshare", **SLOW_OK)
 
 
 # --- processes -------------------------------------------------------------------------------------------

@@ -7,23 +7,12 @@ from __future__ import annotations
 import socket
 
 import pytest
-from sandbox_fixtures import FAST, SLOW_OK, judge, needs_bwrap, run, sub
+from sandbox_fixtures import FAST, SLOW_OK, evaluator_fixture, judge, needs_bwrap, run, sub
 
-from microcoder.pipeline.evaluator import Evaluator, EvaluatorConfig
 from microcoder.pipeline.schema import Problem, TestCase
 
-
-@pytest.fixture(scope="module")
-def ev():
-    with Evaluator(workers=2, sandbox="bwrap", config=EvaluatorConfig(**FAST)) as e:
-        yield e
-
-
-@pytest.fixture(scope="module")
-def solo():
-    """One worker, so consecutive submissions share the judge and its /tmp."""
-    with Evaluator(workers=1, sandbox="bwrap", config=EvaluatorConfig(**SLOW_OK)) as e:
-        yield e
+ev = evaluator_fixture("ev", 2, **FAST)
+solo = evaluator_fixture("solo", 1, **SLOW_OK)
 
 
 @needs_bwrap
