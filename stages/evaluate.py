@@ -41,12 +41,12 @@ def main(
         from collections import Counter
 
         from microcoder.pipeline.evaluator.factory import make_evaluator
-        from microcoder.pipeline.evaluator.verdict.judge import MODES
+        from microcoder.pipeline.evaluator.verdict.judge import JUDGING_MODES
         from microcoder.pipeline.inputs import require_input
         from microcoder.pipeline.stage import ConfigError
 
-        if mode not in MODES:
-            raise ConfigError(f"--mode must be one of {list(MODES)}, got {mode!r}")
+        if mode not in JUDGING_MODES:  # not `run`: its AC means "ran", never "correct"
+            raise ConfigError(f"--mode must be one of {list(JUDGING_MODES)}, got {mode!r}")
         # This command's own section is `evaluator:`: `--set workers=2` and `--set evaluator.workers=2` alike.
         ev_cfg, _ = stage().load_configs(params, [s.removeprefix("evaluator.") for s in set_ or []])
         if problems is None or submissions is None or output is None:

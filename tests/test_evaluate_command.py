@@ -83,6 +83,8 @@ def test_errors_are_one_line_exit_2(inputs, tmp_path):
         (["--set", "wokers=2"], "unknown evaluator params ['wokers']; valid: ["),
         (["--set", "timeout_scale=fast"], "params `evaluator.timeout_scale`: expected float"),
         (["--mode", "most"], "--mode must be one of"),
+        # the evaluator's run mode keeps outputs and compares nothing: its AC is no verdict
+        (["--mode", "run"], "--mode must be one of ['first-failure', 'all'], got 'run'"),
     ]
     for extra, message in cases:
         r = evaluate(inputs, *extra)

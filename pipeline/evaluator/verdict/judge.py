@@ -50,7 +50,8 @@ LANGUAGES = ("python", "cpp")
 # first-failure: stop at a submission's first failed test; all: judge every test; run: run every test
 # and keep what it printed, comparing nothing (status AC = ran to completion; checker and expected
 # outputs unused): how programs are run for their outputs (`microcoder.pipeline.evaluator.programs`)
-MODES = ("first-failure", "all", "run")
+JUDGING_MODES = ("first-failure", "all")  # what a verdict may be asked in: `run` judges nothing
+MODES = (*JUDGING_MODES, "run")
 CALLS_CHUNK_BYTES = 1 << 20  # test inputs per pipelined `calls` request (at least one test)
 
 
@@ -502,4 +503,4 @@ def judge(job: Job, timeout_scale: float, base_meta: dict[str, Any]) -> Verdict:
                    time_s=round(sum(t.time_s for t in results), 4), tests=results, reason=reason, meta=meta)
 
 
-__all__ = ["Cancelled", "Job", "MODES", "judge", "BoxError", "BoxKilled"]
+__all__ = ["Cancelled", "Job", "JUDGING_MODES", "MODES", "judge", "BoxError", "BoxKilled"]
