@@ -365,7 +365,8 @@ def timed(cmd: list[str], **kw) -> tuple[float, float | None, subprocess.Complet
 def run_ours_process(work: Path, workers: int, root: Path = ROOT) -> tuple[float, float | None, list[dict]]:
     """`microcoder evaluate` as a fresh process, timed from spawn to exit (imports, pool start,
     reading the inputs, judging, writing the verdicts). `root`: another checkout of the project
-    to time instead (e.g. `git archive` of an earlier commit), run with this interpreter."""
+    to time instead (e.g. `git archive` of an earlier commit), run with this interpreter
+    (`checkout_command`)."""
     out = work / "ours.jsonl"
     args = ["evaluate", "--problems", str(work / "problems.jsonl"), "--submissions", str(work / "subs.jsonl"),
             "-o", str(out), "--workers", str(workers), "--no-progress"]
@@ -373,12 +374,27 @@ def run_ours_process(work: Path, workers: int, root: Path = ROOT) -> tuple[float
     if root.resolve() == ROOT:
         cmd = [str(Path(sys.executable).with_name("microcoder")), *args]
     else:
-        cmd = [sys.executable, "-m", "microcoder.pipeline.cli", *args]
-        env = {**os.environ, "PYTHONPATH": str(root)}
+        cmd, env = checkout_command(root, work, args)
     seconds, cpu, proc = timed(cmd, capture_output=True, text=True, cwd=root, env=env)  # its params.yaml
     if proc.returncode != 0:
         raise SystemExit(f"microcoder evaluate failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     return seconds, cpu, [json.loads(line) for line in out.read_text().splitlines()]
+
+
+def checkout_command(root: Path, work: Path, args: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The CLI of checkout `root`, not this one: a checkout from before the `microcoder` namespace
+    runs as `-m pipeline.cli` from its root; a later one through a folder `microcoder/` of links to
+    its layers, first on PYTHONPATH (so it wins over this checkout's editable install)."""
+    if "microcoder." not in (root / "pipeline" / "cli.py").read_text():
+        return [sys.executable, "-m", "pipeline.cli", *args], {**os.environ, "PYTHONPATH": str(root)}
+    shim = work / "checkout-namespace" / "microcoder"
+    shim.mkdir(parents=True, exist_ok=True)
+    for layer in ("pipeline", "training", "stages"):
+        link = shim / layer
+        if link.is_symlink():
+            link.unlink()
+        link.symlink_to(root.resolve() / layer, target_is_directory=True)
+    return [sys.executable, "-m", "microcoder.pipeline.cli", *args], {**os.environ, "PYTHONPATH": str(shim.parent)}
 
 
 def run_lcb_process(problems: list[Problem], subs: list[Submission], workers: int, timeout: float,

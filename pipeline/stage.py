@@ -42,7 +42,7 @@ import time
 import types
 import typing
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -222,7 +222,7 @@ def settings_record(cfg: Any) -> Any:
     value under a secret-looking key (`api_key`, `hf_token`, `password`, `Authorization`, ...)
     redacted, and credentials and query strings cut out of URLs."""
     data = dataclasses.asdict(cfg) if dataclasses.is_dataclass(cfg) and not isinstance(cfg, type) else cfg
-    if isinstance(data, dict):
+    if isinstance(data, Mapping):  # dicts, and typed sections such as train's grpo (GrpoFields)
         return {k: "<redacted>" if v not in (None, "") and _SECRET_KEY.search(str(k)) else settings_record(v)
                 for k, v in data.items()}
     if isinstance(data, list | tuple):

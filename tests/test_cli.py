@@ -75,3 +75,15 @@ def test_settings_records_redact_secrets_and_keep_the_rest():
         "hf_token": None, "api_key_env": "OPENAI_API_KEY",
         "base_urls": ["https://<redacted>@host/v1?<redacted>", "http://localhost:8000/v1"], "max_tokens": 64,
         "tokenizer": "models/tiny", "user_agent": "MicroCoder"}
+
+
+def test_settings_records_read_typed_sections_as_plain_data():
+    """Train's grpo sections are typed mappings (GrpoFields), not dicts: a record of them is plain
+    data, secrets redacted, never the object's string."""
+    from microcoder.pipeline.stage import build_config, settings_record
+    from microcoder.training.train import TrainConfig
+
+    cfg = build_config(TrainConfig, {"grpo": {"hub_token": "hf_x", "max_steps": 2}}, "train")
+    record = settings_record(cfg)
+    assert record["grpo"] == {"hub_token": "<redacted>", "max_steps": 2}
+    assert type(record["preset_grpo"]["microcoder"]) is dict

@@ -48,10 +48,25 @@ def test_a_second_run_is_a_cache_hit_and_what_decides_a_result_misses(tmp_path, 
     assert runs(cache, problem=sum_problem(time_limit_s=3.0))[:2] == (3, 0)  # the problem as judged
     assert runs(cache, code=SUM + "# another program\n")[:2] == (3, 0)
     assert runs(cache, run=1)[:2] == (3, 0)  # a second run of one program is its own result
+    # what the judge reads besides the problem's fields: a validator's flags, the test's group
+    assert runs(cache, problem=replace(sum_problem(), meta={"validator_flags": "float_tolerance 1e-9"}))[:2] == (3, 0)
+    grouped = replace(sum_problem(), tests=[replace(t, group="secret/g1") for t in sum_problem().tests])
+    assert runs(cache, problem=grouped)[:2] == (3, 0)
     monkeypatch.setattr(vk, "code_digest", lambda: "a-fixed-evaluator")
     assert runs(cache)[:2] == (3, 0)  # the evaluator's code: misses
     assert runs(cache)[:2] == (0, 3)
     cache.close()
+
+
+def test_no_two_kinds_of_result_share_a_key_and_a_stream_only_judges(tmp_path):
+    from microcoder.pipeline.evaluator.programs import KINDS, run_key
+
+    assert len({run_key(kind, "problem", "code", "test", 0) for kind in KINDS}) == len(KINDS)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        run_key("other", "problem", "code", "test", 0)
+    runner = Runner(EV, ResultCache(tmp_path / "c.sqlite"), progress=False)
+    with pytest.raises(ValueError, match="a stream judges"):  # run mode's AC is no verdict to cache as one
+        runner.stream("s", sum_problem(), "python", SUM, [0], 0, mode="run")
 
 
 def test_tables_of_one_file_are_apart(tmp_path):
@@ -80,6 +95,22 @@ def test_run_mode_reads_what_a_program_printed():
     assert [o.status for o in out["crash"]] == ["AC", "RE"] and out["crash"][0].output == "0\n"
     assert [(o.status, o.output) for o in out["cpp"]] == [("CE", None)]
     assert out["none"] == []
+
+
+def test_a_value_no_output_can_carry_is_re_in_run_mode_and_wa_when_judged():
+    """A functional call returning a value JSON cannot carry (a list holding itself) ran, but gave
+    no output to use: RE
+    when run for its output (a reference's vote is void), WA when judged (it equals no answer)."""
+    from microcoder.pipeline.evaluator.config import Submission
+    from microcoder.pipeline.evaluator.factory import make_evaluator
+
+    p = Problem(id="t/odd", source="t", style="functional", entry_point="f", statement="f",
+                tests=[TestCase("1", "1")])
+    code = "def f(x):\n    a = [x]\n    a.append(a)\n    return a\n"
+    with make_evaluator(EV, executor="local") as ev:
+        (ran,) = run_outputs(ev, [("odd", p, "python", code, ["1"])])["odd"]
+        judged = ev.evaluate_batch({p.id: p}, [Submission(p.id, "s", "python", code)], mode="all")[0]
+    assert ran.status == "RE" and judged.status == "WA", (ran, judged)
 
 
 def test_the_evaluators_run_mode_compares_nothing_and_runs_no_checker():

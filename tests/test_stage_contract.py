@@ -105,10 +105,10 @@ def test_the_developing_guide_example_stage_runs(tmp_path, monkeypatch):
     from microcoder.pipeline.io import write_jsonl
 
     library, shell = _doc_blocks()
-    module = types.ModuleType("pipeline.shout")
-    monkeypatch.setitem(sys.modules, "pipeline.shout", module)
+    module = types.ModuleType("microcoder.pipeline.shout")
+    monkeypatch.setitem(sys.modules, "microcoder.pipeline.shout", module)
     exec(compile(library, "DEVELOPING.md:pipeline/shout.py", "exec"), module.__dict__)  # our own doc's code
-    stage = types.ModuleType("stages.shout")
+    stage = types.ModuleType("microcoder.stages.shout")
     exec(compile(shell, "DEVELOPING.md:stages/shout.py", "exec"), stage.__dict__)
 
     problems = tmp_path / "problems.jsonl"

@@ -16,8 +16,8 @@ references and generator programs print) share.
   want what a program prints, not a verdict (`Output`); `judge_runs`: a program's verdict and
   per-test statuses without outputs (what testgen's known solutions and mutants need). Both take
   a live evaluator, or a `CachedEvaluator` (one, plus the cache and its `verdict_key`): then they
-  run only what the cache does not hold. A key's test part tells the three kinds of result apart
-  (judged with outputs, as validate's runs; run mode; statuses only).
+  run only what the cache does not hold. A key names its kind of result (`KINDS`: judged with
+  outputs, as validate's runs; run mode; statuses only), so no two kinds share one.
 
 Our own failures (SE, and a TLE on the wall clock within the CPU limit: `busy_machine`) are never
 cached, so a rerun on a quieter machine runs them again.
@@ -54,16 +54,25 @@ def at_limit(r: dict[str, Any], limit_s: float) -> str:
 
 
 # --- the cache -----------------------------------------------------------------------------------
+# What the judge reads of a problem besides its fields: the output limit, a Kattis validator's flags
+# (per test group or the problem's), and whether it is interactive.
+JUDGED_META = ("output_limit_mb", "validator_flags", "test_groups", "interactive")
+
+
 def problem_hash(p: Problem, evaluator_key: str) -> str:
     """What, besides the code and the test, decides a run's result: the problem as judged (its
-    limits included) and the evaluator's code and settings (`evaluator_key`: `verdict_key`)."""
+    limits, checker and the meta the judge reads included) and the evaluator's code and settings
+    (`evaluator_key`: `verdict_key`)."""
     checker = json.dumps(p.checker.__dict__ if p.checker else None, sort_keys=True)
+    meta = p.meta if isinstance(p.meta, dict) else {}
+    judged_meta = json.dumps({k: meta.get(k) for k in JUDGED_META}, sort_keys=True, default=str)
     return content_hash(p.style, p.entry_point or "", p.starter_code or "", checker, repr(p.time_limit_s),
-                        repr(p.memory_limit_mb), evaluator_key)
+                        repr(p.memory_limit_mb), judged_meta, repr("interactive" in (p.tags or [])), evaluator_key)
 
 
 def test_hash(t: TestCase) -> str:
-    return content_hash(t.input, t.output)
+    """The test as judged: input, expected output and its group (which picks the validator's flags)."""
+    return content_hash(t.input, t.output, t.group or "")
 
 
 test_hash.__test__ = False  # not a pytest test
@@ -73,9 +82,15 @@ def code_hash(language: str, code: str) -> str:
     return content_hash(language, code)
 
 
-def run_key(problem_key: str, program_key: str, test_key: str, run: int) -> str:
-    """One run's cache key, of `problem_hash`, `code_hash`, `test_hash` and the run index."""
-    return content_hash(problem_key, program_key, test_key, str(run))
+KINDS = ("judged", "run", "status")  # a judged run with its output; a run-mode output; a status only
+
+
+def run_key(kind: str, problem_key: str, program_key: str, test_key: str, run: int) -> str:
+    """One run's cache key, of the kind of result (`KINDS`: no two kinds ever share a key),
+    `problem_hash`, `code_hash`, `test_hash` and the run index."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    return content_hash(kind, problem_key, program_key, test_key, str(run))
 
 
 class ResultCache:
@@ -232,10 +247,13 @@ class Runner:
 
     def stream(self, name: str, problem: Problem, language: str, code: str, tests: list[int], run: int,
                **kw) -> Stream:
-        """A Stream over `tests` (smallest input first) with what the cache already holds."""
+        """A Stream over `tests` (smallest input first) with what the cache already holds. Streams
+        judge (mode first-failure or all): their results are verdicts, cached as such."""
+        if kw.get("mode", "first-failure") not in ("first-failure", "all"):
+            raise ValueError(f"a stream judges: mode first-failure or all, got {kw['mode']!r}")
         ph, ch = problem_hash(problem, self.key), code_hash(language, code)
         order = sorted(tests, key=lambda i: (len(problem.tests[i].input), i))
-        keys = {ti: run_key(ph, ch, test_hash(problem.tests[ti]), run) for ti in order}
+        keys = {ti: run_key("judged", ph, ch, test_hash(problem.tests[ti]), run) for ti in order}
         kw.setdefault("presume_after", self.presume_after)
         kw.setdefault("chunk_s", self.chunk_s)
         s = Stream(name, problem, language, code, order, keys, **kw)
@@ -344,15 +362,10 @@ class CachedEvaluator:
         return getattr(self.ev, name)
 
 
-# Tags of the test part of a key, so that no two kinds of result share one: run mode (an output) and
-# judging without outputs (a status); validate's judged runs with outputs keep `test_hash` alone.
-_RUN_MODE, _STATUS_ONLY = "\0run", "\0status"
-
-
 def output_key(evaluator_key: str, problem: Problem, language: str, code: str, text: str) -> str:
     """The cache key of one run-mode run (`run_key`, with the problem as run: no checker)."""
-    return run_key(problem_hash(replace(problem, checker=None), evaluator_key), code_hash(language, code),
-                   content_hash(_RUN_MODE, text), 0)
+    return run_key("run", problem_hash(replace(problem, checker=None), evaluator_key), code_hash(language, code),
+                   content_hash(text), 0)
 
 
 def run_outputs(ev, jobs: list[tuple[Any, Problem, str, str, list[str]]]) -> dict[Any, list[Output]]:
@@ -429,7 +442,7 @@ def judge_runs(ev, items: list[tuple[Any, Problem, str, str]], mode: str) -> dic
         got: list[dict[str, Any] | None] = [None] * len(problem.tests)
         if cache:
             ph, ch = problem_hash(problem, cache.evaluator_key), code_hash(language, code)
-            keys[key] = [run_key(ph, ch, content_hash(_STATUS_ONLY, test_hash(t)), 0) for t in problem.tests]
+            keys[key] = [run_key("status", ph, ch, test_hash(t), 0) for t in problem.tests]
             got = [cache.cache.get(k) for k in keys[key]]
         if mode == "first-failure":
             stop = next((i for i, r in enumerate(got) if r is None or r["status"] != "AC"), len(got))

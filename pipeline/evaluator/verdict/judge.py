@@ -372,8 +372,8 @@ class Session:
             tr.status, tr.diff, self.retire = "MLE", peak, True
         elif frame.get("ok") is True:
             return judged(job, index, text, tr, converted=bool(frame.get("converted")))
-        elif frame.get("error_type") == "Unserialisable":
-            tr.status, tr.diff = "WA", text[:300]
+        elif frame.get("error_type") == "Unserialisable":  # a value no answer can equal; no output to run for
+            tr.status, tr.diff = ("RE" if job.mode == "run" else "WA"), text[:300]
         elif frame.get("error_type") == "MemoryError":
             tr.status, tr.diff = "MLE", tail(text)
         else:
