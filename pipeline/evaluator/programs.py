@@ -3,11 +3,12 @@ judges references and known-wrong solutions on a problem's tests) and testgen (w
 references and generator programs print) share.
 
 - `ResultCache`: SQLite, key -> JSON value, one table per kind of result (validate's and testgen's
-  runs: `runs`; testgen's generated tests per problem: `problems`). A run's key (`run_key`) is the content hash
-  of everything that decides its result: the evaluator's code and settings (`verdict_key`), the
-  problem as judged (style, entry point, starter code, checker, limits: `problem_hash`), the
-  program (`code_hash`), the test (`test_hash`) and the run index (a program run twice on one test
-  is two runs). A change to any of them misses; a change of speed alone (workers, caches) does not.
+  runs: `runs`; testgen's generated tests per problem: `problems`). A run's key (`run_key`) is the
+  content hash of everything that decides its result: the kind of result, the evaluator's code and
+  settings (`verdict_key`), the problem as judged (style, entry point, starter code, checker,
+  limits, the meta the judge reads: `problem_hash`), the program (`code_hash`), the test as judged
+  (content and group: `judged_test_hash`) and the run index (a program run twice on one test is two
+  runs). A change to any of them misses; a change of speed alone (workers, caches) does not.
 - `Stream` and `Runner`: one program on one problem's tests, run in increasing input size, chunk
   by chunk, through one judge, so that a stream stops early (presumed too slow, or at its first
   failure) and an interrupt loses at most a chunk per stream; every chunk is committed to the
@@ -71,8 +72,13 @@ def problem_hash(p: Problem, evaluator_key: str) -> str:
 
 
 def test_hash(t: TestCase) -> str:
-    """The test as judged: input, expected output and its group (which picks the validator's flags)."""
-    return content_hash(t.input, t.output, t.group or "")
+    """A test's content: its input and expected output (validate's report names tests by it)."""
+    return content_hash(t.input, t.output)
+
+
+def judged_test_hash(t: TestCase) -> str:
+    """The test as judged: its content and its group (which picks a Kattis validator's flags)."""
+    return content_hash(test_hash(t), t.group or "")
 
 
 test_hash.__test__ = False  # not a pytest test
@@ -87,7 +93,7 @@ KINDS = ("judged", "run", "status")  # a judged run with its output; a run-mode 
 
 def run_key(kind: str, problem_key: str, program_key: str, test_key: str, run: int) -> str:
     """One run's cache key, of the kind of result (`KINDS`: no two kinds ever share a key),
-    `problem_hash`, `code_hash`, `test_hash` and the run index."""
+    `problem_hash`, `code_hash`, `judged_test_hash` and the run index."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     return content_hash(kind, problem_key, program_key, test_key, str(run))
@@ -253,7 +259,7 @@ class Runner:
             raise ValueError(f"a stream judges: mode first-failure or all, got {kw['mode']!r}")
         ph, ch = problem_hash(problem, self.key), code_hash(language, code)
         order = sorted(tests, key=lambda i: (len(problem.tests[i].input), i))
-        keys = {ti: run_key("judged", ph, ch, test_hash(problem.tests[ti]), run) for ti in order}
+        keys = {ti: run_key("judged", ph, ch, judged_test_hash(problem.tests[ti]), run) for ti in order}
         kw.setdefault("presume_after", self.presume_after)
         kw.setdefault("chunk_s", self.chunk_s)
         s = Stream(name, problem, language, code, order, keys, **kw)
@@ -442,7 +448,7 @@ def judge_runs(ev, items: list[tuple[Any, Problem, str, str]], mode: str) -> dic
         got: list[dict[str, Any] | None] = [None] * len(problem.tests)
         if cache:
             ph, ch = problem_hash(problem, cache.evaluator_key), code_hash(language, code)
-            keys[key] = [run_key("status", ph, ch, test_hash(t), 0) for t in problem.tests]
+            keys[key] = [run_key("status", ph, ch, judged_test_hash(t), 0) for t in problem.tests]
             got = [cache.cache.get(k) for k in keys[key]]
         if mode == "first-failure":
             stop = next((i for i, r in enumerate(got) if r is None or r["status"] != "AC"), len(got))
