@@ -41,3 +41,15 @@ def ray_cluster():
         yield ray
     finally:
         ray.shutdown()
+
+
+@pytest.fixture
+def one_torch_thread():
+    """Tiny models gain nothing from intra-op threads, and on a busy 2-core box they thrash: torch
+    uses one thread for the test (training tests ask for it with `usefixtures`)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

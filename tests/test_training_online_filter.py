@@ -24,12 +24,7 @@ KINDS = {"p0": "pass", "p1": "pass", "p2": "fail", "p3": "fail", "p4": "mixed", 
          "p7": "mixed"}
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 class ProblemReward:

@@ -22,12 +22,7 @@ from microcoder.training.trainer import STATE_FILE, MicroCoderGRPOTrainer
 SEED = Path(__file__).resolve().parents[1] / "data" / "seed"
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 class Killed(Exception):

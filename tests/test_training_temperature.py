@@ -37,13 +37,7 @@ def current_temperatures(trainer) -> dict[str, float | None]:
     }
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """Tiny models gain nothing from intra-op threads, and on a busy 2-core box they thrash."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 # --- controller -------------------------------------------------------------------------------

@@ -12,14 +12,7 @@ from microcoder.pipeline.models import load_model_and_tokenizer
 from microcoder.training.config import MicroCoderGRPOConfig
 from microcoder.training.trainer import GENERATION_FIELDS, MicroCoderGRPOTrainer
 
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """Tiny models gain nothing from intra-op threads, and on a busy 2-core box they thrash."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 class StatusReward:
