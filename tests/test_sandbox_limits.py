@@ -298,24 +298,38 @@ def test_output_limit_is_per_problem_and_smaller_where_a_checker_reads_it():
 
 
 # --- disk and stack --------------------------------------------------------------------------------------
+DISK_FILL = """
+    import os
+    n = 0
+    try:
+        while True:  # one big file, then many files: RLIMIT_FSIZE, then the tmpfs size
+            with open(f"/tmp/fill{n // 64}", "ab") as f:
+                f.write(b"x" * (1 << 20))
+            n += 1
+    except OSError:
+        pass
+    print(42 if n < 4096 else n)
+"""
+
+
 @needs_bwrap
 def test_disk_fill_is_bounded_and_wiped(ev):
-    v = run(ev, """
-        import os
-        n = 0
-        try:
-            while True:  # one big file, then many files: RLIMIT_FSIZE, then the tmpfs size
-                with open(f"/tmp/fill{n // 64}", "ab") as f:
-                    f.write(b"x" * (1 << 20))
-                n += 1
-        except OSError:
-            pass
-        print(42 if n < 4096 else n)
-    """)
+    # a memory limit above the tmpfs size: the tmpfs is what stops the writes
+    roomy = Problem(id="roomy", source="test", statement="", style="stdio", time_limit_s=1.0,
+                    memory_limit_mb=512, tests=[TestCase("41\n", "42\n")])
+    v = run(ev, DISK_FILL, problem=roomy)
     assert v.status == "AC", v
     clean = run(ev, "import os\nleft = [f for f in os.listdir('/tmp') if f.startswith('fill')]\n"
                     "print(42 if not left and os.listdir('/dev/shm') == [] else 0)\n")
     assert clean.status == "AC", clean
+
+
+@needs_bwrap
+@needs_cgroups
+def test_files_in_the_tmpfs_are_memory_of_the_run(ev):
+    """/tmp is a tmpfs: what a program keeps there is memory it holds, judged with the rest."""
+    v = run(ev, DISK_FILL, problem=SMALL_MEMORY)
+    assert v.status == "MLE", v
 
 
 @needs_bwrap

@@ -9,6 +9,7 @@ import os
 import signal
 import time
 
+import harness_procs as procs
 from harness_pipes import Sink, drain
 from harness_procs import PID1, CpuMeter, describe_status, kill_everything, watch
 from harness_state import clear_ipc, wipe
@@ -80,6 +81,7 @@ class Runs:
             out_w, err_w, st_w = writers
             python_child = req["kind"] == "python"
             meter = CpuMeter()
+            mark = self.memory_mark(req)
             t0 = time.monotonic()
             program_stdout = out_w if stdout_fd is None else stdout_fd
             self.server.spawn(child_request(req, cwd, argv=argv), [stdin_fd, program_stdout, err_w, st_w, *extras])
@@ -96,7 +98,7 @@ class Runs:
                  Sink(err_r, int(req.get("err_bytes", STDERR_KEEP)), req.get("err_mode", "tail")),
                  Sink(st_r, 8192, "head"))
         try:
-            self.finish_run(req, meter, t0, cwd, python_child, *sinks)
+            self.finish_run(req, meter, mark, t0, cwd, python_child, *sinks)
         finally:  # the output is dropped, whatever happened
             for sink in sinks:
                 sink.close()
@@ -115,7 +117,16 @@ class Runs:
         stdin, stdout = (next(fds) if w else None for w in wanted)
         return stdin, stdout, list(fds)
 
-    def finish_run(self, req, meter, t0, cwd, python_child, out, err, st):
+    def memory_mark(self, req):
+        """The run group's memory before a program starts, when the parent reset its peak for
+        this request (`group_peak`); None otherwise (no figures are reported then)."""
+        group = procs.RUN_GROUP
+        return group.mark() if group is not None and req.get("group_peak") else None
+
+    def memory_figures(self, mark):
+        return procs.RUN_GROUP.figures(mark) if mark is not None else {}
+
+    def finish_run(self, req, meter, mark, t0, cwd, python_child, out, err, st):
         """Watch the forked run to its end, clean up, reply."""
         why, status, ru = watch(None, self.server, [out, err, st], t0 + float(req["wall_s"]),
                                 req.get("cpu_s"), meter, stop_on_overflow=(out,))
@@ -129,6 +140,7 @@ class Runs:
             status, ru = self.server.wait(pid)
         kill_everything(self.server, pid)  # every writer of the pipes is gone after this: drain to EOF
         total_cpu = meter.used() if PID1 else None  # all reaped now: the exact total
+        memory = self.memory_figures(mark)  # (all gone: the peak is final)
         drain([out, err, st])
         collected = []
         for rel in req.get("collect", []):
@@ -160,7 +172,7 @@ class Runs:
             # a Python child's RSS before the program ran (the warm interpreter's pages), which
             # its peak includes; written before any of the program's code ran
             "base_rss_kb": int(base) if base.isdigit() else 0,
-            "stdout_total": out.total, "stderr_total": err.total, "clean": clean,
+            "stdout_total": out.total, "stderr_total": err.total, "clean": clean, **memory,
         }, [out.data(), err.data(), *collected])
 
     # functional sessions

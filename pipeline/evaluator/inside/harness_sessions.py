@@ -33,6 +33,7 @@ class Sessions:
         err_r, err_w = os.pipe()
         null = os.open(os.devnull, os.O_RDWR)
         meter = CpuMeter()
+        mark = self.memory_mark(req)
         t0 = time.monotonic()
         try:
             self.server.spawn(child_request(req, cwd, kind="session"), [null, null, err_w, res_w, cmd_r])
@@ -48,11 +49,15 @@ class Sessions:
             "res": Sink(res_r, int(req.get("out_bytes", 1 << 24)) + FRAME_SLACK + DEFER_BYTES, "head"),
             "frame_cap": int(req.get("out_bytes", 1 << 24)) + FRAME_SLACK,
             "err": Sink(err_r, STDERR_KEEP, "tail"),
+            # the group's memory before the child: each reply's figures are the session's so far
+            "mark": mark, "mem_limit": int(req.get("group_mem_bytes") or req.get("mem_bytes") or 0), "oom_seen": 0,
         }
         reply, payload, finished = self.await_frame(t0 + float(req["wall_s"]), req.get("cpu_s"), meter)
         self.session["pid"] = self.server.resolve()  # (here by now: the child has written or ended)
         reply["wall_s"] = time.monotonic() - t0
         reply["base_rss_kb"] = self.server.start_rss_kb  # the child's RSS before the program (the warm interpreter's)
+        reply.update(self.memory_figures(mark))
+        self.session["oom_seen"] = reply.get("group_oom_kills", 0)
         reply.pop("_raw", None)
         self.respond(reply, [payload])
         if finished or reply.get("frame", {}).get("event") != "ready":
@@ -116,6 +121,10 @@ class Sessions:
                 # the window went over while this process was not looking (frames waited for it):
                 # this call's own share is unknown, so it has no verdict either
                 reply, payload, finished = {"ok": True, "rewind": True, "kernel_cpu_s": meter.last - mark}, b"", True
+            elif self.memory_over(reply, s) and sent > k + 1 and not reply.get("rewind"):
+                # over the memory limit, maybe in a later call of the window the child went on
+                # to: no verdict here, the parent reruns from this call alone, where it is exact
+                reply, payload, finished = {"ok": True, "rewind": True, "kernel_cpu_s": reply.get("kernel_cpu_s", 0.0)}, b"", True
             t0 = time.monotonic()  # the child goes on to the window's next call (metered from the lap)
             # the payload stays valid: the next read comes later, or the buffer stays pinned
             self.respond_call(reply, payload, defer=reply.get("frame", {}).get("ok") is True)
@@ -125,6 +134,16 @@ class Sessions:
                 self.close_session()
                 break
         self.respond({"ok": True, "end": True, "ran": ran, "stopped": stopped})
+
+    def memory_over(self, reply, s):
+        """Add the session's memory figures so far to a call's reply; whether they show an
+        out-of-memory kill since the last call or a peak over the limit."""
+        figures = self.memory_figures(s["mark"])
+        if not figures:
+            return False
+        reply.update(figures)
+        killed, s["oom_seen"] = figures["group_oom_kills"] > s["oom_seen"], figures["group_oom_kills"]
+        return killed or figures["group_peak_kb"] * 1024 > s["mem_limit"]
 
     def send_window(self, inputs, k, window):
         """Send calls k, k+1, ... of `inputs` to the session child (at least one; at most `window`

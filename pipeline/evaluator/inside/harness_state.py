@@ -177,6 +177,34 @@ class RunGroupFds:
         self.procs = [int(fd) for fd in spec.get("procs", [])]
         self.cpu = spec.get("cpu")
         self.version = spec.get("version")
+        self.memory = {k: int(v) for k, v in (spec.get("memory") or {}).items()}
+
+    def memory_now(self):
+        """(usage, peak, out-of-memory kills) of the group, in bytes and a count; None without
+        the descriptors. The peak is the highest usage since the parent reset it (before the
+        request); a run's own memory is its peak less the usage before it started."""
+        if not self.memory:
+            return None
+        usage = int(os.pread(self.memory["usage"], 64, 0))
+        peak = int(os.pread(self.memory["peak"], 64, 0))
+        events = os.pread(self.memory["events"], 4096, 0).decode()
+        oom = next((int(line[9:]) for line in events.splitlines() if line.startswith("oom_kill ")), 0)
+        return usage, peak, oom
+
+    def mark(self):
+        """Before a program starts: what the group holds and its kill count so far (None
+        without memory counters)."""
+        now = self.memory_now()
+        return None if now is None else (now[0], now[2])
+
+    def figures(self, mark):
+        """The reply's memory figures since `mark`: the run's peak above what the group held
+        before it (every process of it, files in /tmp and /dev/shm, an exec'd image: the
+        group's own count), and its out-of-memory kills."""
+        if mark is None:
+            return {}
+        usage, peak, oom = self.memory_now()
+        return {"group_peak_kb": max(0, peak - mark[0]) // 1024, "group_oom_kills": oom - mark[1]}
 
     def cpu_s(self):
         data = os.pread(int(self.cpu), 4096, 0)

@@ -7,9 +7,11 @@ whole sandbox down: the outer bwrap process, the namespace's PID 1 (by its paren
 and directly), hence every process inside.
 
 Where the machine has control groups (`cgroups.py`), each start of a box gets a run group of its
-own: the evaluator sets its memory and process limits before each run / open request and adds
-the group's out-of-memory kills during it (`cg_oom_kills`) to the reply; the judge meters CPU
-with the group's counter; `accounting` says which accounting is in force (cgroup-v1, cgroup-v2,
+own: the evaluator sets its memory and process limits before each run / open request (the stated
+memory limit on top of what the group already holds) and resets the group's memory peak, adds the
+group's out-of-memory kills during it (`cg_oom_kills`) to the reply; the judge meters CPU with
+the group's counter and reads the run's memory peak and out-of-memory kills through its own
+descriptors (`group_peak_kb`, `group_oom_kills`, per run and per functional call); `accounting` says which accounting is in force (cgroup-v1, cgroup-v2,
 or rlimit when the box has no group).
 """
 
@@ -32,10 +34,8 @@ from microcoder.pipeline.evaluator.sandbox import cgroups
 from microcoder.pipeline.evaluator.sandbox import launch as sb
 
 START_TIMEOUT_S = 60.0
+MB = 1 << 20
 HEADER_MAX = 1 << 20
-# Run group memory on top of a request's own limit: the copies a forked Python child makes of the
-# warm judge's pages, and page cache (a run group's limit is for the run as a whole).
-GROUP_MEMORY_SLACK = 64 << 20
 GROUP_OPS = ("run", "open")
 
 
@@ -129,11 +129,12 @@ class Box:
         try:
             procs = group.open_procs()
             cpu = group.open_cpu_counter()
+            memory = group.open_memory_counters()
         except OSError:
             group.destroy()
             return None
-        self.cgroup, self._group_fds = group, [*procs, cpu]
-        return {"version": group.version, "procs": procs, "cpu": cpu}
+        self.cgroup, self._group_fds = group, [*procs, cpu, *memory.values()]
+        return {"version": group.version, "procs": procs, "cpu": cpu, "memory": memory}
 
     # lifecycle ---------------------------------------------------------------------------------
     @property
@@ -246,9 +247,14 @@ class Box:
     def _exchange(self, req: dict[str, Any], timeout: float, fds: tuple[int, ...] = ()) -> Reply:
         group = self.cgroup if self.accounting != "rlimit" and req.get("op") in GROUP_OPS else None
         if group is not None:
+            # The run as a whole gets the stated limit on top of what the group holds already
+            # (page cache an earlier run left charged; whole MBs, so the limit is rarely rewritten),
+            # no more: its peak above that held is what the judge reports (group_peak_kb).
+            stated = int(req.get("group_mem_bytes") or req.get("mem_bytes") or 0)
             try:
-                group.set_limits(int(req.get("mem_bytes") or 0) + GROUP_MEMORY_SLACK, self.spec.nproc)
-                group.start()
+                held = -(-group.usage_bytes() // MB) * MB
+                group.set_limits(stated + held, self.spec.nproc)
+                req = {**req, "group_peak": group.start()}
             except (OSError, ValueError) as e:
                 raise self._failure(f"cannot set the run group's limits: {e}") from None
         if fds:

@@ -16,7 +16,8 @@ before the program runs), so everything it starts is inside.
 
 The evaluator (the parent process, outside the sandbox) sets the limits before each request and
 reads the counters after it: `cpuacct.usage` / `cpu.stat` (CPU), `memory.max_usage_in_bytes` /
-`memory.peak` and the oom-kill count (memory), `pids.max` (process count). cgroup v1 (one
+`memory.peak` and the oom-kill count (memory: the judge reads these through descriptors, per run
+and per functional call), `pids.max` (process count). cgroup v1 (one
 hierarchy per controller, as on this kind of machine) and v2 (unified) are supported; without a
 writable hierarchy holding all three controllers (not root, no controllers mounted) `detect()`
 is None and the rlimits are all there is. The rlimits stay as a second line either way.
@@ -245,6 +246,7 @@ class RunGroup:
                 self._memsw = False
         self._oom0 = 0
         self._events_fd: int | None = None
+        self._peak_fd: int | None = None  # (open_memory_counters) shares its open file with the judge's
         self._limits: tuple[int | None, int | None] = (None, None)  # as last written (only we write them)
 
     @property
@@ -261,6 +263,29 @@ class RunGroup:
             for fd in fds:
                 os.close(fd)
             raise
+        return fds
+
+    def open_memory_counters(self) -> dict[str, int]:
+        """Descriptors the judge reads the run's memory with: `usage` (now), `peak` (the highest
+        usage since the last `start()`) and `events` (the out-of-memory kill count). The peak is
+        opened read-write and kept: on v2 a reset (a write) holds for the descriptor that wrote
+        it, which the judge shares (the same open file)."""
+        d = self.dirs["memory"]
+        names = (("memory.current", "memory.peak", "memory.events") if self.version == "cgroup-v2"
+                 else ("memory.usage_in_bytes", "memory.max_usage_in_bytes", "memory.oom_control"))
+        fds: dict[str, int] = {}
+        try:
+            for key, name in zip(("usage", "peak", "events"), names, strict=True):
+                flags = os.O_RDWR if key == "peak" else os.O_RDONLY
+                fds[key] = os.open(d / name, flags | os.O_CLOEXEC)
+        except OSError:
+            for fd in fds.values():
+                os.close(fd)
+            raise
+        if self._peak_fd is not None:
+            os.close(self._peak_fd)
+        self._peak_fd = os.dup(fds["peak"])  # the same open file: the box closes the ones it passes
+        os.set_inheritable(self._peak_fd, False)
         return fds
 
     def open_cpu_counter(self) -> int:
@@ -327,19 +352,28 @@ class RunGroup:
         end = text.find(b"\n", at + 1)
         return int(text[at + 10:end if end >= 0 else None])
 
-    def peak_bytes(self) -> int:
-        d = self.dirs["memory"]
-        try:
-            if self.version == "cgroup-v2":
-                return int(_read(d / "memory.peak"))
-            return int(_read(d / "memory.max_usage_in_bytes"))
-        except (OSError, ValueError):
-            return 0
+    def usage_bytes(self) -> int:
+        """What the group holds now (page cache a run left charged here included)."""
+        name = "memory.current" if self.version == "cgroup-v2" else "memory.usage_in_bytes"
+        return int(_read(self.dirs["memory"] / name))
 
-    def start(self) -> None:
-        """Before a request: the baseline of the out-of-memory count. (CPU is metered inside, by
-        the judge, with the same group's counter: `harness_state.RunGroupFds`.)"""
+    def reset_peak(self) -> bool:
+        """Start the peak afresh (v1: any write; v2 since Linux 6.12: a write to the descriptor
+        the judge reads). False where the kernel refuses: the peak is then not the run's."""
+        if self._peak_fd is None:
+            return False
+        try:
+            os.write(self._peak_fd, b"0")
+            return True
+        except OSError:
+            return False
+
+    def start(self) -> bool:
+        """Before a request: the baseline of the out-of-memory count and a fresh peak (whether
+        it could be reset). CPU and memory are metered inside, by the judge, with this group's
+        counters: `harness_state.RunGroupFds`."""
         self._oom0 = self.oom_kills()
+        return self.reset_peak()
 
     def usage(self) -> dict[str, float | int]:
         """After a request: the run group's out-of-memory kills since `start()`."""
@@ -349,6 +383,9 @@ class RunGroup:
         if getattr(self, "_events_fd", None) is not None:
             os.close(self._events_fd)
             self._events_fd = None
+        if getattr(self, "_peak_fd", None) is not None:
+            os.close(self._peak_fd)
+            self._peak_fd = None
         ok = True
         for d in dict.fromkeys(self.dirs.values()):
             ok = _remove_group(d) and ok

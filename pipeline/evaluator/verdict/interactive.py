@@ -134,6 +134,8 @@ def interactor_verdict(side: Side, protocol: str) -> tuple[str, str]:
     failed = "the interactor failed on this submission's interaction"
     if h["why"] != "exit":
         return "WA", f"{failed}: it exceeded its limits ({h['why']})"
+    if h.get("group_oom_kills") or h.get("cg_oom_kills"):  # its run group's memory limit, no slack
+        return "WA", f"{failed}: it exceeded its limits (memory)"
     code = h["exit"]
     feedback = next((b.decode("utf-8", "replace").strip() for b in side.reply.blobs[2:] if b.strip()), "")
     message = (feedback or stderr)[:300]

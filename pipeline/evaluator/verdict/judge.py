@@ -3,10 +3,12 @@
 Time: CPU time is judged against `time_limit_s x timeout_scale` (TestResult.time_s is that CPU
 time); the wall-clock limit (x wall_factor + wall_slack_s) only catches sleeping / blocked
 programs. Memory: address-space limit = the problem's memory limit (+ the warm interpreter's own
-mappings for Python, + memory_slack_mb for native code); MemoryError / bad_alloc / a peak RSS at
-the limit reads as MLE. A program that finishes normally with its own peak RSS over the problem's
-limit is MLE too, as contest judges report it (`peak_over`: native programs get slack address
-space, so they can finish over the limit).
+mappings for Python, + memory_slack_mb for native code); the run group's limit = the problem's
+limit on top of what the group held before, for the run as a whole (every process, files in /tmp
+and /dev/shm); an out-of-memory kill in the group, MemoryError / bad_alloc / a peak RSS at the
+limit read as MLE. A program that finishes with the run's peak over the problem's limit is MLE
+too, as contest judges report it (`peak_over`: the group's peak less what it held before the
+program, where the judge read it; the process's own peak RSS without a run group).
 
 Checker programs (`checkers.py`): one that fails on the contestant's output but accepts the
 expected answer makes that output WA (OLE over the output limit); SE only when it fails on, or
@@ -35,6 +37,7 @@ from microcoder.pipeline.evaluator.verdict.runs import (
     Limits,
     checkpoint,
     memory_exceeded,
+    memory_mb,
     num,
     peak_over,
     run_failure,
@@ -270,13 +273,14 @@ class Session:
                          "rlimit_cpu_s": job.limits.cpu_s * (len(job.problem.tests) + 1) + 1}
         self.is_open = False
         self.oom_mark = 0  # the run group's out-of-memory kills before the session opened
+        self.judge_ooms = 0.0  # the judge's count of them since the session opened, as of the last reply
         self.base_rss_kb: Any = None  # the session child's RSS before the program (the judge's reply)
         self.retire = False  # its peak went over the limit: later calls need a fresh child
 
     def open(self) -> TestResult | str | None:
         """None when loaded; a failed TestResult for the test at hand; or compile-error text."""
         lim = self.job.limits
-        self.oom_mark = self.box.oom_kills()
+        self.oom_mark, self.judge_ooms = self.box.oom_kills(), 0.0
         reply = self.box.request(self.open_req, lim.wall_s + REPLY_GRACE_S)
         h, payload = reply.header, reply.blobs[0].decode("utf-8", "replace") if reply.blobs else ""
         if not h.get("ok"):
@@ -362,13 +366,14 @@ class Session:
         if frame is None or frame.get("event") != "result":
             return self._failure(h, frame, payload.decode("utf-8", "replace"), loading=False)
         cpu = max(num(frame.get("cpu_s")), num(h.get("kernel_cpu_s")))
-        tr = TestResult("RE", time_s=round(cpu, 4), memory_mb=round(num(frame.get("maxrss_kb")) / 1024, 2))
+        tr = TestResult("RE", time_s=round(cpu, 4), memory_mb=memory_mb({**h, "maxrss_kb": frame.get("maxrss_kb")}))
         text = payload.decode("utf-8", "replace")
         if cpu > lim.cpu_s:
             tr.status, tr.diff = "TLE", tle_diff(cpu, lim.cpu_s, None)
-        elif self._oom():  # processes the call started, together over the limit (cgroups.py)
+        elif self._oom(h):  # processes the call started, together over the limit (cgroups.py)
             tr.status, tr.diff = "MLE", f"the call's processes together exceeded {lim.mem_bytes >> 20} MB"
-        elif peak := peak_over(frame.get("maxrss_kb"), self._base(h), lim.mem_bytes, native=False):
+        elif peak := peak_over(frame.get("maxrss_kb"), self._base(h), lim.mem_bytes, native=False,
+                               group_peak_kb=h.get("group_peak_kb")):
             tr.status, tr.diff, self.retire = "MLE", peak, True
         elif frame.get("ok") is True:
             return judged(job, index, text, tr, converted=bool(frame.get("converted")))
@@ -387,9 +392,14 @@ class Session:
         which the program can write)."""
         return h.get("base_rss_kb") or self.base_rss_kb
 
-    def _oom(self) -> bool:
-        """Whether the run group saw an out-of-memory kill since the last look; the mark moves
-        on, so one kill fails one call."""
+    def _oom(self, h: dict[str, Any]) -> bool:
+        """Whether the run group saw an out-of-memory kill since the last call; the mark moves
+        on, so one kill fails one call. The judge's count, read as the call ended, where it
+        gives one (the parent reads replies later, maybe after the next call's kill)."""
+        if "group_oom_kills" in h:
+            now_judged = num(h["group_oom_kills"])
+            seen, self.judge_ooms = now_judged > self.judge_ooms, now_judged
+            return seen
         now = self.box.oom_kills()
         seen, self.oom_mark = now > self.oom_mark, now
         return seen
@@ -399,7 +409,7 @@ class Session:
         self.is_open = False
         lim = self.job.limits
         cpu = num(h.get("kernel_cpu_s"))
-        tr = TestResult("RE", time_s=round(cpu, 4), memory_mb=round(num(h.get("maxrss_kb")) / 1024, 2))
+        tr = TestResult("RE", time_s=round(cpu, 4), memory_mb=memory_mb(h))
         where = " while loading the code" if loading else ""
         killed = h.get("killed")
         if killed in ("cpu", "wall") or cpu > lim.cpu_s:
@@ -410,8 +420,9 @@ class Session:
             tr.diff = "the program corrupted the judge's result channel"
         elif h.get("died"):
             sig = h.get("signal")
-            if (self._oom() or memory_exceeded(text, num(h.get("maxrss_kb")), lim.mem_bytes)
-                    or peak_over(h.get("maxrss_kb"), self._base(h), lim.mem_bytes, native=False)):
+            if (self._oom(h) or memory_exceeded(text, num(h.get("maxrss_kb")), lim.mem_bytes)
+                    or peak_over(h.get("maxrss_kb"), self._base(h), lim.mem_bytes, native=False,
+                                 group_peak_kb=h.get("group_peak_kb"))):
                 tr.status = "MLE"
             what = f"killed by {signal_name(sig)}" if sig is not None else f"exit code {h.get('exit')}"
             tr.diff = (f"{what}{where}: {tail(text)}" if text.strip() else what + where)[:500]

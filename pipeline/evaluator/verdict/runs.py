@@ -47,7 +47,10 @@ class Job:
 def run_limits(job: Job, native: bool) -> dict[str, Any]:
     lim = job.limits
     mem = lim.mem_bytes + (job.cfg.memory_slack_mb * MB if native else 0)
-    return {"cpu_s": lim.cpu_s, "wall_s": lim.wall_s, "mem_bytes": mem, "stack_bytes": lim.mem_bytes,
+    # mem_bytes: the address-space rlimit (native code maps more than it uses); group_mem_bytes:
+    # the stated limit, on the run group as a whole
+    return {"cpu_s": lim.cpu_s, "wall_s": lim.wall_s, "mem_bytes": mem, "group_mem_bytes": lim.mem_bytes,
+            "stack_bytes": lim.mem_bytes,
             "fsize_bytes": job.cfg.file_size_mb * MB, "nofile": job.cfg.nofile, "out_bytes": lim.out_bytes}
 
 
@@ -72,21 +75,28 @@ def memory_exceeded(stderr: str, maxrss_kb: float, mem_bytes: int) -> bool:
             or maxrss_kb * 1024 >= 0.95 * mem_bytes)
 
 
-def peak_over(maxrss_kb: Any, base_rss_kb: Any, mem_bytes: int, native: bool) -> str | None:
-    """The MLE diff when the program's own peak RSS is over the problem's limit, else None.
-    `base_rss_kb` (the judge's reply): for a Python program forked from the warm judge, its RSS
-    before the program started, which its peak includes (without it the peak is not the
-    program's: no verdict from it); for an exec'd binary, the forked judge's peak before the
-    exec, which the kernel keeps as the binary's starting peak (a peak not above it is not the
-    binary's own; absent: 0)."""
+def peak_over(maxrss_kb: Any, base_rss_kb: Any, mem_bytes: int, native: bool,
+              group_peak_kb: Any = None) -> str | None:
+    """The MLE diff when the program's own peak is over the problem's limit, else None.
+    `group_peak_kb` (the judge's reply, with a run group): the run group's peak less what it
+    held before the program started: every process of the run, its files in /tmp and
+    /dev/shm, an exec'd image, all at once. That is the rule wherever it is given. Without it
+    (rlimit accounting) the process's own peak RSS: `base_rss_kb` is, for a Python program
+    forked from the warm judge, its RSS before the program started, which its peak includes
+    (without it the peak is not the program's: no verdict from it); for an exec'd binary, the
+    forked judge's peak before the exec, which the kernel keeps as the binary's starting peak (a
+    peak not above it is not the binary's own; absent: 0)."""
     peak, base, limit_kb = num(maxrss_kb), num(base_rss_kb), mem_bytes / 1024
-    if native:
+    what = "peak memory"
+    if group_peak_kb is not None:
+        own, what = num(group_peak_kb), "the run's processes and files together peaked at"
+    elif native:
         own = peak if peak > base else 0.0
     else:
         own = peak - base if base > 0 else 0.0
     if own <= limit_kb:
         return None
-    return f"peak memory {own / 1024:.1f} MB > limit {mem_bytes >> 20} MB"
+    return f"{what} {own / 1024:.1f} MB > limit {mem_bytes >> 20} MB"
 
 
 def tle_diff(cpu: float, limit: float, why: str | None) -> str:
@@ -100,7 +110,14 @@ def run_result(h: dict[str, Any]) -> TestResult:
     every process of the run, including children it never waited for (with a run group, from
     its counter: children the kernel reaped by itself included; see cgroups.py)."""
     cpu = max(h["cpu_s"], num(h.get("total_cpu_s")))
-    return TestResult("SE", time_s=round(cpu, 4), memory_mb=round(h["maxrss_kb"] / 1024, 2))
+    return TestResult("SE", time_s=round(cpu, 4), memory_mb=memory_mb(h))
+
+
+def memory_mb(h: dict[str, Any]) -> float:
+    """The run's memory as judged: the run group's peak when the judge read it, else the
+    process's peak RSS."""
+    kb = h.get("group_peak_kb")
+    return round(num(kb if kb is not None else h.get("maxrss_kb")) / 1024, 2)
 
 
 def run_failure(job: Job, h: dict[str, Any], stderr: str, native: bool) -> tuple[str, str] | None:
@@ -109,12 +126,12 @@ def run_failure(job: Job, h: dict[str, Any], stderr: str, native: bool) -> tuple
     cpu, lim, sig = max(h["cpu_s"], num(h.get("total_cpu_s"))), job.limits, h["signal"]
     if h.get("harness_error"):
         return "SE", f"judge failed to start the program: {h['harness_error']}"[:500]
-    if num(h.get("cg_oom_kills")) > 0:  # the run's processes together, whatever each one held
+    if num(h.get("cg_oom_kills")) > 0 or num(h.get("group_oom_kills")) > 0:  # the run as a whole, whatever each process held
         # (first: a program whose helper was killed for memory often waits for it until the wall)
         return "MLE", f"the run's processes together exceeded {lim.mem_bytes >> 20} MB"
     if h["why"] in ("cpu", "wall") or cpu > lim.cpu_s or sig == signal.SIGXCPU:
         return "TLE", tle_diff(cpu, lim.cpu_s, h["why"])
-    if peak := peak_over(h["maxrss_kb"], h.get("base_rss_kb"), lim.mem_bytes, native):
+    if peak := peak_over(h["maxrss_kb"], h.get("base_rss_kb"), lim.mem_bytes, native, h.get("group_peak_kb")):
         return "MLE", peak  # it may have finished, even printed the right answer
     if h["ole"]:
         return "OLE", f"output exceeded {lim.out_bytes} bytes"
