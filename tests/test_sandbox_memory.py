@@ -139,3 +139,50 @@ def test_a_functional_exec_does_not_rebase_the_peak(solo):
     """
     v = solo.evaluate_batch([FUNCTIONAL], [sub(FUNCTIONAL, code)])[0]
     assert v.status != "AC" and v.tests[0].status == "MLE", v
+
+
+# Reads files until the group holds its page cache (charged to the group that read them first).
+READ_FILES = """
+    import os
+    n = 0
+    for root, dirs, files in os.walk("/usr"):
+        for name in files:
+            try:
+                with open(os.path.join(root, name), "rb") as f:
+                    while chunk := f.read(1 << 20):
+                        n += len(chunk)
+            except OSError:
+                pass
+            if n > (200 << 20):
+                print(int(input()) + 1)
+                raise SystemExit
+    print(int(input()) + 1)
+"""
+# ~90 MB over three children: under the limit only if the group's old cache were room to take.
+THREE_CHILDREN = HOLD + """
+    kids = []
+    for _ in range(3):
+        pid = os.fork()
+        if pid == 0:
+            mine = hold(28)
+            time.sleep(1.0)
+            os._exit(0)
+        kids.append(pid)
+    for pid in kids:
+        os.waitpid(pid, 0)
+    print(int(input()) + 1)
+"""
+
+
+def test_page_cache_an_earlier_run_left_is_no_room_for_the_next(solo):
+    """A run's baseline is what the group holds before it; page cache left there by an earlier
+    run would count in the baseline while the kernel hands it to the next run on demand. It is
+    dropped before each request, so the limit stays the stated one."""
+    judge(solo, STDIO, sub(STDIO, READ_FILES))
+    group = solo._all[0].boxes["run"].cgroup
+    assert group.usage_bytes() > 32 << 20  # the cache it read is charged here
+    name = "memory.max" if group.version == "cgroup-v2" else "memory.limit_in_bytes"
+    v = judge(solo, STDIO, sub(STDIO, THREE_CHILDREN))
+    assert v.status == "MLE", v
+    limit = int((group.dirs["memory"] / name).read_text())
+    assert limit <= (LIMIT_MB + 8) << 20, limit >> 20  # (a few MB of kernel memory stay charged)

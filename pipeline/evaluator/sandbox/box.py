@@ -247,11 +247,13 @@ class Box:
     def _exchange(self, req: dict[str, Any], timeout: float, fds: tuple[int, ...] = ()) -> Reply:
         group = self.cgroup if self.accounting != "rlimit" and req.get("op") in GROUP_OPS else None
         if group is not None:
-            # The run as a whole gets the stated limit on top of what the group holds already
-            # (page cache an earlier run left charged; whole MBs, so the limit is rarely rewritten),
+            # The run as a whole gets the stated limit on top of what the group still holds once
+            # an earlier run's page cache is dropped (whole MBs, so the limit is rarely rewritten),
             # no more: its peak above that held is what the judge reports (group_peak_kb).
             stated = int(req.get("group_mem_bytes") or req.get("mem_bytes") or 0)
             try:
+                if group.usage_bytes() > MB:
+                    group.reclaim()
                 held = -(-group.usage_bytes() // MB) * MB
                 group.set_limits(stated + held, self.spec.nproc)
                 req = {**req, "group_peak": group.start()}
