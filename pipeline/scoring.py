@@ -100,9 +100,14 @@ def outcome_of(verdict: Verdict) -> str:
         raise ValueError(f"unknown verdict status {verdict.status!r} for {verdict.submission_id}") from None
 
 
-def test_share(verdict: Verdict) -> float:
-    """The share of the problem's tests the verdict passed (meaningful under `mode="all"`)."""
-    return min(verdict.passed / verdict.total, 1.0) if verdict.total > 0 else 0.0
+def test_share(verdict: Verdict, problem: Problem | None = None) -> float:
+    """The share of the problem's tests the verdict passed (meaningful under `mode="all"`). Given the
+    problem, counted from the per-test results over all its tests (the verdict's own `passed` and
+    `total` are not trusted: a test without a result, not judged, did not pass)."""
+    if problem is None:
+        return min(verdict.passed / verdict.total, 1.0) if verdict.total > 0 else 0.0
+    n = len(problem.tests)
+    return sum(t.status == "AC" for t in verdict.tests[:n]) / n if n else 0.0
 
 
 def group_points(problem: Problem) -> dict[str, float] | None:

@@ -584,3 +584,66 @@ def test_no_file_of_a_test_is_where_a_submission_could_find_it(kind):
     assert a.status == "AC" and a.passed == 3, a
     assert b.status == "AC" and b.passed == 3, b
     assert set(left) <= {"checker.py"}, left  # the checker program, and nothing of a test
+
+
+# --- protocol edges (issue 35): every one gets the submission's verdict, never AC unless the
+# interactor accepted and the submission ended cleanly, never SE -------------------------------------------
+def searching(then: str, newline_last: bool = True) -> str:
+    """Binary search, then `then` (code run after "correct"); without `newline_last`, the guess that
+    must be right (lo == hi) goes without its newline and the program exits at once."""
+    last = "" if newline_last else """
+    if lo == hi:
+        sys.stdout.write(str(mid))
+        sys.stdout.flush()
+        sys.exit(0)"""
+    return f"""
+import sys
+n = int(input())
+lo, hi = 1, n
+while True:
+    mid = (lo + hi) // 2{last}
+    print(mid, flush=True)
+    reply = input()
+    if reply == "correct":
+        break
+    if reply == "lower":
+        hi = mid - 1
+    else:
+        lo = mid + 1
+{then}
+"""
+
+
+WRITES_FIRST_PY = """
+import sys
+sys.stdout.write("".join(f"{g}\\n" for g in range(1, 1001)))
+sys.stdout.flush()
+"""
+
+NO_NEWLINE_WAITS_PY = """
+import sys
+n = int(input())
+sys.stdout.write(str(n // 2))  # no newline: the interactor's readline waits, and so does this
+sys.stdout.flush()
+input()
+"""
+
+
+def test_protocol_edges_get_the_submissions_verdict(ev):
+    p = game("guess-edges", KATTIS_PY, time_limit_s=0.5, tests=1)
+    vs = ev.evaluate_batch([p], [
+        sub(p, searching(""), sid="ac"),
+        sub(p, searching("", newline_last=False), sid="last-line-without-newline"),
+        sub(p, WRITES_FIRST_PY, sid="writes-before-reading"),
+        sub(p, searching("while True:\n    pass"), sid="correct-then-spins"),
+        sub(p, searching("import time\ntime.sleep(60)"), sid="correct-then-sleeps"),
+        sub(p, searching("raise SystemExit(3)"), sid="correct-then-exits-non-zero"),
+        sub(p, searching("while True:\n    print(1, flush=True)"), sid="correct-then-floods"),
+        sub(p, NO_NEWLINE_WAITS_PY, sid="partial-line-then-waits")])
+    got = statuses(vs)
+    # Right, but gone before the interactor's "correct": AC, or WA where the interactor's write found no
+    # reader and it died of the broken pipe (a race; never SE, never AC unless the interactor accepted).
+    assert got.pop("last-line-without-newline") in ("AC", "WA"), vs
+    assert got == {"ac": "AC", "writes-before-reading": "WA",
+                   "correct-then-spins": "TLE", "correct-then-sleeps": "TLE", "correct-then-exits-non-zero": "RE",
+                   "correct-then-floods": "RE", "partial-line-then-waits": "TLE"}, vs

@@ -495,3 +495,81 @@ def test_war_of_the_words_replays_the_python2_judge(archive, tmp_path):
     original = play([py2, str(judge), "0"], WAR_SOLUTION, tmp_path)
     assert original[0] == 0
     assert play(kattis_war(prog, 0, tmp_path), WAR_SOLUTION, tmp_path) == (42, original[1])
+
+
+# --- attacks on the adapted judges (issue 35) ---------------------------------------------------------
+def adapted_program(tmp_path: Path, judge_source: str, interactive: bool, name: str = "judge.py") -> Path:
+    judge = tmp_path / name
+    judge.write_text(judge_source)
+    prog = tmp_path / f"prog_{name}"
+    prog.write_text(adapt(judge, interactive=interactive)[1])
+    return prog
+
+
+def talk(prog: Path, tmp_path: Path, contestant_output: bytes, index: int = 0) -> tuple[int, str]:
+    """Runs an adapted interactive judge on test set `index`, the contestant's whole output given at once
+    (stdin then closed): (exit code, what the judge sent)."""
+    inp = tmp_path / "set.in"
+    inp.write_text(f"{index}\n")
+    (tmp_path / "fb").mkdir(exist_ok=True)
+    r = subprocess.run([sys.executable, str(prog), str(inp), str(inp), f"{tmp_path}/fb/"], input=contestant_output,
+                       capture_output=True, timeout=60)
+    return r.returncode, r.stdout.decode("latin-1")
+
+
+@pytest.mark.parametrize("py2", [True, False])
+def test_an_unseeded_judge_draws_anew_each_run(tmp_path, py2):
+    """A judge that does not seed gets a fresh seed from the OS per run (the Python 2 stand-in too), so
+    a program cannot replay what an earlier run was sent. A judge seeding a constant (Google's
+    `random.seed(314159 + test_number)`) replays by design, from the test set index alone."""
+    body = "import random, sys\nprint(random.randint(1, 10**18))\nsys.stdout.flush()\n"
+    prog = adapted_program(tmp_path, ("import sys\nx = xrange(1)\n" if py2 else "") + body, interactive=True)
+    draws = {talk(prog, tmp_path, b"")[1] for _ in range(3)}
+    assert len(draws) == 3, draws
+
+
+@pytest.mark.parametrize("line", [b"[" * 200000, b"9" * 100000, b"(" * 5000 + b")" * 5000, b"__import__('os')",
+                                  b"1e999", b"", b"5 junk"])
+def test_a_python2_judges_input_on_hostile_lines_is_a_wrong_answer(tmp_path, line):
+    """Python 2's `input()` read a literal: on a line that is none, too deep or too long, the judge fails
+    on the attempt: 43 (a wrong answer), never 1 (the wrapper failing, a judge error) and never 42."""
+    prog = adapted_program(tmp_path, "import sys\nx = input()\nprint 'got', x\nsys.exit(0 if x == 5 else 1)\n",
+                           interactive=True)
+    assert talk(prog, tmp_path, line + b"\n")[0] == 43
+    assert talk(prog, tmp_path, b"5")[0] == 42  # a last line without its newline is still read
+
+
+def test_an_interactive_judge_left_without_an_answer_gives_a_wrong_answer(tmp_path):
+    """The contestant closes its output (or exits) before the judge is done: EOFError in the judge, 43."""
+    prog = adapted_program(tmp_path, "import sys\nfor i in range(3):\n  print(i)\n  sys.stdout.flush()\n"
+                           "  if int(input()) != i:\n    sys.exit(1)\n", interactive=True)
+    assert talk(prog, tmp_path, b"0\n1\n2\n")[0] == 42
+    assert talk(prog, tmp_path, b"0\n1\n")[0] == 43
+    assert talk(prog, tmp_path, b"0\n1\n2")[0] == 42  # the last line without its newline
+
+
+def test_case_lines_reordered_renumbered_split_or_added_do_not_pass_googles_template(tmp_path):
+    """A Google-style custom judge parsing `Case #i: y` lines, converted from Python 2: only the
+    expected case lines in order pass; extra, reordered, renumbered or huge-numbered cases are 43."""
+    judge = (
+        "import re, sys\n"
+        "def Lines(name):\n"
+        "  return [l for l in file(name).read().split('\\n') if l.strip()]\n"
+        "out, exp = Lines(sys.argv[2]), Lines(sys.argv[3])\n"
+        "if len(out) != len(exp):\n"
+        "  print >> sys.stderr, 'wrong number of cases'\n  sys.exit(1)\n"
+        "for i, (o, e) in enumerate(zip(out, exp)):\n"
+        "  m = re.match(r'^Case #(\\d+): (.*)$', o)\n"
+        "  if not m or int(m.group(1)) != i + 1 or m.group(2).split() != e.split(': ', 1)[1].split():\n"
+        "    print >> sys.stderr, 'case %d wrong' % (i + 1)\n    sys.exit(1)\n")
+    prog = adapted_program(tmp_path, judge, interactive=False)
+    (tmp_path / "in").write_text("2\n")
+    (tmp_path / "ans").write_text("Case #1: 3\nCase #2: 7\n")
+    right = "Case #1: 3\nCase #2: 7\n"
+    assert kattis_custom(prog, tmp_path / "in", tmp_path / "ans", right, tmp_path / "fb0")[0] == 42
+    for k, attempt in enumerate(["Case #2: 7\nCase #1: 3\n", "Case #1: 3\nCase #2: 7\nCase #3: 7\n",
+                                 "Case #1: 3\nCase #1: 7\n", "Case #1: 3\nCase #18446744073709551618: 7\n",
+                                 "Case #1:\n3\nCase #2: 7\n", "case #1: 3\ncase #2: 7\n", "Case #1: 3\n",
+                                 "Case #1: 3\nCase #\u0662: 7\n".encode().decode("latin-1"),  # a UTF-8 digit: bytes to Python 2
+                                 "Case #1: 3\nCase #2: 7\x00\n"]):
+        assert kattis_custom(prog, tmp_path / "in", tmp_path / "ans", attempt, tmp_path / f"fb{k + 1}")[0] == 43, attempt

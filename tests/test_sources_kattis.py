@@ -421,3 +421,61 @@ def test_codejam_archive_google_judges_are_all_detected(bench_data):
     problems, rejects = run(root)
     assert sum(bool(p.meta.get("codejam_judge")) for p in problems.values()) == 5
     assert sum(r.code == "unsupported_judge" and "cocolib" in r.detail for r in rejects.values()) == 2
+
+
+# --- the default validator's flags per test group (issue 35) -----------------------------------------
+def test_a_groups_own_case_sensitive_flag_is_not_dropped(tmp_path):
+    """problemtools gives a group problem.yaml's flags then its testdata.yaml's: a group that asks for
+    case_sensitive must not be judged case-insensitively (YES for yes would be AC)."""
+    package(tmp_path / "p")
+    write(tmp_path / "p" / "data" / "secret" / "group1" / "testdata.yaml", "output_validator_flags: case_sensitive\n")
+    assert only_problem(tmp_path / "p").checker.case_sensitive is True
+
+
+def test_a_groups_tighter_tolerance_wins_over_problem_yaml(tmp_path):
+    """Flags concatenate, later words win: the secret data's 1e-9 holds, not problem.yaml's 1e-2."""
+    package(tmp_path / "p", "validator_flags: float_tolerance 1e-2\n")
+    write(tmp_path / "p" / "data" / "secret" / "testdata.yaml", "output_validator_flags: float_tolerance 1e-9\n")
+    c = only_problem(tmp_path / "p").checker
+    assert (c.kind, c.rel_tol, c.abs_tol) == ("float", 1e-9, 1e-9)
+
+
+def test_groups_with_different_validator_flags_are_refused_not_judged_by_one_groups(tmp_path):
+    """One checker judges every test: taking group1's tolerance would let group2's wrong answers pass."""
+    pkg = tmp_path / "p"
+    package(pkg)
+    write(pkg / "data" / "secret" / "group1" / "testdata.yaml", "output_validator_flags: float_tolerance 1e-1\n")
+    write(pkg / "data" / "secret" / "group2" / "1.in", "1 1\n")
+    write(pkg / "data" / "secret" / "group2" / "1.ans", "2\n")
+    write(pkg / "data" / "secret" / "group2" / "testdata.yaml", "output_validator_flags: case_sensitive\n")
+    problems, rejects = run(pkg)
+    assert not problems and [r.code for r in rejects.values()] == ["unsupported_flags"], rejects
+
+
+def test_groups_that_agree_on_their_flags_are_kept(tmp_path):
+    pkg = tmp_path / "p"
+    package(pkg)
+    for g in ("group1", "group2"):
+        write(pkg / "data" / "secret" / g / "testdata.yaml", "output_validator_flags: float_tolerance 1e-6\n")
+    write(pkg / "data" / "secret" / "group2" / "1.in", "1 1\n")
+    write(pkg / "data" / "secret" / "group2" / "1.ans", "2\n")
+    assert only_problem(pkg).checker.kind == "float"
+
+
+@pytest.mark.parametrize(("expected", "output", "ok"), [
+    ("1.5", "nan", False), ("1e308", "inf", False), ("1.5", "-inf", False), ("16", "0x10", False),
+    ("12", "12abc", False), ("12", "12 junk", False), ("12", "1_2", False), ("12", "12\x00", False),
+    ("12", "1" * 5000, False), ("1.5", "1.5" + "0" * 100000, True), ("100000", "1e5", True),
+    ("Case #1: 2.5", "Case #2: 2.5", False), ("Case #1: 2.5", "case #1:\n2.5000001", True),
+    ("Case #1: 1\nCase #2: 2", "Case #2: 2\nCase #1: 1", False), ("Case #1: 1", "Case #1 : 1", False),
+    ("Case #1: 1", "Case #01: 1", False), ("Case #1: 1", "Case #1: 1\nCase #2: 1", False),
+])
+def test_the_default_validator_emulation_on_hostile_tokens(tmp_path, expected, output, ok):
+    """A float_tolerance problem's checker, on what a program could print to be misread: nan / inf /
+    hex / junk after a number / a very long number, and Code Jam's `Case #` lines moved, renumbered,
+    respaced or added (case and line breaks are free, as in Kattis' default validator)."""
+    from microcoder.pipeline.evaluator.verdict.compare import compare_stdio
+
+    package(tmp_path / "p", "validator_flags: float_tolerance 1e-6\n")
+    checker = only_problem(tmp_path / "p").checker
+    assert compare_stdio(expected + "\n", output + "\n", checker).ok is ok

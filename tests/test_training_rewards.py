@@ -253,3 +253,69 @@ def test_real_evaluator_fraction_reward_judges_every_test():
     assert rewards == [0.5, 1.0, 0.0]
     half_verdict = reward.last_verdicts[0]
     assert (half_verdict.passed, half_verdict.total, len(half_verdict.tests)) == (2, 4, 4)
+
+
+# --- graded rewards against verdicts that could inflate them (issue 35) -----------------------------------
+class FixedJudge:
+    """Answers every submission with a copy of `verdict` (what a judge that stopped early, or a verdict
+    whose counts disagree with its tests, would give)."""
+
+    def __init__(self, verdict: Verdict):
+        self.verdict = verdict
+
+    def evaluate_batch(self, problems, submissions, mode="first-failure", deadline_s=None):
+        v = self.verdict
+        return [Verdict(s.problem_id, s.submission_id, v.status, passed=v.passed, total=v.total,
+                        tests=list(v.tests), reason=v.reason) for s in submissions]
+
+    def close(self):
+        pass
+
+
+def credit_of(problem: Problem, verdict: Verdict, reward: str) -> tuple[float | None, float | None]:
+    scored = EvaluatorReward([problem], judge=FixedJudge(verdict), reward=reward, reward_pass=1.0, reward_fail=0.0)
+    (value,) = scored(prompts=[None], completions=[answer("x")], problem_id=[problem.id])
+    return scored.last_credits[0], value
+
+
+@pytest.mark.parametrize("reward", ["fraction", "groups"])
+def test_tests_left_unjudged_count_as_failures_whatever_the_verdicts_total(reward):
+    """A run that ended the judging early (a killed session, a crash) leaves tests without results:
+    the denominator is every test of the problem, never the verdict's own count of judged tests."""
+    ac = TestResult("AC")
+    credit, value = credit_of(FOUR, Verdict("four", "s", "RE", passed=2, total=2, tests=[ac, ac]), reward)
+    assert credit == value == 0.5
+
+
+@pytest.mark.parametrize("reward", ["fraction", "groups"])
+def test_a_failure_outside_every_test_earns_no_partial_credit(reward):
+    """Every test AC yet the verdict failed (a whole-submission MLE, a failure the counts do not show):
+    a failing sample never gets the full reward."""
+    tests = [TestResult("AC") for _ in FOUR.tests]
+    credit, value = credit_of(FOUR, Verdict("four", "s", "MLE", passed=4, total=4, tests=tests), reward)
+    assert credit == value == 0.0
+
+
+def test_the_share_counts_the_per_test_results_not_the_verdicts_passed():
+    tests = [TestResult(s) for s in ("AC", "WA", "WA", "WA")]
+    assert credit_of(FOUR, Verdict("four", "s", "WA", passed=4, total=4, tests=tests), "fraction")[0] == 0.25
+
+
+def test_groups_unjudged_tests_fail_their_group_and_groups_are_full_solve():
+    """Tests 4-5 never judged: subtask2 and extra fail; subtask1 (both tests AC) alone scores."""
+    tests = [TestResult("AC"), TestResult("AC"), TestResult("AC")]
+    credit, _ = credit_of(GROUPED, Verdict("grouped", "s", "TLE", passed=3, total=3, tests=tests), "groups")
+    assert credit == pytest.approx(10 / 41)
+    # one TLE in subtask1 loses the whole group, whatever its other test did
+    tests = [TestResult("AC"), TestResult("TLE"), TestResult("AC"), TestResult("AC"), TestResult("AC")]
+    credit, _ = credit_of(GROUPED, Verdict("grouped", "s", "TLE", passed=4, total=5, tests=tests), "groups")
+    assert credit == pytest.approx(31 / 41)
+
+
+def test_an_se_test_makes_the_sample_unjudged_only_when_it_is_the_verdict():
+    """A test the judge failed on (SE) is never counted against the model as the verdict (error: None);
+    after an earlier failure of the model's own, it stays a failed test (no credit gained by it)."""
+    se_first = Verdict("four", "s", "SE", passed=1, total=4, tests=[TestResult("AC"), TestResult("SE")])
+    assert credit_of(FOUR, se_first, "fraction") == (None, None)
+    wa_then_se = [TestResult("AC"), TestResult("WA"), TestResult("SE"), TestResult("AC")]
+    assert credit_of(FOUR, Verdict("four", "s", "WA", passed=2, total=4, tests=wa_then_se), "fraction")[0] == 0.5

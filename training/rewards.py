@@ -134,8 +134,11 @@ class EvaluatorReward:
             return 1.0
         if self.reward == "binary" or scored.verdict.status == "CE":
             return 0.0
-        tests = test_share(scored.verdict)
-        share = group_share(self.problems[problem_id], scored.verdict) if self.reward == "groups" else None
+        problem = self.problems[problem_id]
+        tests = test_share(scored.verdict, problem)
+        if tests >= 1.0:  # failed, yet every test passed: the failure is outside the tests, no partial credit
+            return 0.0
+        share = group_share(problem, scored.verdict) if self.reward == "groups" else None
         # A failing sample never earns the full reward: tests outside the scored groups (samples,
         # testgen's `generated`, e.g. a too-slow run on a full-size input) still cost it their share.
         return tests if share is None else min(share, tests)

@@ -173,6 +173,8 @@ def _convert(pkg: Path, source: str, opts: Options, native: str, config: dict[st
     groups = test_groups(pkg, tests)
     if groups:
         meta["test_groups"] = groups
+    if not kind.custom:
+        checker = _default_checker(_default_validator_flags(config, groups, _validator_flags(pkg, config)))
     meta.update(multi_case(tests, statement, kind))
     if interactions:
         meta["sample_interactions"] = interactions
@@ -570,7 +572,35 @@ def _checker(pkg: Path, config: dict[str, Any], kind: Kind) -> Checker:
         language, program = _output_validator(pkg, kind)
         return Checker(kind="interactor" if kind.interactive else "program", program=program, language=language,
                        protocol="kattis")
-    flags = _flags(_validator_flags(pkg, config))
+    return _default_checker(_validator_flags(pkg, config))
+
+
+def _default_validator_flags(config: dict[str, Any], groups: list[dict[str, Any]], fallback: str) -> str:
+    """The default validator's flags for every secret test, as problemtools gives them: problem.yaml's
+    then the group's own (`output_validator_flags` / `_args`, later words win). One checker judges
+    every test, so secret groups whose flags differ are refused: taking one group's would judge
+    another's tests more leniently (its case_sensitive or tighter tolerance dropped). Samples take
+    the secret tests' flags. `fallback` (today's reading) where no group sets any."""
+    problem = next((_flag_text(config[k]) for k in ("validator_flags", "output_validator_flags") if config.get(k)), "")
+    own = {}
+    for g in groups:
+        name = str(g.get("group", ""))
+        if not g.get("tests") or name == "sample" or name.startswith("sample/"):
+            continue
+        value = g.get("output_validator_flags") or g.get("output_validator_args")
+        own[name] = _flag_text(value) if value else ""
+    if not any(own.values()):
+        return fallback
+    effective = {name: " ".join(filter(None, (problem, text))) for name, text in own.items()}
+    if len({tuple(sorted(_flags(t).items())) for t in effective.values()}) > 1:
+        shown = "; ".join(f"{name}: {text or '(none)'}" for name, text in effective.items())
+        raise PackageError("unsupported_flags", f"the default output validator's flags differ between test groups "
+                           f"({shown[:300]}); one checker judges every test")
+    return next(iter(effective.values()))
+
+
+def _default_checker(flag_text: str) -> Checker:
+    flags = _flags(flag_text)
     case_sensitive = "case_sensitive" in flags  # Kattis' default validator ignores case unless told
     try:
         both = float(flags["float_tolerance"]) if "float_tolerance" in flags else None
