@@ -8,6 +8,7 @@ import os
 import signal
 import time
 
+import harness_procs as procs
 from harness_child import write_all
 from harness_pipes import FRAME_SLACK, Sink, drain, take_frame
 from harness_procs import CpuMeter, describe_status, frame_cpu, watch
@@ -138,9 +139,9 @@ class Sessions:
     def memory_over(self, reply, s):
         """Add the session's memory figures so far to a call's reply; whether they show an
         out-of-memory kill since the last call or a peak over the limit."""
-        figures = self.memory_figures(s["mark"])
-        if not figures:
+        if s["mark"] is None:
             return False
+        figures = procs.RUN_GROUP.figures(s["mark"], s["mem_limit"], s["oom_seen"])
         reply.update(figures)
         killed, s["oom_seen"] = figures["group_oom_kills"] > s["oom_seen"], figures["group_oom_kills"]
         return killed or figures["group_peak_kb"] * 1024 > s["mem_limit"]

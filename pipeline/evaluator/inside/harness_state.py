@@ -179,32 +179,33 @@ class RunGroupFds:
         self.version = spec.get("version")
         self.memory = {k: int(v) for k, v in (spec.get("memory") or {}).items()}
 
-    def memory_now(self):
-        """(usage, peak, out-of-memory kills) of the group, in bytes and a count; None without
-        the descriptors. The peak is the highest usage since the parent reset it (before the
-        request); a run's own memory is its peak less the usage before it started."""
-        if not self.memory:
-            return None
-        usage = int(os.pread(self.memory["usage"], 64, 0))
-        peak = int(os.pread(self.memory["peak"], 64, 0))
-        events = os.pread(self.memory["events"], 4096, 0).decode()
-        oom = next((int(line[9:]) for line in events.splitlines() if line.startswith("oom_kill ")), 0)
-        return usage, peak, oom
+    def _read(self, key):
+        return os.pread(self.memory[key], 4096, 0)
+
+    def oom_kills(self):
+        text = self._read("events").decode()
+        return next((int(line[9:]) for line in text.splitlines() if line.startswith("oom_kill ")), 0)
 
     def mark(self):
         """Before a program starts: what the group holds and its kill count so far (None
         without memory counters)."""
-        now = self.memory_now()
-        return None if now is None else (now[0], now[2])
+        if not self.memory:
+            return None
+        return int(self._read("usage")), self.oom_kills()
 
-    def figures(self, mark):
+    def figures(self, mark, limit=None, known_kills=None):
         """The reply's memory figures since `mark`: the run's peak above what the group held
         before it (every process of it, files in /tmp and /dev/shm, an exec'd image: the
-        group's own count), and its out-of-memory kills."""
+        group's own count; the parent reset the peak before the request), and its out-of-memory
+        kills. Per functional call the kill count is read only when the peak came within a MB of
+        `limit` (a kill happens at the group's limit, which is `limit` on top of what it held):
+        `known_kills` stands otherwise (one read per call, not two)."""
         if mark is None:
             return {}
-        usage, peak, oom = self.memory_now()
-        return {"group_peak_kb": max(0, peak - mark[0]) // 1024, "group_oom_kills": oom - mark[1]}
+        peak = max(0, int(self._read("peak")) - mark[0])
+        if limit is None or known_kills is None or peak >= limit - (1 << 20):
+            known_kills = self.oom_kills() - mark[1]
+        return {"group_peak_kb": peak // 1024, "group_oom_kills": known_kills}
 
     def cpu_s(self):
         data = os.pread(int(self.cpu), 4096, 0)

@@ -247,6 +247,7 @@ class RunGroup:
         self._oom0 = 0
         self._events_fd: int | None = None
         self._peak_fd: int | None = None  # (open_memory_counters) shares its open file with the judge's
+        self._usage_fd: int | None = None
         self._limits: tuple[int | None, int | None] = (None, None)  # as last written (only we write them)
 
     @property
@@ -354,8 +355,10 @@ class RunGroup:
 
     def usage_bytes(self) -> int:
         """What the group holds now (page cache a run left charged here included)."""
-        name = "memory.current" if self.version == "cgroup-v2" else "memory.usage_in_bytes"
-        return int(_read(self.dirs["memory"] / name))
+        if self._usage_fd is None:
+            name = "memory.current" if self.version == "cgroup-v2" else "memory.usage_in_bytes"
+            self._usage_fd = os.open(self.dirs["memory"] / name, os.O_RDONLY | os.O_CLOEXEC)
+        return int(os.pread(self._usage_fd, 64, 0))
 
     def reclaim(self) -> None:
         """Drop the page cache an earlier run left charged here (the group holds no process
@@ -396,9 +399,10 @@ class RunGroup:
         if getattr(self, "_events_fd", None) is not None:
             os.close(self._events_fd)
             self._events_fd = None
-        if getattr(self, "_peak_fd", None) is not None:
-            os.close(self._peak_fd)
-            self._peak_fd = None
+        for name in ("_peak_fd", "_usage_fd"):
+            if getattr(self, name, None) is not None:
+                os.close(getattr(self, name))
+                setattr(self, name, None)
         ok = True
         for d in dict.fromkeys(self.dirs.values()):
             ok = _remove_group(d) and ok
