@@ -149,10 +149,15 @@ def test_cpp_compiles_once_per_source(ev):
     assert sorted([v1.meta["compile_cached"], v2.meta["compile_cached"]]) == [False, True]
 
 
-@pytest.mark.parametrize(("why", "status", "cached"), [("cpu", "CE", True), ("wall", "SE", False)])
-def test_a_compile_timeout_is_the_sources_fault_only_when_cpu_bound(tmp_path, why, status, cached):
-    """Out of CPU time: the source's fault (CE), cached. Out of wall time within the CPU limit: a
-    busy machine (SE, never a failed sample), so the next submission of that source compiles again."""
+@pytest.mark.parametrize(("why", "stalled", "status", "cached"), [
+    ("cpu", None, "CE", True),
+    ("wall", None, "CE", True),
+    ("wall", "a reference compile got 3% of a CPU", "SE", False),
+])
+def test_a_compile_timeout_is_the_sources_fault_unless_the_machine_is_stalled(tmp_path, why, stalled, status, cached):
+    """Out of CPU time, or out of wall time on a healthy machine: the source's fault (CE), cached.
+    Out of wall time on a stalled machine (the judge's own health check, never the source's CPU use):
+    SE, never a failed sample, so the next submission of that source compiles again."""
     from microcoder.pipeline.evaluator.sandbox.box import Reply
     from microcoder.pipeline.evaluator.verdict.compile import Compiler
 
@@ -164,7 +169,7 @@ def test_a_compile_timeout_is_the_sources_fault_only_when_cpu_bound(tmp_path, wh
 
         def request(self, req, timeout):
             calls.append(req)
-            # 20 s of CPU: out of wall time having worked (a busy machine), not blocked
+            # 20 s of CPU: out of wall time having worked
             return Reply({"ok": True, "why": why, "exit": None, "signal": 9, "cpu_s": 20.0}, [b"", b""])
 
     class FakeWorker:
@@ -173,7 +178,7 @@ def test_a_compile_timeout_is_the_sources_fault_only_when_cpu_bound(tmp_path, wh
         def box(self, name):
             return FakeBox()
 
-    compiler = Compiler(tmp_path / "bin", EvaluatorConfig())
+    compiler = Compiler(tmp_path / "bin", EvaluatorConfig(), health=lambda worker: stalled)
     first, again = (compiler.compile("int main(){}", FakeWorker()) for _ in range(2))
     assert first.status == again.status == status and "time" in first.message
     assert (again.cached, len(calls)) == ((True, 1) if cached else (False, 2))
