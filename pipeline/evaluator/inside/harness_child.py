@@ -320,6 +320,18 @@ def call_shapes(fn):
     return shapes, annotation_shape(returns) if returns is not inspect.Parameter.empty else None, False
 
 
+def exact_number(x):
+    """A Decimal or Fraction as JSON can carry it: a whole value as the int it is (a float would
+    round 100000000000000000001 to the expected 1e20), any other as the nearest float."""
+    import decimal
+
+    if isinstance(x, decimal.Decimal):
+        whole = x.is_finite() and x == x.to_integral_value() and x.adjusted() <= 4300
+    else:
+        whole = x.denominator == 1 and x.numerator.bit_length() <= 14300
+    return int(x) if whole else float(x)
+
+
 class Encoder:
     """Return value -> JSON-able data. `converted` records any non-JSON type that was mapped."""
 
@@ -343,7 +355,10 @@ class Encoder:
         if isinstance(x, (set, frozenset)):
             return {"__set__": [self.enc(v, depth + 1) for v in x]}
         if isinstance(x, dict):
-            return {self.key(k): self.enc(v, depth + 1) for k, v in x.items()}
+            out = {self.key(k): self.enc(v, depth + 1) for k, v in x.items()}
+            if len(out) != len(x):  # {1: 'x', '1': 'b'} must not read as {'1': 'b'}
+                raise ValueError("dict keys collide as JSON keys")
+            return out
         if hasattr(x, "val") and hasattr(x, "next"):
             return self.linked(x)
         if hasattr(x, "val") and hasattr(x, "left") and hasattr(x, "right"):
@@ -355,7 +370,7 @@ class Encoder:
         import fractions
 
         if isinstance(x, (decimal.Decimal, fractions.Fraction)):
-            return float(x)
+            return exact_number(x)
         if isinstance(x, (list, collections.deque, range)):
             return [self.enc(v, depth + 1) for v in x]
         return {"__repr__": repr(x)[:200], "__type__": type(x).__name__}
@@ -500,7 +515,7 @@ def session_child(req, res_fd, cmd_fd):
             else:
                 result = empty_nodes_as_lists(result, result_shape)  # LeetCode prints no list / tree as []
                 payload = json.dumps(enc.enc(result)).encode()
-        except (ValueError, TypeError, RecursionError, OverflowError) as e:
+        except Exception as e:  # noqa: BLE001 - the program's own methods (__repr__, __int__, tolist, ...) ran here too
             send_frame(res_fd, {"event": "result", "ok": False, "error_type": "Unserialisable", "cpu_s": cpu,
                                 "maxrss_kb": maxrss_kb()}, f"return value cannot be serialised: {e}".encode())
             continue
