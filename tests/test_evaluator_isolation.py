@@ -17,6 +17,7 @@ import shutil
 import textwrap
 
 import pytest
+from sandbox_fixtures import needs_unshare_root
 
 from microcoder.pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
 from microcoder.pipeline.schema import Problem, TestCase
@@ -240,3 +241,124 @@ def test_a_judge_that_stays_readable_does_not_start(tmp_path, monkeypatch):
     monkeypatch.setattr(boxes.Box, "_receive", readable)
     with pytest.raises(boxes.BoxError, match="non-dumpable"):
         boxes.Box(sb.BoxSpec(kind="bwrap"), [], tmp_path, "run2").start()
+
+
+# Lists /proc and reads every /proc/<pid>/status and cmdline it can, with a forked child (a copy
+# of the program, not exec'd) and an exec'd one alive; prints what it saw as JSON.
+PROC_LOOK_PY = r'''
+import json, os, subprocess, sys, time
+r, w = os.pipe()
+forked = os.fork()
+if forked == 0:
+    os.close(w)
+    os.read(r, 1)
+    os._exit(0)
+os.close(r)
+execd = subprocess.Popen(["/bin/sleep", "30"])
+for _ in range(200):  # (Popen returns at the exec, a moment before /proc shows the new image)
+    with open(f"/proc/{execd.pid}/comm") as f:
+        if f.read() == "sleep\n":
+            break
+    time.sleep(0.01)
+seen = {}
+for name in os.listdir("/proc"):
+    if name.isdigit():
+        entry = {}
+        for part in ("status", "cmdline"):
+            try:
+                with open(f"/proc/{name}/{part}", "rb") as f:
+                    text = f.read().decode("utf-8", "replace")
+                entry[part] = text.split("\n", 1)[0] if part == "status" else text.replace("\0", " ")[:80]
+            except OSError as e:
+                entry[part] = type(e).__name__
+        seen[name] = entry
+probe = {}
+for pid in ("1", str(os.getppid())):
+    try:
+        os.stat(f"/proc/{pid}")
+        probe[pid] = "visible"
+    except OSError as e:
+        probe[pid] = type(e).__name__
+own = {"self": str(os.getpid()), "forked": str(forked), "execd": str(execd.pid)}
+fds = sorted(os.listdir("/proc/self/fd"))
+stdin = sys.stdin.read().strip() == "41" and os.path.exists("/dev/stdin")
+execd.kill()
+execd.wait()
+os.write(w, b"x")
+os.waitpid(forked, 0)
+print(json.dumps({"seen": seen, "probe": probe, "own": own, "fds": fds, "stdin": stdin}))
+'''
+PROC_LOOK_CPP = r'''
+#include <cstdio>
+#include <cstring>
+#include <dirent.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main() {
+    int p[2];
+    if (pipe(p)) return 1;
+    pid_t kid = fork();
+    if (kid == 0) { char c; close(p[1]); read(p[0], &c, 1); _exit(0); }
+    close(p[0]);
+    printf("{\"own\": {\"self\": \"%d\", \"forked\": \"%d\"}, \"seen\": {", getpid(), kid);
+    DIR *d = opendir("/proc");
+    bool first = true;
+    while (dirent *e = readdir(d)) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        char path[64], line[256] = "unreadable";
+        snprintf(path, sizeof path, "/proc/%s/status", e->d_name);
+        if (FILE *f = fopen(path, "r")) {
+            if (!fgets(line, sizeof line, f)) strcpy(line, "empty");
+            fclose(f);
+        }
+        line[strcspn(line, "\n\"\\")] = 0;
+        if (char *tab = strchr(line, '\t')) *tab = ' ';
+        printf("%s\"%s\": {\"status\": \"%s\"}", first ? "" : ", ", e->d_name, line);
+        first = false;
+    }
+    closedir(d);
+    bool one = access("/proc/1", F_OK) == 0;
+    long x = 0;
+    bool in = scanf("%ld", &x) == 1 && x == 41 && access("/proc/self/fd/0", R_OK) == 0;
+    printf("}, \"probe\": {\"1\": \"%s\"}, \"stdin\": %s}\n", one ? "visible" : "hidden", in ? "true" : "false");
+    fflush(stdout);
+    close(p[1]);
+    waitpid(kid, nullptr, 0);
+}
+'''
+
+
+def proc_view(evaluator, language: str, code: str) -> dict:
+    p = Problem(id="proc", source="test", statement="", style="stdio", time_limit_s=10.0,
+                tests=[TestCase("41\n", "?\n")])
+    v = evaluator.evaluate_batch([p], [Submission("proc", language, language, code)], keep_outputs=True)[0]
+    out = v.tests[0].output if v.tests else ""
+    assert out and out.startswith("{"), (v.status, v.reason, out)
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("sandbox", ["bwrap", pytest.param("unshare", marks=needs_unshare_root)])
+def test_a_program_sees_only_its_own_processes(sandbox):
+    """/proc shows a program itself and its own children (forked or exec'd), readable as
+    before; not the judge (PID 1), not the fork server that forked it, not anything else."""
+    with Evaluator(workers=1, sandbox=sandbox, config=SLOW_OK) as ev:
+        for language, code in (("python", PROC_LOOK_PY), ("cpp", PROC_LOOK_CPP)):
+            got = proc_view(ev, language, code)
+            own = got["own"]
+            assert set(got["seen"]) == set(own.values()), (language, got["seen"], own)
+            assert got["seen"][own["self"]]["status"].startswith("Name:"), (language, got["seen"])
+            assert got["seen"][own["forked"]]["status"].startswith("Name:"), (language, got["seen"])
+            assert got["probe"]["1"] != "visible", (language, got["probe"])
+            assert got["stdin"] is True, (language, got)
+            if language == "python":
+                assert got["seen"][own["execd"]]["cmdline"] == "/bin/sleep 30 ", got["seen"]
+                assert set(got["probe"].values()) == {"FileNotFoundError"}, got["probe"]
+                assert got["fds"][:3] == ["0", "1", "2"], got["fds"]
+        # a functional session child, forked the same way
+        p = Problem(id="proc-fn", source="test", statement="", style="functional", entry_point="f",
+                    time_limit_s=10.0, tests=[TestCase("1", "?")])
+        code = "import os\ndef f(x):\n    return [n for n in os.listdir('/proc') if n.isdigit()], str(os.getpid())\n"
+        v = ev.evaluate_batch([p], [Submission("proc-fn", "fn", "python", code)], keep_outputs=True)[0]
+        seen, me = json.loads(v.tests[0].output)
+        assert seen == [me], (seen, me)

@@ -57,6 +57,45 @@ def test_daemonised_grandchild_does_not_survive(ev):
     assert clean.status == "AC", clean
 
 
+# Daemons that hide from every process of their uid: one non-dumpable by prctl, one by exec of an
+# execute-only copy of a binary (the kernel makes such a process non-dumpable). Under the box's
+# hidepid /proc (a program sees only what it may ptrace-read) neither is listed there; the judge
+# must kill them all the same.
+HIDDEN_DAEMONS = """
+    import ctypes, os, shutil, time
+    def daemon(action):
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                action()
+            os._exit(0)
+        os.wait()
+    def undumpable():
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+        time.sleep(60)
+        os._exit(0)
+    def execute_only():
+        path = os.path.join(os.environ["TMPDIR"], "sleeper")
+        shutil.copy("/bin/sleep", path)
+        os.chmod(path, 0o111)
+        os.execv(path, [path, "60"])
+    daemon(undumpable)
+    daemon(execute_only)
+    time.sleep(0.3)
+    print(int(input()) + 1)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the leftover check reads the host's /proc as root")
+@pytest.mark.parametrize("sandbox", [pytest.param("ev", marks=needs_bwrap),
+                                     pytest.param("solo_unshare", marks=needs_unshare_root)])
+def test_daemons_hidden_from_their_uid_do_not_survive(sandbox, request):
+    evaluator = request.getfixturevalue(sandbox)
+    v = run(evaluator, HIDDEN_DAEMONS)  # (`run` asserts no sandboxed process of ours is left)
+    assert v.status == "AC", v
+    assert run(evaluator, "print(int(input()) + 1)\n").status == "AC"
+
+
 # --- files and System V IPC --------------------------------------------------------------------------------
 @needs_bwrap
 def test_a_previous_submissions_binary_is_gone(solo):

@@ -210,10 +210,13 @@ class Harness(Protocol, Runs, Sessions):
         if fd_socket is not None:
             self.fd_socket = socket.socket(fileno=int(fd_socket))
         set_child_subreaper()  # orphans of programs come here when the server is not their parent
-        pid, sock = harness_zygote.start(self.child_filter, self.child_group_fds(),
-                                         [self.rfd, self.wfd, *([int(fd_socket)] if fd_socket is not None else [])])
+        own = [self.rfd, self.wfd, *([int(fd_socket)] if fd_socket is not None else []),
+               *([procs.PROC_FD] if procs.PROC_FD is not None else [])]
+        pid, sock = harness_zygote.start(self.child_filter, self.child_group_fds(), own)
         self.server = procs.FORK_SERVER = ForkServer(pid, sock)
         procs.FORK_SERVER_PID = pid
+        if PID1 and not procs.sees(pid):  # it is non-dumpable: a view that hides it would hide programs too
+            raise RuntimeError("the judge's /proc does not show the fork server: it could not kill every process")
 
     def receive_fds(self, n):
         """`n` descriptors the parent sent for the request at hand (on its descriptor socket,
@@ -255,6 +258,7 @@ def set_child_subreaper():
 
 
 def main():
+    procs.take_process_view()  # first: the box may start the judge in it (launch.PROC_STEPS)
     # Move the parent link off fds 0/1 so no child can inherit or reach it by number.
     rfd, wfd = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDWR)

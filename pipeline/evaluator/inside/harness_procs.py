@@ -5,7 +5,8 @@ CPU time is counted over the run as a whole (`CpuMeter`): with the box's run gro
 as PID 1 without one, every process of the namespace (what was reaped included); otherwise the
 program's own. Every program is forked by the fork server (`harness_zygote.py`), which reaps
 it and reports how it ended (`ForkServer`); the clean-up kills everything else in the namespace
-by pid (`kill_everything`), sparing only the fork server.
+by pid (`kill_everything`), sparing only the fork server. Processes are listed and read through
+the judge's own /proc (`PROC_FD`): the box's /proc hides from it what a program made non-dumpable.
 """
 
 import json
@@ -19,14 +20,55 @@ import time
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PID1 = os.getpid() == 1
+# The judge's view of the namespace's processes: a descriptor of a /proc that shows all of them
+# (take_process_view), where the box's own /proc hides what the judge may not ptrace-read (a
+# program that made itself non-dumpable); None: /proc.
+PROC_FD = None
+
+
+def take_process_view():
+    """At start: a box that hides processes in its /proc starts the judge in a /proc of its own
+    (launch.PROC_STEPS: a procfs instance of this namespace, detached): keep a descriptor of it
+    and leave it. Anything else (no such box): /proc, as it is."""
+    global PROC_FD
+    fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        ours = os.readlink("self", dir_fd=fd) == str(os.getpid())
+    except OSError:
+        ours = False
+    if not ours:
+        os.close(fd)
+        return
+    PROC_FD = fd
+    os.chdir("/")
+
+
+def sees(pid):
+    """Whether the judge's view shows process `pid` (a non-dumpable one included)."""
+    return str(pid) in proc_list()
+
+
+def proc_list():
+    return os.listdir(PROC_FD if PROC_FD is not None else "/proc")
+
+
+def proc_read(pid, part):
+    """/proc/<pid>/<part> (one read: a short file), through the judge's view."""
+    if PROC_FD is None:
+        fd = os.open(f"/proc/{pid}/{part}", os.O_RDONLY | os.O_CLOEXEC)
+    else:
+        fd = os.open(f"{pid}/{part}", os.O_RDONLY | os.O_CLOEXEC, dir_fd=PROC_FD)
+    try:
+        return os.read(fd, 4096)
+    finally:
+        os.close(fd)
 
 
 def proc_cpu_s(pid, own=True):
     """CPU seconds of `pid` and its reaped children, from /proc (None if it is gone); with
     own=False its reaped children's only."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
+        fields = proc_read(pid, "stat").rsplit(b")", 1)[1].split()
     except (OSError, IndexError):
         return None
     return sum(int(x) for x in fields[11 if own else 13:15]) / CLK_TCK
@@ -44,7 +86,7 @@ def namespace_cpu_s():
     reaping children while it is measured)."""
     total = children_cpu_s()
     try:
-        names = os.listdir("/proc")
+        names = proc_list()
     except OSError:
         return total
     server = str(FORK_SERVER_PID)
@@ -130,12 +172,11 @@ def live_pids(spare):
     """Processes of the namespace other than `spare` that have not ended (a zombie has: it runs
     nothing and holds nothing; its parent, the fork server or this process, reaps it)."""
     live = []
-    for name in os.listdir("/proc"):
+    for name in proc_list():
         if not name.isdigit() or int(name) in spare:
             continue
         try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0]
+            state = proc_read(name, "stat").rsplit(b")", 1)[1].split()[0]
         except (OSError, IndexError):
             continue
         if state not in (b"Z", b"X"):

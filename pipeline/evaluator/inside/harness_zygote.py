@@ -13,11 +13,12 @@ Protocol (a SOCK_SEQPACKET socket; one message each):
                    descriptors attached (SCM_RIGHTS), in the order they get numbers 0, 1, 2, ...
   server -> judge  {"pid": N} for each spawn, in order; then, whenever one of its children ends,
                    {"exit": N, "status": wait status, "utime", "stime", "maxrss"} (its rusage).
-The judge meters and kills programs itself; this server only forks, reaps and reports. Programs
-run under the judge's uid and could signal this process: every catchable signal is blocked here,
-a stop is undone by the judge (SIGCONT after each clean-up), and if it is killed the judge reaps
-the orphans itself and retires before the next run (`Harness.tampered`), so it costs a restart,
-never a verdict.
+The judge meters and kills programs itself; this server only forks, reaps and reports. Like the
+judge it is non-dumpable, so under the box's hidepid /proc no program sees it (each child is made
+dumpable again: a program sees its own children). Programs run under the judge's uid and could
+signal this process by pid: every catchable signal is blocked here, a stop is undone by the
+judge (SIGCONT after each clean-up), and if it is killed the judge reaps the orphans itself and
+retires before the next run (`Harness.tampered`), so it costs a restart, never a verdict.
 """
 
 import json
@@ -70,6 +71,13 @@ def set_name(name):
         PRCTL(15, name[:15], 0, 0, 0)  # PR_SET_NAME
 
 
+def set_dumpable(flag):
+    """PR_SET_DUMPABLE: under the box's /proc (hidepid=ptraceable) a process of this uid sees
+    another only while that one is dumpable."""
+    if PRCTL is not None:
+        PRCTL(4, flag, 0, 0, 0)
+
+
 def own_name():
     with open("/proc/self/comm", "rb") as f:
         return f.read().strip()
@@ -89,6 +97,7 @@ def start(child_filter, group_fds, close_fds):
             for fd in close_fds:
                 os.close(fd)
             set_name(SERVER_NAME)  # (its programs get the judge's name back)
+            set_dumpable(0)  # (as the judge already is): hidden from programs, its memory unreadable
             serve(server_end, child_filter, group_fds)
         finally:
             os._exit(HARNESS_FAIL_EXIT)
@@ -173,6 +182,7 @@ def spawn(req, fds, child_filter, group_fds, own_fds):
             sys.set_int_max_str_digits(int(digits))  # number must not make a checker fail: SE)
         python = kind != "exec"
         child_setup(list(fds), req["cwd"], req, python, child_filter, group_fds)
+        set_dumpable(1)  # alone now, holding nothing of the server's: it sees its own children
         if kind == "session":
             session_child(req, 3, 4)
         elif kind == "python":

@@ -12,9 +12,14 @@ program cannot signal it and the kernel kills the whole namespace when it exits;
 Process count (fork bombs): RLIMIT_NPROC is ignored for uid 0, so as root the judge drops to an
 unprivileged uid of its own per box (`setpriv`, keeping the parent-death signal) and RLIMIT_NPROC
 is set inside (`prlimit`); as an ordinary user bwrap makes a user namespace and the same limit is
-counted per namespace. See bench/README.md for what was measured. Where the machine has control
-groups, each box start also has a run group (`cgroups.py`: CPU, memory and pids.max for a run
-as a whole; the rlimits are then the second line).
+counted per namespace. Before that drop (`PROC_STEPS`, bwrap and unshare alike) the box's /proc
+is remounted `hidepid=ptraceable`, so a program sees only itself and its own children, and the
+judge gets a /proc of its own that shows every process. As an ordinary user there is no such
+step (util-linux `mount` refuses a uid other than 0, and under unshare the box's processes keep
+every capability of its user namespace): /proc shows the judge and fork server, non-dumpable.
+See bench/README.md for what was measured. Where the machine has control groups, each box start
+also has a run group (`cgroups.py`: CPU, memory and pids.max for a run as a whole; the rlimits
+are then the second line).
 
 Inside any sandbox kind, every program the judge forks also runs under a seccomp filter
 (`syscall_filter.py`): it shares the judge's uid, and must not reach the judge through prlimit /
@@ -62,6 +67,15 @@ SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 DEVICES = ("null", "zero", "full", "random", "urandom")
 DEV_LINKS = (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
              ("stderr", "/proc/self/fd/2"))
+# A box that drops to its own uid (as root), before the drop: a procfs instance of the box's
+# namespace mounted over /proc, entered and detached, is the judge's view of every process (its
+# working directory at start: harness_procs.take_process_view); then the box's /proc is remounted
+# to show a process only to those who may ptrace-read it: a program sees itself and its own
+# children, never the non-dumpable judge or fork server (nor what it made non-dumpable itself).
+# Before Linux 5.8 hidepid is one setting per namespace, shared by both mounts: not hidden then.
+PROC_STEPS = ("mount -t proc -o nosuid,nodev,noexec proc /proc", "cd /proc", "umount -l /proc",
+              "{ mount -o remount,hidepid=ptraceable /proc"
+              " || echo 'box: /proc is not hidden (hidepid per mount needs Linux 5.8)' >&2; }")
 
 
 class SandboxUnavailable(OSError):
@@ -190,9 +204,11 @@ def bwrap_args(spec: BoxSpec, binds: list[Bind]) -> list[str]:
              "--unshare-cgroup-try", "--hostname", "sandbox", "--die-with-parent", "--new-session",
              "--as-pid-1", "--chdir", "/tmp"]
     if spec.drop_uid is not None:
-        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
-    else:
-        args += ["--unshare-user", "--disable-userns"]
+        # CAP_SYS_ADMIN for the /proc step only: setpriv drops every capability after it
+        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SYS_ADMIN", "--",
+                 "/bin/sh", "-c", " && ".join(PROC_STEPS) + ' && exec "$@"', "sh"]
+        return args
+    args += ["--unshare-user", "--disable-userns"]
     return args + ["--"]
 
 
@@ -220,6 +236,8 @@ def unshare_args(spec: BoxSpec, scratch: Path, shm: bool, reach: list[Path] = ()
     if spec.drop_uid is not None and stage is not None:
         mounts += _reach_mounts([*interpreter_paths(), *map(str, reach)], stage)
     mounts += _read_only_shared_dirs(writable)
+    if spec.drop_uid is not None:  # last: it changes the working directory
+        mounts += PROC_STEPS
     return ns + ["/bin/sh", "-c", " && ".join(mounts) + ' && exec "$@"', "sh"]
 
 
