@@ -28,6 +28,11 @@ class Submission:
 class EvaluatorConfig:
     workers: int | None = field(default=None, metadata={"help": "Parallel judges (default: os.cpu_count())."})
     timeout_scale: float = field(default=1.0, metadata={"help": "Multiplies every problem's time limit."})
+    slowdown: float = field(default=1.0, metadata={
+        "help": "Judge as if on a machine this many times slower, by construction: every time a box measures "
+                "(CPU, wall) is multiplied by it and every time limit sent to a box divided by it. For "
+                "reproducibility checks (a dataset version must not change with the machine's speed: "
+                "bench/reproducible.py); 1 in real runs."})
     sandbox: str = field(default="auto", metadata={"help": "auto | bwrap | unshare | none (tests only)."})
     wall_factor: float = field(default=2.0, metadata={
         "help": "Wall-clock limit = time limit x wall_factor + wall_slack_s (CPU time is judged against "

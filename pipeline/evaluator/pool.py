@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import os
 import queue
 import shutil
@@ -191,6 +192,8 @@ class Evaluator:
                  *, config: EvaluatorConfig | None = None, wait: bool = True):
         cfg = dataclasses.replace(config or EvaluatorConfig(), workers=workers, timeout_scale=timeout_scale,
                                   sandbox=sandbox)
+        if not (cfg.slowdown > 0 and math.isfinite(cfg.slowdown)):
+            raise ValueError(f"evaluator.slowdown must be a positive number, got {cfg.slowdown!r}")
         self.cfg = cfg
         self.workers = max(1, workers or os.cpu_count() or 1)
         self.timeout_scale = timeout_scale

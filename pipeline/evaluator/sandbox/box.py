@@ -37,6 +37,9 @@ START_TIMEOUT_S = 60.0
 MB = 1 << 20
 HEADER_MAX = 1 << 20
 GROUP_OPS = ("run", "open")
+# `Box.slowdown`: the limits a request gives, divided by it; the times a reply measures, multiplied.
+SCALED_LIMITS = ("cpu_s", "wall_s", "rlimit_cpu_s")
+SCALED_TIMES = ("cpu_s", "total_cpu_s", "kernel_cpu_s", "wall_s")
 
 
 class BoxError(RuntimeError):
@@ -72,6 +75,7 @@ class Box:
         self.accounting = "rlimit"
         self._group_fds: list[int] = []
         self._fd_socket: socket.socket | None = None  # sends a run its own descriptors (stdin)
+        self.slowdown = 1.0  # EvaluatorConfig.slowdown: a slower machine by construction
 
     # paths -----------------------------------------------------------------------------------
     def inside(self, host: str | os.PathLike) -> str:
@@ -212,6 +216,9 @@ class Box:
         proc = self.proc
         if proc is None:
             raise BoxError(f"box {self.name} is not running")
+        if self.slowdown != 1.0:
+            req = {k: v / self.slowdown if k in SCALED_LIMITS and isinstance(v, int | float) else v
+                   for k, v in req.items()}
         data = json.dumps(req).encode() + b"\n"
         try:
             view = memoryview(data)
@@ -296,6 +303,8 @@ class Box:
             blobs.append(bytes(self._buf[pos:pos + n]))
             pos += n
         del self._buf[:need]
+        if self.slowdown != 1.0:
+            scale_times(header, self.slowdown)
         return Reply(header, blobs)
 
     def _read_until(self, found, deadline: float, header: bool = False) -> int:
@@ -398,3 +407,12 @@ def _children(pid: int) -> list[int]:
             return [int(x) for x in f.read().split()]
     except (OSError, ValueError):
         return []
+
+
+def scale_times(header: dict[str, Any], factor: float) -> None:
+    """Multiply the times a reply measured (and a frame's own CPU figure) by `factor`."""
+    frame = header.get("frame")
+    for d in (header, frame if isinstance(frame, dict) else {}):
+        for k in SCALED_TIMES:
+            if isinstance(d.get(k), int | float) and not isinstance(d.get(k), bool):
+                d[k] = d[k] * factor

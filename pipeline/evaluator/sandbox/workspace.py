@@ -199,6 +199,7 @@ class Worker:
                 os.chown(folder, spec.drop_uid, spec.drop_uid)
                 os.chmod(folder, 0o700)
             box = self.boxes[name] = Box(spec, binds, self.dir, name)
+            box.slowdown = self.cfg.slowdown
         return box
 
     def include_inside(self, folder: Path) -> str:
