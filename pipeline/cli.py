@@ -28,6 +28,7 @@ COMMANDS = [
     ("dedup", "dedup", "Stage: exact + MinHash near-duplicate clustering and decontamination."),
     ("testgen", "testgen", "Stage: add generated tests to problems with a reference and too few tests."),
     ("validate", "validate", "Stage: verify tests with reference solutions; cap and drop bad tests."),
+    ("pin-limits", "pin_limits", "Pin the time limits a validate run derived, so reruns anywhere give the same rows."),
     ("warmstart", "warmstart", "Stage: SFT warm start of the policy on reference solutions (before rollout)."),
     ("rollout", "rollout", "Stage: sample k solutions per problem from the policy and score them."),
     ("filter", "filter", "Stage: pass-rate band and calibrated LLM difficulty."),
@@ -44,6 +45,9 @@ COMMANDS = [
 @app.callback()
 def _root() -> None:
     """MicroCoder: curate hard, fresh coding problems into an RL dataset and train with MicroCoder-GRPO."""
+    from microcoder.pipeline.numerics import pin_cpu_numerics
+
+    pin_cpu_numerics()  # before any command imports torch: the same weights on every CPU model
 
 
 def _command_class(mod) -> type:
