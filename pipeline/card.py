@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -144,12 +145,21 @@ def front_license(cfg, stats: dict[str, Any], sources: dict[str, str]) -> str | 
 
 
 STRENGTH_DEFINITION = (
-    "Measured as the field measures it (CodeContests-O, HardTests; `pipeline/strength.py`): TPR = share of correct "
-    "solutions passing every kept test, TNR = share of known-incorrect solutions failing at least one. Correct "
-    "solutions are the problems' reference solutions that compiled and ran (no source ships other accepted "
-    "submissions today); incorrect ones are the known-wrong solutions the sources ship (Kattis "
-    "`submissions/wrong_answer` and the like, CodeContests `incorrect_solutions`). Counts are summed over problems, "
-    "never averaged.")
+    "TPR = share of correct solutions passing every kept test, TNR = share of known-incorrect solutions failing at "
+    "least one (the terms of CodeContests-O and HardTests; `pipeline/strength.py`). Correct solutions are the "
+    "problems' reference solutions that compiled and ran (a Kattis package's accepted submissions are its references; "
+    "no source ships other accepted submissions); incorrect ones are the known-wrong solutions the sources ship (Kattis "
+    "`submissions/wrong_answer` and the like, CodeContests `incorrect_solutions`). **Held out** figures are measured "
+    "on solutions that had no part in choosing the tests: each problem's solutions are dealt into seeded folds and "
+    "each fold is measured on the tests chosen without it (no vote on the outputs, no say in the time limit or the "
+    "caps). Those are the figures to compare with CodeContests-O's (TPR 89.4%, TNR 90.9%, on solutions its tests were "
+    "not fitted to). **In-sample** figures are measured on the solutions that chose the tests: a reference that voted "
+    "passes every kept test by construction (policy `all`), so an in-sample TPR of 100% says nothing by itself. A "
+    "problem with a single reference has no held-out TPR (counted, never taken as 100%). Counts are summed over "
+    "problems, never averaged.")
+
+# The held-out benchmark on real model-written code (bench/heldout_strength.py; bench/README.md has the table).
+BENCH_HELD_OUT = None
 
 
 def _rate(r: dict[str, Any] | None, side: str) -> str:
@@ -167,11 +177,18 @@ def _record(d: Any, *keys: str) -> dict[str, Any] | None:
     return d if isinstance(d, dict) else None
 
 
-def _strength_table(label: str, groups: dict[str, Any] | None) -> list[str]:
+def _strength_table(label: str, groups: dict[str, Any] | None, held: dict[str, Any] | None = None) -> list[str]:
+    """Per group: TPR/TNR in-sample, and held out first where the stats have it."""
     if not groups:
         return []
-    rows = [[g, _rate(r, "tpr"), _rate(r, "tnr")] for g, r in groups.items() if isinstance(r, dict)]
-    return [f"### Test strength by {label}\n" + _md_table([label, "TPR (passing/correct)", "TNR (failing/incorrect)"], rows)]
+    if held is None:  # stats written before issue 36
+        rows = [[g, _rate(r, "tpr"), _rate(r, "tnr")] for g, r in groups.items() if isinstance(r, dict)]
+        return [f"### Test strength by {label}\n"
+                + _md_table([label, "TPR (passing/correct)", "TNR (failing/incorrect)"], rows)]
+    rows = [[g, _rate(held.get(g), "tpr"), _rate(held.get(g), "tnr"), _rate(r, "tpr"), _rate(r, "tnr")]
+            for g, r in groups.items() if isinstance(r, dict)]
+    return [f"### Test strength by {label}\n" + _md_table(
+        [label, "TPR held out", "TNR held out", "TPR in-sample", "TNR in-sample"], rows)]
 
 
 def _validated_strength(validation: dict[str, Any] | None) -> list[str]:
@@ -186,16 +203,37 @@ def _validated_strength(validation: dict[str, Any] | None) -> list[str]:
         return [f"On the {w['problems_with_wrong_solutions']} problems whose source ships known-wrong solutions, the "
                 f"kept tests catch {w['caught']} of the {w['ran']} that ran ({w['share_caught']:.1%}); the caps on the "
                 f"number and size of tests cost {w['lost_to_caps']} of them (validate stage)."]
-    out = [f"Kept tests (validate stage, over its {s['strength'].get('problems_measured', 0)} kept problems with "
-           f"solutions of either kind; this dataset's problems are among them): {strength.describe(kept)}."]
+    held = _record(s, "strength", "held_out")
+    out = _held_out_lines(s["strength"]) if held is not None else []
+    out.append(f"Kept tests (validate stage, in-sample, over its {s['strength'].get('problems_measured', 0)} kept "
+               f"problems with solutions of either kind; this dataset's problems are among them): "
+               f"{strength.describe(kept)}.")
     if before:
         lost = before["incorrect_failing"] - kept["incorrect_failing"]
         freed = kept["correct_passing"] - before["correct_passing"]
         out.append(f"Before the caps on the number and size of tests (`max_tests`, `max_total_bytes`): "
                    f"{strength.describe(before)}; the caps cost {lost} caught known-wrong solution(s) and let "
                    f"{freed} more reference(s) pass.")
-    return (out + _strength_table("source", _record(s, "strength", "by_source"))
-            + _strength_table("difficulty", _record(s, "strength", "by_difficulty")))
+    hs = held is not None
+    return (out + _strength_table("source", _record(s, "strength", "by_source"),
+                                  (_record(s, "strength", "held_out_by_source") or {}) if hs else None)
+            + _strength_table("difficulty", _record(s, "strength", "by_difficulty"),
+                              (_record(s, "strength", "held_out_by_difficulty") or {}) if hs else None))
+
+
+def _held_out_lines(st: dict[str, Any]) -> list[str]:
+    """validate's held-out figures (first: the ones that say how the tests do on unseen code)."""
+    held, before = st["held_out"], st.get("held_out_before_caps")
+    no_tpr = st.get("problems_without_held_out_tpr") or {}
+    out = [f"**Held out** (validate stage, over {st.get('problems_measured_held_out', 0)} kept problems with a "
+           f"solution that could be held out): {strength.describe(held)}"
+           + (f"; on every candidate test, before the caps: {strength.describe(before)}." if before else ".")]
+    if no_tpr:
+        out.append(f"{sum(no_tpr.values())} kept problems have no held-out TPR: "
+                   + "; ".join(f"{n} with {why}" for why, n in no_tpr.items()) + ".")
+    if BENCH_HELD_OUT:
+        out.append(BENCH_HELD_OUT)
+    return out
 
 
 def _generated_strength(testgen: dict[str, Any] | None) -> list[str]:
@@ -212,6 +250,7 @@ def _generated_strength(testgen: dict[str, Any] | None) -> list[str]:
         out.append(f"The testgen stage's own measure{over} (before validate's caps), on the tests it received: "
                    f"{strength.describe(known[0])}; with its generated tests: {strength.describe(known[1])}.")
     out += _mutant_line(t)
+    out += _generated_held_out(t)
     for label in ("source", "difficulty"):
         out += _generated_table(label, _record(t, "strength", f"by_{label}"))
     agreement = t.get("agreement") if isinstance(t.get("agreement"), dict) else {}
@@ -222,6 +261,25 @@ def _generated_strength(testgen: dict[str, Any] | None) -> list[str]:
                    f"reference (no second reference agreed on their expected output)"
                    + (f"; tests by the number of references agreeing: {spread}." if spread else "."))
     return out
+
+
+def _generated_held_out(t: dict[str, Any]) -> list[str]:
+    """testgen's held-out share (no vote on outputs, never hunted by the search) and what the search's
+    tests did to the held-out survivors."""
+    held = _record(t, "strength", "held_out")
+    known = [_record(held, when, "known_wrong") for when in ("before", "after")]
+    mutants = [_record(held, when, "mutants") for when in ("before", "after")]
+    if not any(r and (r.get("correct") or r.get("incorrect")) for r in known + mutants):
+        return []
+    search = t.get("search") if isinstance(t.get("search"), dict) else {}
+    line = (f"Held out by the testgen stage (a seeded share that did not vote on outputs and that the search never "
+            f"hunted): on the tests it received {strength.describe(known[0])}, with its generated tests "
+            f"{strength.describe(known[1])}; held-out mutants killed {_rate(mutants[0], 'tnr')} -> "
+            f"{_rate(mutants[1], 'tnr')}")
+    if search.get("held_out_survivors_at_start"):
+        line += (f"; the search's tests failed {search['held_out_killed_by_search']} of the "
+                 f"{search['held_out_survivors_at_start']} held-out survivors")
+    return [line + "."]
 
 
 def _generated_table(label: str, groups: dict[str, Any] | None) -> list[str]:
@@ -339,8 +397,17 @@ def summary(stats: dict[str, Any], settings: dict[str, Any]) -> str:
             f"pass rate{where}; {unsolved} were never solved.")
 
 
+REPO_PLACEHOLDER = "<owner>/<name>"  # a build without publish.repo_id; publish writes the repository in
+ADDRESS_PLACEHOLDER = "<the dataset's address>"
+HUB = "https://huggingface.co"
+
+
+def dataset_address(repo_id: str, endpoint: str | None = None) -> str:
+    return f"{(endpoint or HUB).rstrip('/')}/datasets/{repo_id}"
+
+
 def usage(repo_id: str | None, version: str, tag_prefix: str = "v") -> str:
-    repo = repo_id or "<owner>/<name>"
+    repo = repo_id or REPO_PLACEHOLDER
     return ("## Usage\n\nEach published version is a tag; load this one by its tag (a plain `main` moves on with "
             "the next version):\n\n```python\nfrom datasets import load_dataset\n"
             f"ds = load_dataset(\"{repo}\", \"default\", split=\"train\", revision=\"{tag_prefix}{version}\")\n```")
@@ -348,7 +415,7 @@ def usage(repo_id: str | None, version: str, tag_prefix: str = "v") -> str:
 
 def citation(cfg, repo_id: str | None, revision: str, tag_prefix: str = "v") -> str:
     key = "".join(c if c.isalnum() else "_" for c in f"{cfg.name}_{tag_prefix}{cfg.version}").lower()
-    where = f"https://huggingface.co/datasets/{repo_id}" if repo_id else "<the dataset's address>"
+    where = dataset_address(repo_id) if repo_id else ADDRESS_PLACEHOLDER
     return ("## Citation\n\n```bibtex\n"
             f"@misc{{{key},\n  title = {{{{{cfg.name}}}}},\n  version = {{{tag_prefix}{cfg.version}}},\n"
             f"  howpublished = {{\\url{{{where}}}}},\n  note = {{Tag {tag_prefix}{cfg.version}, built from git revision "
@@ -385,7 +452,7 @@ def _changes(old: dict[str, Any], new: dict[str, Any]) -> str:
 
 
 def _load_line(repo_id: str | None, tag: str) -> str:
-    return f'`load_dataset("{repo_id or "<owner>/<name>"}", "default", split="train", revision="{tag}")`'
+    return f'`load_dataset("{repo_id or REPO_PLACEHOLDER}", "default", split="train", revision="{tag}")`'
 
 
 def versions_section(current: dict[str, Any], history: list[dict[str, Any]] | None, tag_prefix: str = "v",
@@ -432,6 +499,18 @@ def replace_versions_section(readme: str, section: str) -> str:
     return readme.rstrip("\n") + "\n\n" + section.rstrip("\n") + "\n"
 
 
+# The repository a card names: each `load_dataset("owner/name", ...)` and the citation's `\url{...}`.
+_LOAD_REPO = re.compile(r'load_dataset\("(?:' + re.escape(REPO_PLACEHOLDER) + r'|[\w.-]+/[\w.-]+)"')
+_URL = re.compile(r"\\url\{[^}\n]*\}")
+
+
+def with_repository(readme: str, repo_id: str, address: str) -> str:
+    """`readme` naming `repo_id` in every load line and `address` in the citation, whatever the
+    build named there (a placeholder when it had no publish.repo_id, or another repository)."""
+    readme = _LOAD_REPO.sub(lambda _: f'load_dataset("{repo_id}"', readme)
+    return _URL.sub(lambda _: f"\\url{{{address}}}", readme)
+
+
 def model_section(models: list[dict[str, Any]] | None) -> str:
     """The difficulty tables per policy model (each row's `model_difficulty` entries, summed)."""
     if not models:
@@ -471,7 +550,7 @@ def configs_section(configs: list[dict[str, Any]] | None, repo_id: str | None, v
         else:
             held = "rows of `all` whose measured pass rate lies in " + name.removeprefix("band-").replace("-", " .. ")
         rows.append([f"`{name}`", held])
-    repo = repo_id or "<owner>/<name>"
+    repo = repo_id or REPO_PLACEHOLDER
     return ("## Configs\n\n" + _md_table(["config", "rows"], rows)
             + "\n\nConfigs other than `default` and `all` select rows with the Parquet builder's `filters` "
               "(recent `datasets`). Load one by name and tag:\n\n```python\nfrom datasets import load_dataset\n"

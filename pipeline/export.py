@@ -18,23 +18,34 @@ sources read are cited in docs/export.md):
   `question` (the user message), `ground_truth` (JSON list of LiveCodeBench-style tests: `input`,
   `output`, `testtype` stdin|functional, `metadata.func_name`; ours add `kind` and `group`),
   `data_source`, `uid`, `index`, `starter_code`, `metadata` (JSON string); plus `microcoder_problem`
-  (the payload without its tests: they are in `ground_truth`).
+  (the payload without its tests: they are in `ground_truth`). Beside it `rllm/dataset.toml` names
+  our evaluator as the rows' verifier (`[verifier] import_path`, read by rllm's runner).
+
+`usage` prints, per trainer, the options that point it at the file and the reward, with the prompt
+lengths under the policy's tokenizer and the length settings that keep every prompt whole.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
 from microcoder.pipeline.inputs import InputError, load_problems
 from microcoder.pipeline.schema import Problem, validate_problem
 
+log = logging.getLogger(__name__)
+
 FORMATS = ("verl", "openrlhf", "rllm")
 DATA_SOURCE = "microcoder"  # the rows' data_source: routes verl's and rllm's reward to our judge
 ABILITY = "code"
 FILE_NAMES = {"verl": "verl/train.parquet", "openrlhf": "openrlhf/train.jsonl", "rllm": "rllm/train.jsonl"}
+RLLM_VERIFIER = "microcoder.pipeline.rewards_api:RllmEvaluator"
+# The trainers render the prompt with the chat template's generation prompt; verl passes
+# data.apply_chat_template_kwargs (we document enable_thinking=False), OpenRLHF passes nothing.
+CHAT_TEMPLATE_KWARGS = {"enable_thinking": False}
 
 
 # --- the judge payload ------------------------------------------------------------------------
@@ -168,6 +179,14 @@ def write_verl(problems: list[Problem], path: Path) -> int:
     return len(rows)
 
 
+def write_rllm_verifier(path: Path) -> None:
+    """rllm's runner reads `[verifier] import_path` from the dataset's dataset.toml (rllm/runner.py)."""
+    from microcoder.pipeline.io import atomic_path
+
+    with atomic_path(path, ".toml") as tmp:
+        Path(tmp).write_text(f'[verifier]\nimport_path = "{RLLM_VERIFIER}"\n')
+
+
 def write_export(release: str | Path, out_dir: str | Path, formats: list[str] | tuple[str, ...] = FORMATS
                  ) -> dict[str, dict[str, Any]]:
     """Write each format's file under `out_dir`; returns {format: {path, rows}}."""
@@ -185,28 +204,106 @@ def write_export(release: str | Path, out_dir: str | Path, formats: list[str] | 
             n = write_verl(problems, path)
         else:
             n = write_jsonl(path, openrlhf_rows(problems) if fmt == "openrlhf" else rllm_rows(problems))
+        if fmt == "rllm":
+            write_rllm_verifier(path.with_name("dataset.toml"))
         written[fmt] = {"path": str(path), "rows": n}
     return written
 
 
-def usage(written: dict[str, dict[str, Any]]) -> str:
-    """How to point each trainer at what was written (docs/export.md has the full story)."""
+# --- prompt lengths -----------------------------------------------------------------------------
+def prompt_lengths(problems: list[Problem], tokenizer: Any) -> list[int]:
+    """Each row's prompt in tokens, as the trainers count it: the chat template with the generation
+    prompt, tokenized without added special tokens (verl's length filter, OpenRLHF's rollout). The
+    longer of the two renderings (with CHAT_TEMPLATE_KWARGS as verl, without as OpenRLHF)."""
+    def n_tokens(messages, **kwargs) -> int:
+        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **kwargs)
+        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    return [max(n_tokens(m, **CHAT_TEMPLATE_KWARGS), n_tokens(m))
+            for m in (training_messages(p) for p in problems)]
+
+
+def length_summary(lengths: list[int]) -> dict[str, int]:
+    """min, median, p95 (nearest rank) and max."""
+    ordered = sorted(lengths)
+    n = len(ordered)
+    return {"min": ordered[0], "median": ordered[(n - 1) // 2], "p95": ordered[max(0, -(-95 * n // 100) - 1)],
+            "max": ordered[-1]}
+
+
+def load_tokenizer(name: str | Path):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(name))
+
+
+def release_tokenizer(release: str | Path, fallback: str | Path = "models/tiny") -> tuple[Any, str] | None:
+    """The tokenizer of the release's rollout model (its provenance), else `fallback`; None when
+    neither loads here (a Hub model with no network, no local tiny model)."""
+    provenance = Path(release) / "provenance.json"
+    candidates = []
+    if provenance.is_file():
+        rollout = (json.loads(provenance.read_text()).get("settings") or {}).get("rollout") or {}
+        candidates += [rollout["model"]] if rollout.get("model") else []
+    if Path(fallback).is_dir():  # never looked up on the Hub
+        candidates.append(str(fallback))
+    for name in candidates:
+        try:
+            return load_tokenizer(name), name
+        except Exception as e:  # noqa: BLE001 - a default: any failure means "not this one"
+            log.warning("cannot load the tokenizer of %s (%s)", name, str(e).splitlines()[0][:200] if str(e) else e)
+    return None
+
+
+def command_lines(written: dict[str, dict[str, Any]], longest_prompt: int | None = None,
+                  max_new_tokens: int = 1024) -> dict[str, list[str]]:
+    """Per format, the arguments that point the trainer at its file and our reward: Hydra overrides
+    of verl 0.9, flags of OpenRLHF >= 0.10.2 (which spells them `--data.*`), rllm's verifier. With the
+    longest prompt in tokens, the length settings that keep every prompt whole (both trainers cut a
+    longer prompt from the left: verl at data.max_prompt_length, default 512; OpenRLHF at
+    data.max_len - rollout.max_new_tokens, default max_len 2048)."""
     reward = str(Path(__file__).with_name("rewards_api.py"))  # a path: the trainers load it as a file
-    lines = []
+    out = {}
     for fmt, info in written.items():
-        path = info["path"]
         if fmt == "verl":
-            lines.append(f"verl: data.train_files={path} data.prompt_key=prompt "
-                         f"reward.custom_reward_function.path={reward} reward.custom_reward_function.name=compute_score "
-                         "(verl < 0.9: custom_reward_function.*; Qwen3: +data.apply_chat_template_kwargs.enable_thinking=False)")
+            out[fmt] = [f"data.train_files={info['path']}", "data.prompt_key=prompt",
+                        "+data.apply_chat_template_kwargs.enable_thinking=False",
+                        f"reward.custom_reward_function.path={reward}", "reward.custom_reward_function.name=compute_score"]
+            out[fmt] += [f"data.max_prompt_length={longest_prompt}"] if longest_prompt else []
         elif fmt == "openrlhf":
-            lines.append(f"openrlhf: --prompt_data {path} --input_key prompt --label_key label "
-                         f"--apply_chat_template --remote_rm_url {reward}")
+            out[fmt] = ["--data.prompt_dataset", info["path"], "--data.input_key", "prompt", "--data.label_key",
+                        "label", "--data.apply_chat_template", "--reward.remote_url", reward]
+            out[fmt] += (["--rollout.max_new_tokens", str(max_new_tokens), "--data.max_len",
+                          str(longest_prompt + max_new_tokens)] if longest_prompt else [])
         else:
-            lines.append(f"rllm: rows of {path}; reward_fn=microcoder.pipeline.rewards_api.rllm_reward_fn")
-    return "\n".join(f"{fmt} ({info['rows']} rows): {info['path']}" for fmt, info in written.items()) + \
-        "\n" + "\n".join(lines)
+            out[fmt] = [str(Path(info["path"]).with_name("dataset.toml"))]
+    return out
 
 
-__all__ = ["DATA_SOURCE", "FORMATS", "judge_payload", "lcb_tests", "openrlhf_rows",
-           "problem_from_payload", "read_release", "rllm_rows", "verl_rows", "write_export"]
+def usage(written: dict[str, dict[str, Any]], lengths: list[int] | None = None, tokenizer_name: str | None = None,
+          max_new_tokens: int = 1024) -> str:
+    """What `microcoder export` prints: the files, the prompt lengths, and each trainer's arguments."""
+    lines = [f"{fmt} ({info['rows']} rows): {info['path']}" for fmt, info in written.items()]
+    if lengths:
+        s = length_summary(lengths)
+        lines.append(f"prompt tokens under {tokenizer_name}: min {s['min']}, median {s['median']}, p95 {s['p95']}, "
+                     f"max {s['max']} (the length settings below keep every prompt whole)")
+    else:
+        lines.append("prompt tokens: not measured (no tokenizer could be loaded: pass --tokenizer)")
+    for fmt, args in command_lines(written, max(lengths) if lengths else None, max_new_tokens).items():
+        if fmt == "verl":
+            lines.append("verl 0.9: python -m verl.trainer.main_ppo " + " ".join(args)
+                         + "  (verl < 0.9: custom_reward_function.* at the top level)")
+        elif fmt == "openrlhf":
+            lines.append("openrlhf >= 0.10.2: python -m openrlhf.cli.train_ppo_ray " + " ".join(args))
+            lines.append("openrlhf <= 0.10.1 spells them --prompt_data --input_key --label_key --apply_chat_template "
+                         "--remote_rm_url --max_new_tokens --max_len")
+        else:
+            lines.append(f"rllm: {args[0]} names {RLLM_VERIFIER} as the verifier (--evaluator {RLLM_VERIFIER}); "
+                         "rllm <= 0.2.1: reward_fn=microcoder.pipeline.rewards_api.rllm_reward_fn")
+    return "\n".join(lines)
+
+
+__all__ = ["DATA_SOURCE", "FORMATS", "command_lines", "judge_payload", "lcb_tests", "length_summary",
+           "openrlhf_rows", "problem_from_payload", "prompt_lengths", "read_release", "release_tokenizer",
+           "rllm_rows", "usage", "verl_rows", "write_export"]

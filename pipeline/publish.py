@@ -14,7 +14,9 @@ Each push also uploads `version.json` (this version's rows, sources and pass-rat
 version.json on the Hub (the only place the earlier versions are known: `data/curated` is rebuilt
 from scratch each run), so the card on `main` and at each tag lists the versions up to it, what
 changed between them and how to load each. A tag without version.json is listed as "no record".
-`preview` (the dry run) reads the same versions without writing anything. See docs/publish.md.
+The card also names the repository and its address wherever it shows them (usage, configs,
+citation), which a build without `publish.repo_id` could only leave as placeholders. `preview` (the
+dry run) reads the same versions without writing anything. See docs/publish.md.
 """
 
 from __future__ import annotations
@@ -28,7 +30,13 @@ from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
-from microcoder.pipeline.card import release_record, replace_versions_section, versions_section
+from microcoder.pipeline.card import (
+    dataset_address,
+    release_record,
+    replace_versions_section,
+    versions_section,
+    with_repository,
+)
 from microcoder.pipeline.inputs import InputError
 from microcoder.pipeline.stage import Command
 
@@ -149,15 +157,22 @@ def _tag_record(api, cfg: PublishConfig, tag: str, cache: str) -> dict[str, Any]
     return {**record, "version": version}  # the tag names the version, whatever the file says
 
 
+def hub_address(cfg: PublishConfig) -> str:
+    """The dataset's address on the Hub it is pushed to."""
+    return dataset_address(cfg.repo_id, cfg.endpoint or os.environ.get("HF_ENDPOINT"))
+
+
 def with_versions(plan: dict[str, Any], history: list[dict[str, Any]], cfg: PublishConfig) -> dict[str, Any]:
     """The plan with the versions found (`history`, oldest first) and the card's Versions section
-    re-rendered from them; the rest of the card is uploaded as built."""
+    re-rendered from them; the card names the repository pushed to and its address (usage, configs,
+    citation: the build may not have known them); the rest of it is uploaded as built."""
     plan = {**plan, "versions": [*history, plan["record"]]}
     card = Path(plan["folder"], CARD)
     if not card.is_file():
         return plan
     section = versions_section(plan["record"], history, cfg.tag_prefix, cfg.repo_id)
-    return _with_generated(plan, {CARD: replace_versions_section(card.read_text(), section)})
+    text = with_repository(replace_versions_section(card.read_text(), section), cfg.repo_id, hub_address(cfg))
+    return _with_generated(plan, {CARD: text})
 
 
 def format_plan(plan: dict[str, Any]) -> str:

@@ -3,8 +3,17 @@
 Each trainer loads this file by path and calls the function it expects (docs/export.md):
 - verl: `compute_score(data_source, solution_str, ground_truth, extra_info=None)` (set
   `custom_reward_function.path` to this file, `custom_reward_function.name=compute_score`);
-- OpenRLHF: `reward_func(queries, prompts, labels, **kwargs)` (`--remote_rm_url` this file);
-- rllm: `rllm_reward_fn(task_info, action)` (a `RewardFunction`: the env's `reward_fn`).
+- OpenRLHF: `reward_func(queries, prompts, labels, **kwargs)` (`--reward.remote_url` this file;
+  `--remote_rm_url` before 0.10.2);
+- rllm: `RllmEvaluator` (its current `Evaluator`: `evaluate(task, episode) -> EvalOutput`, named by
+  `import_path` in the export's dataset.toml or `--evaluator`), or `rllm_reward_fn(task_info,
+  action)` (rllm <= 0.2.1's `RewardFunction`, the env's `reward_fn`).
+
+Each trainer hands the answer over differently: verl decodes the response alone without special
+tokens, OpenRLHF the prompt and response together with them (the answer ends ```` ```<|im_end|> ````),
+rllm passes the episode's final text. The extractor (pipeline/generation/extract.py) ignores
+special-token markers of the common shapes at the end of a fence line; with MICROCODER_TOKENIZER
+(a tokenizer's path or name) that tokenizer's own special tokens are also cut from the answer's end.
 
 The rows come from `microcoder export` (pipeline/export.py): their ground truth is the problem as
 our judge needs it, so a worker needs nothing but the row. One evaluator per process, created on
@@ -34,6 +43,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from microcoder.pipeline.export import DATA_SOURCE, problem_from_payload
+from microcoder.pipeline.generation.extract import strip_trailing_special_tokens
 from microcoder.pipeline.schema import Problem
 
 log = logging.getLogger(__name__)
@@ -73,6 +83,21 @@ def close_judge() -> None:
         judge.close()
 
 
+@functools.lru_cache(maxsize=4)
+def _tokenizer_special_tokens(name: str) -> tuple[str, ...]:
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(name)
+    added = [t.content for t in getattr(tokenizer, "added_tokens_decoder", {}).values() if t.special]
+    return tuple(sorted(set(tokenizer.all_special_tokens) | set(added), key=len, reverse=True))
+
+
+def special_tokens() -> tuple[str, ...]:
+    """The special tokens of MICROCODER_TOKENIZER (none when unset)."""
+    name = os.environ.get("MICROCODER_TOKENIZER")
+    return _tokenizer_special_tokens(name) if name else ()
+
+
 def _deadline_s() -> float:
     return float(os.environ.get("MICROCODER_REWARD_DEADLINE_S") or DEFAULT_DEADLINE_S)
 
@@ -100,6 +125,8 @@ def judge_texts(problems: Sequence[Problem], texts: Sequence[str], *, language: 
 
     by_id = {p.id: p for p in problems}
     ids = [p.id for p in problems]
+    extra = special_tokens()
+    texts = [strip_trailing_special_tokens(t, extra) for t in texts] if extra else list(texts)
     scorer = Scorer(by_id, language=language, judge=shared_judge(), deadline_s=_deadline_s())
     scored = scorer.score(list(texts), ids)
     again = [i for i, s in enumerate(scored) if s.outcome in ("error", "deadline")]
@@ -136,13 +163,21 @@ def compute_score(data_source: str, solution_str: str, ground_truth: str, extra_
 
 # --- OpenRLHF -----------------------------------------------------------------------------------
 def response_text(query: str, prompt: str) -> str:
-    """The model's answer in an OpenRLHF query (the rendered prompt followed by the response): what
-    follows the prompt, so that a code block of the prompt (a starter code) is never judged."""
+    """The model's answer in an OpenRLHF query (the rendered prompt followed by the response, decoded
+    with special tokens kept): what follows the prompt, so that a code block of the prompt (a
+    starter code) is never judged. OpenRLHF cuts an overlong prompt from the left, so the query may
+    start with only the prompt's tail."""
     at = query.find(prompt) if prompt else -1
-    if at < 0:
-        log.warning("the OpenRLHF query does not contain its prompt; judging the whole query")
-        return query
-    return query[at + len(prompt):]
+    if at >= 0:
+        return query[at + len(prompt):]
+    tail = prompt[-64:]  # the end of the prompt (the generation prompt) survives the cut
+    at = query.find(tail) if tail else -1
+    while 0 <= at < len(prompt):  # a tail of the prompt ends within its length
+        if prompt.endswith(query[:at + len(tail)]):  # the query starts with a tail of the prompt
+            return query[at + len(tail):]
+        at = query.find(tail, at + 1)
+    log.warning("the OpenRLHF query does not contain its prompt; judging the whole query")
+    return query
 
 
 def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence[str], **kwargs: Any) -> dict:
@@ -160,6 +195,79 @@ def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence
 
 
 # --- rllm ---------------------------------------------------------------------------------------
+def _row_problem(row: dict) -> Problem:
+    payload, tests = row.get("microcoder_problem"), row.get("ground_truth")
+    if not isinstance(payload, str) or not isinstance(tests, str):
+        raise ValueError("not a row of `microcoder export --format rllm` (microcoder_problem / ground_truth missing)")
+    return _problem(payload, tests)
+
+
+def _row(task: Any) -> dict:
+    """An exported rllm row, from the row itself or an `rllm.types.Task` (its metadata is the row)."""
+    row = task if isinstance(task, dict) else getattr(task, "metadata", None)
+    if not isinstance(row, dict):
+        raise ValueError(f"not a row of `microcoder export --format rllm` (got {type(task).__name__})")
+    return row
+
+
+def episode_answer(episode: Any) -> str:
+    """The episode's final answer, found as rllm's own evaluators find it
+    (`rllm.eval.reward_fns._helpers.extract_answer_text`): `artifacts["answer"]`, else the last
+    trajectory's output, its last step's output, or the last step with a `model_response`."""
+    artifacts = getattr(episode, "artifacts", None) or {}
+    if "answer" in artifacts:
+        return str(artifacts["answer"])
+    trajectories = getattr(episode, "trajectories", None) or []
+    if not trajectories:
+        return ""
+    last = trajectories[-1]
+    if getattr(last, "output", None):
+        return str(last.output)
+    steps = getattr(last, "steps", None) or []
+    if steps and getattr(steps[-1], "output", None):
+        return str(steps[-1].output)
+    return next((str(s.model_response) for s in reversed(steps) if getattr(s, "model_response", None)), "")
+
+
+class Signal:
+    """rllm's `Signal` fields, used when rllm itself is not importable."""
+
+    def __init__(self, name: str, value: float, metadata: dict | None = None):
+        self.name, self.value, self.metadata = name, value, metadata or {}
+
+
+class EvalOutput:
+    """rllm's `EvalOutput` fields, used when rllm itself is not importable."""
+
+    def __init__(self, reward: float, is_correct: bool, signals: list | None = None, metadata: dict | None = None):
+        self.reward, self.is_correct, self.signals, self.metadata = reward, is_correct, signals or [], metadata or {}
+
+    def __repr__(self) -> str:
+        return f"EvalOutput(reward={self.reward}, is_correct={self.is_correct}, metadata={self.metadata})"
+
+
+def _eval_output(judged: Judged):
+    try:
+        from rllm.eval.types import EvalOutput as Output
+        from rllm.eval.types import Signal as Sig
+    except ImportError:
+        Output, Sig = EvalOutput, Signal
+    signals = [Sig(name="accuracy", value=judged.score), Sig(name="no_code", value=float(judged.outcome == "no_code"))]
+    return Output(reward=judged.score, is_correct=judged.outcome == "pass", signals=signals,
+                  metadata={"outcome": judged.outcome, "passed": judged.passed, "total": judged.total})
+
+
+class RllmEvaluator:
+    """rllm's current `Evaluator` (rllm/types.py, rllm/runner.py): `evaluate(task, episode) ->
+    EvalOutput`. Its runner hands an evaluator like this one (first parameter not annotated `Task`)
+    the task's metadata, the exported row; a Task is read too. A judge failure raises: rllm's runner
+    calls an `import_path` evaluator without catching (a `module` verifier would score it 0)."""
+
+    def evaluate(self, task, episode):
+        judged, = judge_texts([_row_problem(_row(task))], [episode_answer(episode)])
+        return _eval_output(judged)
+
+
 class RewardOutput:
     """rllm's `RewardOutput` fields, used when rllm itself is not importable."""
 
@@ -182,11 +290,8 @@ def _reward_output(reward: float, is_correct: bool, metadata: dict):
 
 
 def rllm_reward_fn(task_info: dict, action: Any):
-    """rllm's `RewardFunction` protocol: `reward_fn(task_info=row, action=answer) -> RewardOutput`."""
+    """rllm <= 0.2.1's `RewardFunction` protocol: `reward_fn(task_info=row, action=answer) -> RewardOutput`."""
     action = getattr(action, "action", action)  # rllm may pass its Action object
-    payload, tests = task_info.get("microcoder_problem"), task_info.get("ground_truth")
-    if not isinstance(payload, str) or not isinstance(tests, str):
-        raise ValueError("not a row of `microcoder export --format rllm` (microcoder_problem / ground_truth missing)")
-    judged, = judge_texts([_problem(payload, tests)], [str(action)])
+    judged, = judge_texts([_row_problem(task_info)], [str(action)])
     return _reward_output(judged.score, judged.outcome == "pass",
                           {"outcome": judged.outcome, "passed": judged.passed, "total": judged.total})

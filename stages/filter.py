@@ -31,6 +31,8 @@ def main(
     out: Annotated[Path | None, typer.Option(help="Folder of the re-banded release.")] = None,
     model: Annotated[str | None, typer.Option(help="Re-band by this policy model's measurement (ID or ID@REVISION; "
                                                    "default: the release's pass_rate).")] = None,
+    version: Annotated[str | None, typer.Option(help="Version of the re-banded release (default: the release's next "
+                                                     "patch version, e.g. 0.1.0 -> 0.1.1).")] = None,
     params: ParamsOpt = Path("params.yaml"),
     set_: SetOpt = None,
     debug: DebugOpt = False,
@@ -49,9 +51,9 @@ def main(
             chosen = Band(*parse_band(band))
         except ValueError as e:
             raise InputError(str(e)) from None
-        s = reband(release, out, chosen, model=model)
+        s = reband(release, out, chosen, model=model, version=version)
         typer.echo(f"filter: re-banded {release} to [{band}]: {s['kept']} rows in the default config, "
-                   f"{s['out_of_band_rows']} outside -> {out}")
+                   f"{s['out_of_band_rows']} outside -> {out} (version {s['version']})")
 
     def report(r: dict, cfg) -> None:
         cal = r["calibration"]
@@ -60,8 +62,8 @@ def main(
         typer.echo(f"filter: read {r['read']}, kept {r['kept']} {r['kept_by_reason']}, rejected {r['rejected']} "
                    f"{r['rejected_by_reason']}; {fit}")
 
-    if release is None and (band or out or model):
-        raise typer.BadParameter("--band, --out and --model re-band a built release: give --release DIR")
+    if release is None and (band or out or model or version):
+        raise typer.BadParameter("--band, --out, --model and --version re-band a built release: give --release DIR")
     if release is not None:
         run_stage("filter", rebanded, debug)
     else:

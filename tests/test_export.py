@@ -6,6 +6,7 @@ RewardFunction), and the rewards judged by the real evaluator."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -31,6 +32,7 @@ BROKEN = Problem(id="broken", source="test", statement="Print 42.", style="stdio
                  time_limit_s=2.0, checker=Checker(kind="program", language="python", protocol="kattis",
                                                    program='raise RuntimeError("the checker is broken")\n'))
 
+ROOT = Path(__file__).resolve().parents[1]
 RIGHT_SUM = "Sum it.\n```python\na, b = map(int, input().split())\nprint(a + b)\n```"
 WRONG_SUM = "Sum it.\n```python\na, b = map(int, input().split())\nprint(a - b)\n```"
 RIGHT_ADD = "```python\nclass Solution:\n    def add(self, a, b):\n        return a + b\n```"
@@ -143,7 +145,9 @@ def test_cli_export_one_format_and_a_bad_one(release, tmp_path):
                               "--out-dir", str(tmp_path)])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "openrlhf" / "train.jsonl").exists() and not (tmp_path / "verl").exists()
-    assert "--remote_rm_url" in res.output and "rewards_api.py" in res.output
+    # OpenRLHF >= 0.10.2 spells its flags --data.* / --reward.*; the old spelling only as a note
+    assert "--data.prompt_dataset" in res.output and "--reward.remote_url" in res.output
+    assert "rewards_api.py" in res.output
     bad = runner.invoke(app, ["export", "--format", "nemo", "--release", str(release), "--out-dir", str(tmp_path)])
     assert bad.exit_code == 2 and "unknown export format" in bad.output
     missing = runner.invoke(app, ["export", "--release", str(tmp_path / "none"), "--out-dir", str(tmp_path)])
@@ -220,3 +224,127 @@ def test_the_reward_file_loads_by_path_as_the_trainers_load_it():
     spec.loader.exec_module(module)
     assert callable(module.compute_score) and callable(module.reward_func) and callable(module.rllm_reward_fn)
     assert module.RewardOutput(1.0, True).metadata == {}
+
+
+# --- what the trainer needs to know from the data (issue 38) -------------------------------------
+def test_export_prints_prompt_lengths_and_the_settings_that_keep_every_prompt(release, tmp_path, tiny_model_dir):
+    from transformers import AutoTokenizer
+
+    from microcoder.pipeline.export import command_lines, length_summary, prompt_lengths, read_release
+
+    res = CliRunner().invoke(app, ["export", "--release", str(release), "--out-dir", str(tmp_path),
+                                   "--tokenizer", str(tiny_model_dir), "--max-new-tokens", "512"])
+    assert res.exit_code == 0, res.output
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
+    lengths = prompt_lengths(read_release(release), tokenizer)
+    s = length_summary(lengths)
+    longest = max(lengths)
+    # what verl's RLHFDataset counts: the chat template with the generation prompt, thinking off
+    rows = pq.read_table(tmp_path / "verl" / "train.parquet").to_pylist()
+    counted = [len(tokenizer.apply_chat_template(r["prompt"], add_generation_prompt=True, tokenize=True,
+                                                 return_dict=False, enable_thinking=False)) for r in rows]
+    assert sorted(counted) == sorted(lengths) and longest > 20
+    assert f"min {s['min']}, median {s['median']}, p95 {s['p95']}, max {longest}" in res.output
+    assert f"data.max_prompt_length={longest}" in res.output
+    assert f"--rollout.max_new_tokens 512 --data.max_len {longest + 512}" in res.output
+    assert (tmp_path / "rllm" / "dataset.toml").read_text() == \
+        '[verifier]\nimport_path = "microcoder.pipeline.rewards_api:RllmEvaluator"\n'
+    lines = command_lines({"verl": {"path": "v.parquet", "rows": 1}}, None)["verl"]
+    assert not any("max_prompt_length" in a for a in lines)  # nothing claimed without a measurement
+    bad = CliRunner().invoke(app, ["export", "--release", str(release), "--out-dir", str(tmp_path),
+                                   "--tokenizer", str(tmp_path / "no-tokenizer")])
+    assert bad.exit_code == 2 and "--tokenizer" in bad.output
+
+
+def test_length_summary_is_nearest_rank():
+    from microcoder.pipeline.export import length_summary
+
+    assert length_summary(list(range(1, 101))) == {"min": 1, "median": 50, "p95": 95, "max": 100}
+    assert length_summary([7]) == {"min": 7, "median": 7, "p95": 7, "max": 7}
+
+
+# --- rewards on text decoded as each trainer decodes it ---------------------------------------------
+def decoded(tokenizer, messages, answer: str) -> dict[str, str]:
+    """An answer generated after the chat prompt (its ids and the end-of-sequence id), as verl and
+    OpenRLHF hand it to the reward: verl decodes the response alone with skip_special_tokens=True
+    (workers/reward_manager, experimental/reward_loop); OpenRLHF tokenizes the rendered prompt
+    without special tokens, appends the response ids and decodes all with skip_special_tokens=False
+    (utils/agent.py SingleTurnAgentExecutor.execute)."""
+    prompt = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, enable_thinking=False)
+    prompt_ids = tokenizer(text=prompt, add_special_tokens=False)["input_ids"]
+    response_ids = tokenizer(text=answer, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+    return {"prompt": prompt, "verl": tokenizer.decode(response_ids, skip_special_tokens=True),
+            "openrlhf": tokenizer.decode(prompt_ids + response_ids, skip_special_tokens=False)}
+
+
+@pytest.fixture(scope="module")
+def seed_release(tmp_path_factory):
+    """A release of seed problems whose reference answers are accepted (the project's own data)."""
+    from microcoder.pipeline.inputs import load_problems
+
+    wanted = ["seed/climb-ways", "seed/is-prime", "seed/roman-to-int"]
+    seed = {p.id: p for p in load_problems(ROOT / "data" / "seed" / "problems.jsonl").problems}
+    tmp = tmp_path_factory.mktemp("seed-release")
+    write_problems(tmp / "filtered.parquet", [seed[i] for i in wanted])
+    Build().run(BuildConfig(), tmp / "filtered.parquet", tmp / "curated", data_dir=tmp / "data",
+                params_path=tmp / "params.yaml")
+    return [seed[i] for i in wanted], write_export(tmp / "curated", tmp / "export")
+
+
+def test_accepted_answers_score_1_however_each_trainer_decodes_them(seed_release, tiny_model_dir, judge_env):
+    from transformers import AutoTokenizer
+
+    from microcoder.pipeline.export import training_messages
+    from microcoder.training.warmstart import answer_text
+
+    problems, written = seed_release
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
+    verl_rows = {r["extra_info"]["problem_id"]: r for r in pq.read_table(written["verl"]["path"]).to_pylist()}
+    labels = {r["problem_id"]: r["label"] for _, r, _ in read_jsonl(written["openrlhf"]["path"])}
+    for p in problems:
+        answer = answer_text(min((r.code for r in p.reference_solutions if r.language == "python"), key=len))
+        texts = decoded(tokenizer, training_messages(p), answer)
+        assert texts["openrlhf"].endswith("```<|im_end|>")  # the EOS right after the fence
+        verl = rewards_api.compute_score(DATA_SOURCE, texts["verl"], verl_rows[p.id]["reward_model"]["ground_truth"])
+        openrlhf = rewards_api.reward_func([texts["openrlhf"]], [texts["prompt"]], [labels[p.id]])
+        assert verl["score"] == 1.0 and openrlhf["rewards"].tolist() == [1.0], p.id
+        wrong = decoded(tokenizer, training_messages(p), "```python\nprint(0)\n```")
+        result = rewards_api.reward_func([wrong["openrlhf"]], [wrong["prompt"]], [labels[p.id]])
+        assert result["rewards"].tolist() == [0.0]
+
+
+def test_an_openrlhf_query_whose_prompt_was_cut_from_the_left():
+    # OpenRLHF keeps the last max_len - max_new_tokens prompt ids: the query starts inside the prompt
+    prompt = ("<|im_start|>user\nHere is starter code:\n```python\ndef f():\n    pass\n```<|im_end|>\n"
+              "<|im_start|>assistant\n")
+    answer = "```python\nprint(1)\n```<|im_end|>"
+    assert rewards_api.response_text(prompt + answer, prompt) == answer
+    assert rewards_api.response_text(prompt[25:] + answer, prompt) == answer
+
+
+def test_rllm_evaluator_reads_the_row_from_a_task_or_its_metadata(exported, judge_env):
+    from types import SimpleNamespace
+
+    out, _ = exported
+    rows = {r["uid"]: r for _, r, _ in read_jsonl(out / "rllm" / "train.jsonl")}
+    evaluator = rewards_api.RllmEvaluator()
+    # rllm's Episode: the answer in artifacts["answer"], a trajectory's output, or its last step's
+    by_artifact = SimpleNamespace(artifacts={"answer": RIGHT_SUM}, trajectories=[])
+    by_output = SimpleNamespace(artifacts={}, trajectories=[SimpleNamespace(output=WRONG_SUM, steps=[])])
+    steps = [SimpleNamespace(output=None, model_response=RIGHT_SUM), SimpleNamespace(output=None, model_response="")]
+    by_step = SimpleNamespace(artifacts={}, trajectories=[SimpleNamespace(output=None, steps=steps)])
+    task = SimpleNamespace(id="sum", metadata=rows["sum"])  # rllm.types.Task carries the row as metadata
+    right = evaluator.evaluate(rows["sum"], by_artifact)
+    assert (right.reward, right.is_correct, right.metadata["passed"]) == (1.0, True, 2)
+    assert {s.name: s.value for s in right.signals} == {"accuracy": 1.0, "no_code": 0.0}
+    assert evaluator.evaluate(task, by_output).reward == 0.0
+    assert evaluator.evaluate(task, by_step).reward == 1.0
+    with pytest.raises(ValueError, match="rllm"):
+        evaluator.evaluate({"question": "q"}, by_artifact)
+
+
+def test_microcoder_tokenizer_adds_its_special_tokens_to_the_shapes_the_extractor_knows(tiny_model_dir, monkeypatch):
+    monkeypatch.delenv("MICROCODER_TOKENIZER", raising=False)
+    assert rewards_api.special_tokens() == ()
+    monkeypatch.setenv("MICROCODER_TOKENIZER", str(tiny_model_dir))
+    assert {"<|im_end|>", "<|endoftext|>"} <= set(rewards_api.special_tokens())

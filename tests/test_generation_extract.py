@@ -66,3 +66,41 @@ def test_fence_details():
 def test_unknown_language():
     with pytest.raises(ValueError, match="unsupported language"):
         extract_code("```x\n```", "rust")
+
+
+# --- text as trainers hand it over (issue 38): special tokens kept by the decode ---------------------
+@pytest.mark.parametrize("end", ["<|im_end|>", "<|im_end|><|endoftext|>", "</s>", "<|eot_id|>", " <|end|>",
+                                 "<｜end▁of▁sentence｜>", "<end_of_turn><eos>"])
+def test_a_special_token_after_the_closing_fence_still_closes_it(end):
+    # OpenRLHF decodes prompt + response with skip_special_tokens=False: the EOS follows the fence
+    assert extract_code(f"Here.\n```python\nprint(1)\n```{end}") == "print(1)"
+    assert extract_code(f"```python\nprint(1)```{end}") == "print(1)"  # glued to the code, then the EOS
+    assert extract_code(f"```python\nprint(1)\n```\n{end}") == "print(1)"
+
+
+def test_the_last_block_wins_wherever_it_ends():
+    text = "```python\nprint(1)\n```\nBetter:\n```python\nprint(2)\n```<|im_end|>"
+    assert extract_code(text) == "print(2)"
+    assert extract_code("<think>\n\n</think>\n\n```python\nprint(3)\n```<|im_end|>") == "print(3)"
+
+
+def test_special_tokens_never_make_an_extractor_lenient():
+    # no fence: no code, however the text ends
+    assert extract_code("print(1)<|im_end|>") is None
+    # a block the EOS cut before its closing fence is unfinished
+    assert extract_code("```python\nprint(1)<|im_end|>") is None
+    assert extract_code("```python\nprint(1)\n<|im_end|>") is None
+    # a special token on the opening line is not a language tag
+    assert extract_code("```python<|im_end|>\nprint(1)\n```") is None
+    # inside the code, a special-token-shaped string is code, kept as written
+    assert extract_code("```python\nprint('<|im_end|>')\nx = 1  # </s>\n```") == "print('<|im_end|>')\nx = 1  # </s>"
+
+
+def test_a_tokenizers_own_special_tokens_are_stripped_at_line_ends():
+    from microcoder.pipeline.generation.extract import strip_trailing_special_tokens
+
+    text = "```python\nprint(1)\n```[EOS][PAD]"
+    assert extract_code(text) is None  # not a shape the extractor knows
+    assert extract_code(strip_trailing_special_tokens(text, ("[EOS]", "[PAD]"))) == "print(1)"
+    assert strip_trailing_special_tokens("a # </s>\nb</s>\n<|endoftext|><|endoftext|>") == "a # </s>\nb"
+    assert strip_trailing_special_tokens("x = '<|im_end|>' + y") == "x = '<|im_end|>' + y"

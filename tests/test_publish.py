@@ -433,3 +433,29 @@ def test_publish_command(curated, tmp_path, monkeypatch):
     assert r.exit_code == 2 and "run `microcoder build` first" in r.output
     r = runner.invoke(app, ["publish", "--help"])
     assert all(f in r.output for f in ("repo_id", "tag_prefix", "token_env", "endpoint"))
+
+
+def test_the_card_at_the_published_tag_names_its_repository_and_address(hub, tmp_path):
+    """A card built without publish.repo_id (placeholders in usage, configs and citation) reads, at
+    its tag on the Hub, the repository it was pushed to and that repository's address."""
+    from huggingface_hub import hf_hub_download
+
+    from microcoder.pipeline.build import Build, BuildConfig
+    from microcoder.pipeline.io import write_problems
+    from microcoder.pipeline.schema import Problem, TestCase
+
+    problem = Problem(id="sum", source="test", title="Sum", statement="Print a + b.", style="stdio",
+                      tests=[TestCase("1 2\n", "3\n")], time_limit_s=2.0, license="MIT")
+    write_problems(tmp_path / "filtered.parquet", [problem])
+    Build().run(BuildConfig(version="0.4.0"), tmp_path / "filtered.parquet", tmp_path / "curated",
+                data_dir=tmp_path / "data", params_path=tmp_path / "params.yaml")
+    built = (tmp_path / "curated" / "README.md").read_text()
+    assert '<owner>/<name>' in built and "<the dataset's address>" in built  # what the build could know
+    publish(PublishConfig(repo_id="me/microcoder", endpoint=hub.url), tmp_path / "curated")
+    card = Path(hf_hub_download("me/microcoder", "README.md", repo_type="dataset", revision="v0.4.0",
+                                endpoint=hub.url, token="hf_test_token", cache_dir=tmp_path / "hf-cache")).read_text()
+    assert "<owner>/<name>" not in card and "<the dataset's address>" not in card
+    assert card.count('load_dataset("me/microcoder", ') == built.count('load_dataset("<owner>/<name>", ') == 3
+    assert 'load_dataset("me/microcoder", "default", split="train", revision="v0.4.0")' in card  # usage
+    assert 'load_dataset("me/microcoder", "unsolved", split="train", revision="v0.4.0")' in card  # configs
+    assert f"\\url{{{hub.url}/datasets/me/microcoder}}" in card  # the citation

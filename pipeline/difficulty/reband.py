@@ -5,13 +5,16 @@ A built release holds every rolled-out problem with its measured difficulty: the
 filter stage does (pipeline/difficulty/band.py: the measured pass rate, else the calibrated
 predicted one) and writes a new release whose default config is the new band, with the card, plots
 and stats of a build. With `model`, the pass rate is that policy model's `model_difficulty` entry,
-which then becomes the row's `pass_rate` (and first entry).
+which then becomes the row's `pass_rate` (and first entry). The new release is a new version (the
+given one, by default the next patch version): publish refuses a version already tagged.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +79,23 @@ def by_model(table: pa.Table, model: str, pass_k: int) -> pa.Table:
     return table
 
 
+def next_version(version: str) -> str:
+    """The next patch version of MAJOR.MINOR.PATCH (0.1.0 -> 0.1.1)."""
+    m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", version)
+    if not m:
+        raise InputError(f"the release's version {version!r} is not MAJOR.MINOR.PATCH: give the new one with --version")
+    return f"{m[1]}.{m[2]}.{int(m[3]) + 1}"
+
+
+def new_version(old: str, given: str | None) -> str:
+    version = next_version(old) if given is None else given.strip()
+    if not re.fullmatch(r"[0-9A-Za-z][0-9A-Za-z.+_-]*", version):
+        raise InputError(f"--version {given!r}: not a version (letters, digits, '.', '+', '_', '-')")
+    if version == old:
+        raise InputError(f"--version {version} is the release's own version: a re-banded release is a new version")
+    return version
+
+
 def decide(table: pa.Table, band: Band) -> list[tuple[bool, str]]:
     """(in the band, selection reason) per row, as the filter decides it."""
     measured = table.column("pass_rate").to_pylist()
@@ -92,8 +112,10 @@ def decide(table: pa.Table, band: Band) -> list[tuple[bool, str]]:
     return out
 
 
-def reband(release: str | Path, out_dir: str | Path, band: Band, *, model: str | None = None) -> dict[str, Any]:
-    """Write the release `release` re-banded to `band` into `out_dir`; returns its stats."""
+def reband(release: str | Path, out_dir: str | Path, band: Band, *, model: str | None = None,
+           version: str | None = None) -> dict[str, Any]:
+    """Write the release `release` re-banded to `band` into `out_dir` as version `version` (default:
+    the next patch version); returns its stats."""
     from microcoder.pipeline.build import PROVENANCE, STAGE, BuildConfig, write_release
     from microcoder.pipeline.stage import StageStats, build_config, write_stats
 
@@ -108,6 +130,8 @@ def reband(release: str | Path, out_dir: str | Path, band: Band, *, model: str |
         cfg = build_config(BuildConfig, json.loads(settings_path.read_text()))
     except ValueError as e:
         raise InputError(f"{settings_path}: not a build's settings ({e})") from None
+    old_version = str(cfg.version)
+    cfg = dataclasses.replace(cfg, version=new_version(old_version, version))
     provenance_path = release / PROVENANCE
     provenance = (json.loads(provenance_path.read_text()) if provenance_path.is_file() else
                   {"upstream": {}, "settings": {}, "git_revision": "unknown"})
@@ -122,8 +146,10 @@ def reband(release: str | Path, out_dir: str | Path, band: Band, *, model: str |
     table = table.set_column(table.column_names.index("selection_reason"), "selection_reason", reasons)
     provenance["settings"] = {**provenance["settings"], "filter": {
         **old, "min_pass_rate": band.min_pass_rate, "max_pass_rate": band.max_pass_rate,
-        "rebanded_from": {"band": [old.get("min_pass_rate"), old.get("max_pass_rate")], "default_rows": n_default,
+        "rebanded_from": {"version": old_version, "band": [old.get("min_pass_rate"), old.get("max_pass_rate")],
+                          "default_rows": n_default,
                           "rows": table.num_rows, "model": model}}}
     stats = StageStats(unit="problems", read=sum(in_band))
     write_release(cfg, table, in_band, out_dir, stats, provenance)
-    return {**write_stats(out_dir, stats, settings=cfg, stage=STAGE), "git_revision": provenance["git_revision"]}
+    return {**write_stats(out_dir, stats, settings=cfg, stage=STAGE), "git_revision": provenance["git_revision"],
+            "version": cfg.version}

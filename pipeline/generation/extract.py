@@ -10,6 +10,10 @@ Rules (shared by rollout scoring, training rewards and model evaluation):
 - The last qualifying block wins (models often draft, then correct).
 - A fence still open at the end of the text is an unfinished answer: no code (a truncated sample
   is unfinished, not wrong; METHOD.md section 3).
+- A trainer that decodes with special tokens kept (OpenRLHF) leaves the end-of-sequence token right
+  after the closing fence (```` ```<|im_end|> ````): special-token markers at the end of a fence line
+  are not part of it. Only the closing line is read that way: code is never taken from outside a
+  fence, and a block whose fence never closes stays unfinished.
 """
 
 from __future__ import annotations
@@ -23,6 +27,30 @@ LANGUAGE_TAGS = {
 }
 
 _OPEN = re.compile(r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\n]*)$")
+# Special-token shapes of the common chat tokenizers: `<|im_end|>`, `<|endoftext|>`, `<|eot_id|>`
+# (ChatML, Qwen, Llama 3, Phi), DeepSeek's full-width `<｜end▁of▁sentence｜>`, `</s>` (Llama 2,
+# Mistral), Gemma's `<eos>` and `<end_of_turn>`.
+SPECIAL_TOKEN = r"<\|[^|\s<>]{1,40}\|>|<｜[^｜\s]{1,40}｜>|</s>|<eos>|<end_of_turn>"
+
+
+_SHAPE = re.compile(SPECIAL_TOKEN)
+_LONGEST_SHAPE = 44  # "<|" + 40 + "|>"
+
+
+def _strip_end(text: str, extra: tuple[str, ...] = ()) -> str:
+    """`text` without the whitespace and special-token markers that end it. Peeled from the end one
+    marker at a time, by index (linear: a regex anchored at the end backtracks quadratically)."""
+    end = len(text)
+    while True:
+        while end and text[end - 1].isspace():
+            end -= 1
+        size = next((len(t) for t in extra if t and text.endswith(t, 0, end)), 0)
+        if not size and end and text[end - 1] == ">":
+            start = text.rfind("<", max(0, end - _LONGEST_SHAPE), end)
+            size = end - start if start >= 0 and _SHAPE.fullmatch(text, start, end) else 0
+        if not size:
+            return text[:end]
+        end -= size
 
 
 @dataclass
@@ -42,6 +70,12 @@ def answer_part(text: str) -> str | None:
     return text
 
 
+def strip_trailing_special_tokens(text: str, special_tokens: tuple[str, ...] = ()) -> str:
+    """`text` without the special-token markers that end it (the EOS, a pad run), and nothing else:
+    a line of code is never changed. `special_tokens`: a tokenizer's own, beyond the common shapes."""
+    return _strip_end(text, tuple(special_tokens))
+
+
 def fenced_blocks(text: str) -> list[CodeBlock]:
     """All fenced blocks in order; the last one may be unclosed (`closed=False`)."""
     blocks: list[CodeBlock] = []
@@ -59,14 +93,15 @@ def fenced_blocks(text: str) -> list[CodeBlock]:
         i += 1
         while i < len(lines):
             line = lines[i]
-            stripped = line.strip()
+            bare = _strip_end(line)  # "```<|im_end|>" closes like "```"
+            stripped = bare.strip()
             if stripped and stripped[0] == fence[0] and set(stripped) == {fence[0]} and len(stripped) >= len(fence):
                 closed = True
                 i += 1
                 break
-            if fence[0] == "`" and line.rstrip().endswith(fence) and line.strip() != fence:
+            if fence[0] == "`" and bare.rstrip().endswith(fence) and stripped != fence:
                 # "print(x)```": the closing fence glued to the last code line.
-                body.append(line.rstrip()[: -len(fence)])
+                body.append(bare.rstrip()[: -len(fence)])
                 closed = True
                 i += 1
                 break
