@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(CURDIR)/$(VENV)/bin
 export PATH := $(BIN):$(PATH)
 
-.PHONY: setup bytecode sandbox-deps test test-all repro lint bench-setup bench clean-data
+.PHONY: setup bytecode sandbox-deps typecheck test test-all repro lint bench-setup bench clean-data
 
 # Idempotent: reuses an existing .venv, reinstalls only when pyproject.toml changed.
 setup: $(VENV)/.installed sandbox-deps $(VENV)/include/testlib/testlib.h bytecode
@@ -16,7 +16,7 @@ setup: $(VENV)/.installed sandbox-deps $(VENV)/include/testlib/testlib.h bytecod
 bytecode: | $(VENV)/.installed
 	@$(VENV)/bin/python -m compileall -q pipeline stages training >/dev/null
 
-$(VENV)/.installed: pyproject.toml setup.py
+$(VENV)/.installed: pyproject.toml
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install -q --upgrade pip
 	$(VENV)/bin/python -m pip install -q -e '.[dev]'
@@ -38,7 +38,12 @@ sandbox-deps:
 	      || echo "warning: could not install bubblewrap: $(SANDBOX_REFUSAL)"; \
 	  else echo "warning: bubblewrap (bwrap) not found: $(SANDBOX_REFUSAL)"; fi; }
 
-test: setup
+# Imports that do not resolve (ours above all), missing names and calls that do not fit a signature,
+# over pipeline/, training/ and stages/ (pyproject.toml [tool.mypy]; docs/DEVELOPING.md).
+typecheck: setup
+	$(BIN)/mypy
+
+test: setup typecheck
 	$(BIN)/python -m pytest -q -m "not gpu" -p no:cacheprovider
 
 # Everything, GPU tests included (they skip without CUDA).

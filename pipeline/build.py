@@ -5,7 +5,7 @@ Layout of `data/curated/` (what `datasets.load_dataset("data/curated")` reads):
     README.md                         card with YAML front matter (configs, license, ...)
     data/train-00000-of-0000N.parquet the rows: the full Problem record + difficulty columns + prompt
     out_of_band/train-*.parquet       every other rolled-out problem (outside the band), same columns:
-                                      what re-banding draws on (pipeline/difficulty/reband.py)
+                                      what re-banding draws on (pipeline/reband.py)
     provenance.json                   the upstream figures and settings the card shows (a re-band reuses them)
     plots/pass_rate_hist.csv          DVC plot data
     plots/difficulty_by_source.csv

@@ -33,6 +33,7 @@ COMMANDS = [
     ("rollout", "rollout", "Stage: sample k solutions per problem from the policy and score them."),
     ("filter", "filter", "Stage: pass-rate band and calibrated LLM difficulty."),
     ("build", "build", "Stage: curated Hub-layout shards + dataset card."),
+    ("reband", "reband", "Re-band a built release without new rollouts, as a new version."),
     ("publish", "publish", "Stage: push a dataset version to the Hugging Face Hub."),
     ("export", "export", "Write the curated release for verl, OpenRLHF or rllm, with their reward entry points."),
     ("train", "train", "Stage: MicroCoder-GRPO training on the curated shards."),

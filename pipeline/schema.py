@@ -34,7 +34,7 @@ PROGRAM_KINDS = ("program", "interactor")
 LANGUAGES = ("python", "cpp")
 # A checker or interactor may also be a program directory as the Kattis format gives it (several
 # source files, or `build` + `run` scripts): language "bundle", program = its files as JSON
-# (pipeline/evaluator/verdict/bundle.py).
+# (pipeline/program_bundle.py; the evaluator builds it: pipeline/evaluator/verdict/bundle.py).
 CHECKER_LANGUAGES = (*LANGUAGES, "bundle")
 CHECKER_PROTOCOLS = ("kattis", "testlib")
 # Known-wrong solutions shipped by a source (Kattis `submissions/wrong_answer`, ...,

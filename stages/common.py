@@ -36,3 +36,14 @@ def run_stage_command(stage: Callable[[], Any], problems: Path | None, out_dir: 
         report(cls().run(cfg, problems, out_dir, evaluator=evaluator, progress=progress, **inputs, **extra), cfg)
 
     run_stage(cls.name, body, debug)
+
+
+def run_command(ctx: typer.Context, name: str, **values: Any) -> None:
+    """Run another `microcoder` command with a value for each of its options, found by name in the
+    CLI: not imported, since its code is not this command's (nor, for a stage, its DVC deps)."""
+    root = ctx.find_root()
+    group = root.command  # the `microcoder` group (typer's own click: no click.Group to test against)
+    command = group.get_command(root, name) if hasattr(group, "get_command") else None
+    if command is None or command.callback is None:
+        raise RuntimeError(f"`microcoder {name}` is not a registered command")
+    ctx.invoke(command.callback, **values)

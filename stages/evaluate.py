@@ -5,14 +5,17 @@ every judging stage uses; `--workers/--timeout-scale/--sandbox` override it for 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from microcoder.stages.common import DebugOpt, ParamsOpt, ProgressOpt, SetOpt
 
+if TYPE_CHECKING:
+    from microcoder.pipeline.stage import Command
 
-def stage() -> type:
+
+def stage() -> type[Command]:
     """The command's params (imported when the command runs or shows its help)."""
     from microcoder.pipeline.judging import Evaluate
 

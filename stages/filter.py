@@ -1,6 +1,8 @@
 """`microcoder filter`: pass-rate band plus the optional calibrated LLM difficulty prediction
-(pipeline/difficulty/filter.py); with `--release DIR --band LO,HI --out NEW`, a built release
-re-banded without new rollouts (pipeline/difficulty/reband.py)."""
+(pipeline/difficulty/filter.py); with `--release DIR --band LO,HI --out NEW`, it runs `microcoder
+reband` (a built release re-banded without new rollouts). That command is found by name in the CLI,
+not imported: re-banding writes a release (build, card), which is not the filter stage's code, so
+editing the card does not rerun filter (dvc.yaml deps, tests/test_layers.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from microcoder.stages.common import DebugOpt, ParamsOpt, SetOpt, run_stage_command
+from microcoder.stages.common import DebugOpt, ParamsOpt, SetOpt, run_command, run_stage_command
 
 
 def stage() -> type:
@@ -20,13 +22,14 @@ def stage() -> type:
 
 
 def main(
+    ctx: typer.Context,
     problems: Annotated[Path, typer.Option(help="Validated problems (parquet file/dir or jsonl).")] = Path("data/validated/problems.parquet"),
     rollouts: Annotated[list[Path], typer.Option(help="Rollout shards directory; repeat it for more policy models "
                                                       "(the first decides the band, each adds its "
                                                       "model_difficulty entry).")] = [Path("data/rollouts")],  # noqa: B006
     out_dir: Annotated[Path, typer.Option(help="Output directory.")] = Path("data/filtered"),
-    release: Annotated[Path | None, typer.Option(help="Re-band this built release (no rollouts read); needs --band "
-                                                      "and --out.")] = None,
+    release: Annotated[Path | None, typer.Option(help="Re-band this built release (no rollouts read): runs "
+                                                      "`microcoder reband`; needs --band and --out.")] = None,
     band: Annotated[str | None, typer.Option(help="LO,HI: the pass-rate band of a re-banded release.")] = None,
     out: Annotated[Path | None, typer.Option(help="Folder of the re-banded release.")] = None,
     model: Annotated[str | None, typer.Option(help="Re-band by this policy model's measurement (ID or ID@REVISION; "
@@ -37,24 +40,6 @@ def main(
     set_: SetOpt = None,
     debug: DebugOpt = False,
 ) -> None:
-    from microcoder.pipeline.stage import run_stage
-
-    def rebanded() -> None:
-        from microcoder.pipeline.build import parse_band
-        from microcoder.pipeline.difficulty.band import Band
-        from microcoder.pipeline.difficulty.reband import reband
-        from microcoder.pipeline.inputs import InputError
-
-        if band is None or out is None:
-            raise InputError("--release needs --band LO,HI and --out DIR")
-        try:
-            chosen = Band(*parse_band(band))
-        except ValueError as e:
-            raise InputError(str(e)) from None
-        s = reband(release, out, chosen, model=model, version=version)
-        typer.echo(f"filter: re-banded {release} to [{band}]: {s['kept']} rows in the default config, "
-                   f"{s['out_of_band_rows']} outside -> {out} (version {s['version']})")
-
     def report(r: dict, cfg) -> None:
         cal = r["calibration"]
         fit = (f"calibration {cal['method']}: cv_mae {cal['cv_mae']} (baseline {cal['baseline_mae']})"
@@ -65,7 +50,7 @@ def main(
     if release is None and (band or out or model or version):
         raise typer.BadParameter("--band, --out, --model and --version re-band a built release: give --release DIR")
     if release is not None:
-        run_stage("filter", rebanded, debug)
+        run_command(ctx, "reband", release=release, band=band, out=out, model=model, version=version, debug=debug)
     else:
         run_stage_command(stage, problems, out_dir, params=params, set_=set_, debug=debug, report=report,
                           rollouts=rollouts)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ("pipeline", "training", "stages")  # folders at the repository root
-NAMESPACE = "microcoder"  # what they install as: pipeline/dedup is microcoder.pipeline.dedup (setup.py)
+NAMESPACE = "microcoder"  # what they install as: pipeline/dedup is microcoder.pipeline.dedup (src/microcoder/ links)
 
 
 def layer_of(name: str) -> str | None:
@@ -69,3 +69,16 @@ def imports(path: Path, packages_run: bool = False) -> set[str]:
         found.update(reached if packages_run else reached[-1:])
     found.discard(module_name(path))
     return found
+
+
+def reached(name: str) -> set[str]:
+    """Our modules that importing `name` runs, transitively (itself and every package __init__ on
+    the way included)."""
+    seen: set[str] = set()
+    todo = [name]
+    while todo:
+        current = todo.pop()
+        if current not in seen:
+            seen.add(current)
+            todo.extend(imports(module_file(current), packages_run=True))
+    return seen

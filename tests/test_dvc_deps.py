@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 from project_imports import LAYERS as PACKAGES
-from project_imports import ROOT, imports, module_file
+from project_imports import ROOT, module_file, reached
 
 from microcoder.pipeline.cli import COMMANDS
 
@@ -20,15 +20,7 @@ NOT_DEPS = {"pipeline/cli.py"}  # registers every stage; a stage's behaviour doe
 
 def stage_files(module: str) -> set[str]:
     """Every project file the stage module imports, transitively, as repo-relative paths."""
-    seen: set[str] = set()
-    todo = [f"microcoder.stages.{module}"]
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        todo.extend(imports(module_file(name), packages_run=True))
-    files = {str(module_file(n).relative_to(ROOT)) for n in seen}
+    files = {str(module_file(n).relative_to(ROOT)) for n in reached(f"microcoder.stages.{module}")}
     return {f for f in files if f not in NOT_DEPS and (ROOT / f).stat().st_size > 0}
 
 

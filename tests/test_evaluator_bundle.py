@@ -14,6 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from microcoder.pipeline import program_bundle
 from microcoder.pipeline.evaluator import Evaluator, EvaluatorConfig, Submission
 from microcoder.pipeline.evaluator.verdict import bundle, checkers, testlib
 from microcoder.pipeline.schema import Checker, Problem, TestCase, validate_problem
@@ -111,7 +112,7 @@ def judge_right_and_wrong(ev, p: Problem) -> None:
 def test_several_cpp_sources_and_a_header_are_compiled_together(ev, tmp_path):
     folder = write_dir(tmp_path / "validator", {"validator.cpp": CPP_MAIN, "compare.cpp": CPP_COMPARE,
                                                 "compare.h": CPP_HEADER})
-    judge_right_and_wrong(ev, problem("bundle-cpp", bundle.pack_program_dir(folder)))
+    judge_right_and_wrong(ev, problem("bundle-cpp", program_bundle.pack_program_dir(folder)))
 
 
 BUILD = "#!/bin/sh\nset -e\ng++ -O2 -o validator validator.cpp\n"
@@ -127,7 +128,7 @@ BUILD_WRITES_RUN = BUILD + "printf '%s\\n' 'exec \"$(dirname \"$0\")/validator\"
 ], ids=["build-and-run", "build-writes-run"])
 def test_a_build_script_builds_the_validator_and_run_runs_it(ev, tmp_path, files, executable):
     folder = write_dir(tmp_path / "validator", files, executable)
-    judge_right_and_wrong(ev, problem(f"bundle-script-{len(files)}", bundle.pack_program_dir(folder)))
+    judge_right_and_wrong(ev, problem(f"bundle-script-{len(files)}", program_bundle.pack_program_dir(folder)))
 
 
 TESTLIB_MAIN = """\
@@ -153,7 +154,7 @@ def test_a_testlib_checker_of_several_sources_finds_the_installed_header(ev, tmp
     p = Problem(id="bundle-testlib", source="test", statement="Two numbers adding up to n.", style="stdio",
                 tests=[TestCase("5\n", "2 3\n")],
                 checker=Checker(kind="program", language="bundle", protocol="testlib",
-                                program=bundle.pack_program_dir(folder)))
+                                program=program_bundle.pack_program_dir(folder)))
     other, wrong = ev.evaluate_batch([p], [sub(p, "print(1, 4)", "other"), sub(p, "print(1, 1)", "wrong")])
     assert other.status == "AC", other
     assert wrong.status == "WA" and "1 + 1 != 5" in wrong.tests[0].diff, wrong
@@ -165,7 +166,7 @@ def test_a_testlib_checker_of_several_sources_finds_the_installed_header(ev, tmp
 ], ids=["main-guard", "package"])
 def test_several_python_files_run_from_the_entry_with_the_folder_on_the_path(ev, tmp_path, files):
     folder = write_dir(tmp_path / "validator", files)
-    judge_right_and_wrong(ev, problem(f"bundle-python-{len(files)}", bundle.pack_program_dir(folder)))
+    judge_right_and_wrong(ev, problem(f"bundle-python-{len(files)}", program_bundle.pack_program_dir(folder)))
 
 
 def test_the_command_of_a_checker_not_prepared_is_refused(tmp_path):
@@ -178,7 +179,7 @@ def test_the_command_of_a_checker_not_prepared_is_refused(tmp_path):
 def test_a_build_that_fails_is_se_with_its_reason(ev, tmp_path):
     build = "#!/bin/sh\necho 'cannot find the frobnicator' >&2\nexit 3\n"
     folder = write_dir(tmp_path / "validator", {"build": build, "run": RUN}, ("build", "run"))
-    p = problem("bundle-broken", bundle.pack_program_dir(folder))
+    p = problem("bundle-broken", program_bundle.pack_program_dir(folder))
     v = ev.evaluate_batch([p], [sub(p, RIGHT, "right")])[0]
     assert v.status == "SE", v
     diff = v.tests[0].diff
@@ -187,7 +188,7 @@ def test_a_build_that_fails_is_se_with_its_reason(ev, tmp_path):
 
 def test_a_build_that_leaves_no_run_is_se(ev, tmp_path):
     folder = write_dir(tmp_path / "validator", {"build": "#!/bin/sh\ntrue\n"}, ("build",))
-    p = problem("bundle-no-run", bundle.pack_program_dir(folder))
+    p = problem("bundle-no-run", program_bundle.pack_program_dir(folder))
     v = ev.evaluate_batch([p], [sub(p, RIGHT, "right")])[0]
     assert v.status == "SE" and "did not leave an executable file called `run`" in v.tests[0].diff, v
 
@@ -197,19 +198,19 @@ def test_packing_refuses_a_binary_file(tmp_path):
     folder = write_dir(tmp_path / "validator", {"run": RUN}, ("run",))
     (folder / "validator").write_bytes(b"\x7fELF\x02\x01\x01\x00\x00\x00")
     with pytest.raises(ValueError, match="validator: a binary file"):
-        bundle.pack_program_dir(folder)
+        program_bundle.pack_program_dir(folder)
 
 
 def test_packing_refuses_a_file_over_the_limit_and_a_link_out(tmp_path):
     folder = write_dir(tmp_path / "big", {"main.py": "x = 1\n"})
-    (folder / "data.txt").write_text("a" * (bundle.MAX_FILE_BYTES + 1))
+    (folder / "data.txt").write_text("a" * (program_bundle.MAX_FILE_BYTES + 1))
     with pytest.raises(ValueError, match="data.txt: .* over the 4 MB limit on a file"):
-        bundle.pack_program_dir(folder)
+        program_bundle.pack_program_dir(folder)
     outside = write_dir(tmp_path / "outside", {"secret.txt": "s\n"})
     folder = write_dir(tmp_path / "linked", {"main.py": "x = 1\n"})
     (folder / "secret.txt").symlink_to(outside / "secret.txt")
     with pytest.raises(ValueError, match="secret.txt: a link out of the program directory"):
-        bundle.pack_program_dir(folder)
+        program_bundle.pack_program_dir(folder)
 
 
 def test_packing_keeps_executable_bits_and_skips_what_the_format_ignores(tmp_path):
@@ -218,11 +219,11 @@ def test_packing_keeps_executable_bits_and_skips_what_the_format_ignores(tmp_pat
                        ("build", "run"))
     (folder / "__pycache__").mkdir()
     (folder / "__pycache__" / "m.pyc").write_bytes(b"\0\1")
-    packed = json.loads(bundle.pack_program_dir(folder))
+    packed = json.loads(program_bundle.pack_program_dir(folder))
     assert sorted(packed["files"]) == ["build", "lib/x.h", "run", "validator.cpp"]
     assert sorted(packed["executable"]) == ["build", "run"]
     out = tmp_path / "unpacked"
-    bundle.unpack(json.dumps(packed), out)
+    program_bundle.unpack(json.dumps(packed), out)
     assert (out / "lib" / "x.h").read_text() == "int x;\n"
     assert os.stat(out / "build").st_mode & 0o111 and not os.stat(out / "validator.cpp").st_mode & 0o111
 
@@ -230,9 +231,9 @@ def test_packing_keeps_executable_bits_and_skips_what_the_format_ignores(tmp_pat
 def test_unpacking_refuses_paths_out_of_the_folder(tmp_path):
     for rel in ("../evil", "/etc/passwd", "a/../../b", ".hidden"):
         with pytest.raises(ValueError, match="bundle file name"):
-            bundle.unpack(json.dumps({"files": {rel: "x"}}), tmp_path / "out")
+            program_bundle.unpack(json.dumps({"files": {rel: "x"}}), tmp_path / "out")
     with pytest.raises(ValueError, match="must be JSON"):
-        bundle.unpack("not json", tmp_path / "out")
+        program_bundle.unpack("not json", tmp_path / "out")
 
 
 @pytest.mark.parametrize(("files", "want"), [
@@ -355,7 +356,7 @@ def test_the_build_dir_is_emptied_without_following_what_was_planted(tmp_path):
         nest(build, 2000)  # deeper than the recursion limit
         with bundle._fresh_folder(build) as (name, work):
             assert sorted(os.listdir(build)) == [name] and os.listdir(work) == []
-            bundle._write_files({"run": ACCEPT, "lib/x.txt": "x\n"}, set(), work)
+            program_bundle.write_files({"run": ACCEPT, "lib/x.txt": "x\n"}, set(), work)
             (build / name / "extra").symlink_to(host)
         assert os.listdir(build) == [] and snapshot(host) == before
     finally:
@@ -377,6 +378,6 @@ def nest(folder: Path, depth: int) -> None:
 
 def test_a_program_whose_file_is_also_a_folder_or_too_deep_is_refused():
     with pytest.raises(ValueError, match="'a': both a file and a folder"):
-        bundle.load(json.dumps({"files": {"a": "x", "a/b": "y"}}))
+        program_bundle.load(json.dumps({"files": {"a": "x", "a/b": "y"}}))
     with pytest.raises(ValueError, match="nested over 32 folders deep"):
-        bundle.load(json.dumps({"files": {"/".join(["d"] * 40): "x"}}))
+        program_bundle.load(json.dumps({"files": {"/".join(["d"] * 40): "x"}}))

@@ -1,6 +1,10 @@
 """The layers import downwards only (issue 28): pipeline/ (data stages and the evaluator) never
 imports training/ or stages/, training/ never imports stages/, and no module of ours reaches
 itself through its imports (function-level and TYPE_CHECKING imports included: read with `ast`).
+Inside pipeline/ (issue 40): difficulty/ never reaches the release (re-banding writes one, so it
+sits above build: pipeline/reband.py), so the filter stage's code holds no release module, and
+sources/ never reaches the evaluator (a program directory's record format is
+pipeline/program_bundle.py, beside the schema; its building stays with the evaluator).
 They install under one namespace (`microcoder.pipeline`, ...): every import of ours goes through it,
 and nothing named `pipeline`, `training` or `stages` reaches a user's environment."""
 
@@ -13,9 +17,17 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from project_imports import LAYERS, ROOT, imported_names, imports, layer_of, modules
+from project_imports import LAYERS, ROOT, imported_names, imports, layer_of, module_name, modules, reached
 
 HIGHER = {"pipeline": ("training", "stages"), "training": ("stages",)}
+RELEASE = tuple(f"microcoder.pipeline.{m}" for m in ("build", "card", "publish", "export", "reband"))
+# What the modules of a folder (or a file) never reach, through any chain of imports.
+NEVER_REACHES = {
+    "pipeline/difficulty": RELEASE,
+    "pipeline/sources": ("microcoder.pipeline.evaluator",),
+    "pipeline/program_bundle.py": ("microcoder.pipeline.evaluator",),
+    "pipeline/schema.py": ("microcoder.pipeline.evaluator",),
+}
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -30,6 +42,45 @@ def test_a_layer_never_imports_a_higher_one(layer):
         if bad:
             wrong[str(path.relative_to(ROOT))] = bad
     assert not wrong, f"{layer}/ imports a higher layer: {wrong}"
+
+
+def _within(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+@pytest.mark.parametrize("where", sorted(NEVER_REACHES))
+def test_a_module_never_reaches_what_sits_above_it(where):
+    paths = [ROOT / where] if where.endswith(".py") else sorted((ROOT / where).rglob("*.py"))
+    wrong = {}
+    for path in paths:
+        bad = sorted(m for m in reached(module_name(path)) if _within(m, NEVER_REACHES[where]))
+        if bad:
+            wrong[str(path.relative_to(ROOT))] = bad
+    assert not wrong, f"{where} reaches {NEVER_REACHES[where]}: {wrong}"
+
+
+def test_the_filter_stage_holds_no_release_code():
+    """Editing the card (or the release writer) does not rerun filter: `microcoder filter --release`
+    runs `microcoder reband` by name, and the filter command's imports (its DVC code deps) reach no
+    release module; the reband command's do."""
+    assert not [m for m in reached("microcoder.stages.filter") if _within(m, RELEASE)]
+    assert {"microcoder.pipeline.reband", "microcoder.pipeline.card"} <= reached("microcoder.stages.reband")
+
+
+def test_the_walk_sees_an_arrow_through_another_module(tmp_path, monkeypatch):
+    """`reached` follows chains: the checks above would see difficulty -> x -> build, not only a
+    direct import."""
+    import project_imports
+
+    pkg = tmp_path / "pipeline"
+    (pkg / "difficulty").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "difficulty" / "__init__.py").write_text("")
+    (pkg / "difficulty" / "x.py").write_text("def f():\n    from microcoder.pipeline import helper\n")
+    (pkg / "helper.py").write_text("from microcoder.pipeline.build import write_release\n")
+    (pkg / "build.py").write_text("")
+    monkeypatch.setattr(project_imports, "ROOT", tmp_path)
+    assert "microcoder.pipeline.build" in reached("microcoder.pipeline.difficulty.x")
 
 
 def import_graph() -> dict[str, set[str]]:

@@ -1,6 +1,6 @@
 """Re-bannable releases (issue 29 item 1): difficulty per policy model, every rolled-out row kept in
-the release (`out_of_band/`), `microcoder filter --band LO,HI --release DIR` re-bands without
-rollouts, and the card's configs load with `datasets`."""
+the release (`out_of_band/`), `microcoder reband --band LO,HI --release DIR` (and `microcoder filter
+--release`, which runs it) re-bands without rollouts, and the card's configs load with `datasets`."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import yaml
 from microcoder.pipeline.build import Build, BuildConfig, parse_band
 from microcoder.pipeline.difficulty.band import Band
 from microcoder.pipeline.difficulty.filter import Filter, FilterConfig, merge_entries
-from microcoder.pipeline.difficulty.reband import reband
 from microcoder.pipeline.inputs import InputError
 from microcoder.pipeline.io import write_json, write_problems
+from microcoder.pipeline.reband import reband
 from microcoder.pipeline.rollout.runner import model_revision, write_shard
 from microcoder.pipeline.schema import Problem, TestCase
 
@@ -180,6 +180,15 @@ def test_filter_command_rebands_a_release(project):
     r = runner.invoke(app, ["filter", "--band", "0.9,0.1", "--release", str(tmp / "a" / "curated"),
                             "--out", str(tmp / "cli2"), "--params", str(params)])
     assert r.exit_code == 2 and "bad band" in r.output
+    r = runner.invoke(app, ["filter", "--band", "0.1,0.9", "--release", str(tmp / "a" / "curated")])
+    assert r.exit_code == 2 and "--out DIR" in r.output
+    # the command itself, which `filter --release` runs
+    r = runner.invoke(app, ["reband", "--band", "0.1,0.9", "--release", str(tmp / "a" / "curated"),
+                            "--out", str(tmp / "cli3")])
+    assert r.exit_code == 0 and "5 rows in the default config, 5 outside" in r.output, r.output
+    assert rows(tmp / "cli3") == rows(tmp / "cli")
+    r = runner.invoke(app, ["reband", "--band", "0.1,0.9", "--out", str(tmp / "cli4")])
+    assert r.exit_code == 2 and "--release" in r.output
 
 
 def test_model_revision(tmp_path):

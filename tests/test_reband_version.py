@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from microcoder.pipeline.cli import app
 from microcoder.pipeline.difficulty.band import Band
-from microcoder.pipeline.difficulty.reband import next_version, reband
 from microcoder.pipeline.inputs import InputError
 from microcoder.pipeline.publish import PublishConfig, build_version, publish
+from microcoder.pipeline.reband import next_version, reband
 
 
 def test_next_version():

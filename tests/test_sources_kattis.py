@@ -271,11 +271,11 @@ def test_multi_pass_and_submit_answer_problems_are_rejected_by_type(tmp_path):
 
 
 def test_a_validator_program_directory_is_packed_as_a_bundle():
-    from microcoder.pipeline.evaluator.verdict import bundle
+    from microcoder.pipeline.program_bundle import pack_program_dir
 
     p = only_problem(KINDS / "bundled")
     assert (p.checker.kind, p.checker.language, p.checker.protocol) == ("program", "bundle", "kattis")
-    assert p.checker.program == bundle.pack_program_dir(KINDS / "bundled" / "output_validators" / "checker")
+    assert p.checker.program == pack_program_dir(KINDS / "bundled" / "output_validators" / "checker")
 
 
 def test_problem_yaml_with_a_colon_in_a_plain_title_is_read(tmp_path):

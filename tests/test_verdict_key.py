@@ -22,10 +22,11 @@ def test_a_change_of_evaluator_code_changes_the_verdict_key(monkeypatch):
     assert vk.verdict_key(EvaluatorConfig(workers=7)) == after  # speed still stays out of the key
 
 
-def test_the_code_digest_covers_every_evaluator_file_and_the_schema(tmp_path):
+def test_the_code_digest_covers_every_evaluator_file_the_schema_and_the_bundle_format(tmp_path):
     root = tmp_path / "pipeline"
     shutil.copytree(PIPELINE / "evaluator", root / "evaluator", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(PIPELINE / "schema.py", root / "schema.py")
+    shutil.copy(PIPELINE / "program_bundle.py", root / "program_bundle.py")
     assert vk.tree_digest(root) == vk.code_digest() == vk.tree_digest(PIPELINE)
     seen = {vk.tree_digest(root)}
 
@@ -46,6 +47,8 @@ def test_the_code_digest_covers_every_evaluator_file_and_the_schema(tmp_path):
     (root / "evaluator" / "sub" / "deep.py").rename(root / "evaluator" / "sub" / "other.py")  # the path counts
     assert changed()
     (root / "schema.py").write_text((root / "schema.py").read_text() + "\n# is_json fixed\n")
+    assert changed()
+    (root / "program_bundle.py").write_text((root / "program_bundle.py").read_text() + "\n# load() fixed\n")
     assert changed()
     (root / "evaluator" / "notes.txt").write_text("not code")
     (root / "other_stage.py").write_text("Y = 1\n")  # outside the evaluator: not judging code

@@ -361,7 +361,8 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
         need = len(inputs) // group
         round_inputs = self._admit(inputs)
         taken: list[tuple[dict[str, Any], tuple, list[float]]] = []  # (output, log info, rewards) per part
-        first: tuple | None = None  # the first round and its dropped groups: fillers for a short batch
+        # the first round and its dropped groups: fillers for a short batch
+        first: tuple[dict[str, Any], tuple, list[float], list[int]] | None = None
         have = generated = dropped = extra_rounds = 0
         while True:
             output, info, rewards = self._score_round(round_inputs)

@@ -13,7 +13,7 @@ counts. Every rollouts folder given adds its model's entry; entries the input ro
 replaced. The first rollouts folder decides the band (`pass_rate` and the columns beside it).
 Problems outside the band leave their full row, difficulty included, in `out_of_band.parquet`
 besides their reject, so a built release can be re-banded without new rollouts
-(pipeline/difficulty/reband.py).
+(pipeline/reband.py).
 
 The rollouts must be those of this input: a missing rollouts folder, or samples judged against
 other tests than the problems have now (the rollout stage was not rerun), is an error.

@@ -108,7 +108,7 @@ def parse_scores(text: str) -> dict[str, int]:
         answer = m.group("body").strip()
     try:
         obj = json.loads(answer)
-    except ValueError as e:
+    except json.JSONDecodeError as e:
         raise FormatError(f"not valid JSON ({e.msg} at position {e.pos})") from None
     if not isinstance(obj, dict):
         raise FormatError(f"expected a JSON object, got {type(obj).__name__}")

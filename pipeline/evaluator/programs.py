@@ -81,7 +81,7 @@ def judged_test_hash(t: TestCase) -> str:
     return content_hash(test_hash(t), t.group or "")
 
 
-test_hash.__test__ = False  # not a pytest test
+test_hash.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 
 
 def code_hash(language: str, code: str) -> str:
@@ -242,7 +242,7 @@ class Runner:
         self.evaluator, self.cache, self.progress = evaluator, cache, progress
         self.executor, self.ray_address, self.presume_after = executor, ray_address, presume_after
         self.key = verdict_key(evaluator)
-        self.ev = None
+        self.ev: Any = None  # the evaluator (local or Ray), made on first use: _start
         self._ids = itertools.count()
         self._lock = threading.Lock()
         self._stop = threading.Event()  # set on an interrupt: no stream starts another chunk

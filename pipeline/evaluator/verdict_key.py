@@ -28,15 +28,16 @@ def verdict_key(cfg: EvaluatorConfig) -> str:
 @functools.cache
 def code_digest() -> str:
     """A hash of the judging code: every `*.py` under pipeline/evaluator/ (sub-folders included)
-    and pipeline/schema.py, which the evaluator imports for verdicts (`is_json` decides JSON
-    comparisons; statuses, `Verdict`, `TestResult`). Relative path and content of each, sorted by
+    and the two modules beside them that it imports for verdicts: pipeline/schema.py (`is_json`
+    decides JSON comparisons; statuses, `Verdict`, `TestResult`) and pipeline/program_bundle.py
+    (how a program directory is read and written before it is built). Relative path and content of each, sorted by
     path. Computed once per process (the code does not change under a running stage)."""
     return tree_digest(Path(__file__).resolve().parents[1])
 
 
 def tree_digest(root: Path) -> str:
     """`code_digest` of the package folder `root` (pipeline/)."""
-    files = [*(root / "evaluator").rglob("*.py"), root / "schema.py"]
+    files = [*(root / "evaluator").rglob("*.py"), root / "schema.py", root / "program_bundle.py"]
     h = hashlib.sha256()
     for rel, f in sorted((f.relative_to(root).as_posix(), f) for f in files):
         data = f.read_bytes()

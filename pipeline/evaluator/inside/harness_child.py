@@ -160,7 +160,7 @@ def python_streams(argv, code_path):
     random.seed()  # a fresh interpreter seeds from the OS; forked children must not share state
     module = types.ModuleType("__main__")
     module.__file__ = code_path
-    module.__builtins__ = __builtins__
+    module.__builtins__ = __builtins__  # type: ignore[attr-defined]  # set on every module; not in typeshed
     sys.modules["__main__"] = module
     return module
 
@@ -451,7 +451,7 @@ def session_child(req, res_fd, cmd_fd):
 
     random.seed()
     module = types.ModuleType("solution")
-    module.__builtins__ = __builtins__
+    module.__builtins__ = __builtins__  # type: ignore[attr-defined]  # set on every module; not in typeshed
     ns = module.__dict__
     prelude = leetcode_prelude() if req.get("prelude") == "leetcode" else {}
     ns.update(prelude)

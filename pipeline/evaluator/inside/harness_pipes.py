@@ -33,7 +33,7 @@ class Buffer:
         self.size = max(int(size), 1)
         self.mm = mmap.mmap(-1, self.size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
         try:
-            self.mm.madvise(mmap.MADV_WIPEONFORK)
+            self.mm.madvise(mmap.MADV_WIPEONFORK)  # type: ignore[attr-defined]  # Linux only: not in typeshed
         except (AttributeError, OSError):  # Linux < 4.14: discard() before every fork still holds
             pass
         self.view = memoryview(self.mm)

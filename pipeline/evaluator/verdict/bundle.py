@@ -1,8 +1,6 @@
-"""Program directories (Kattis problem package format) as checker or interactor programs.
-
-A Kattis output validator may be a directory rather than one file. The schema keeps it as
-`Checker(language="bundle", program=<JSON>)`, the JSON being `{"files": {relative path: text},
-"executable": [relative paths]}` (`pack_program_dir` makes it, `unpack` writes it back).
+"""Program directories (Kattis problem package format) as checker or interactor programs: built
+and installed in the worker's boxes. What a record holds (`Checker(language="bundle")`, the files
+as JSON) and how it is packed, read and written: pipeline/program_bundle.py.
 
 How such a program is built and run follows the format (spec 2025-09, "Programs"; problemtools'
 run/buildrun.py and run/source.py for the older packages):
@@ -30,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import re
 import secrets
@@ -38,7 +35,7 @@ import shutil
 import stat
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -46,13 +43,16 @@ from microcoder.pipeline.evaluator.sandbox.box import BoxError
 from microcoder.pipeline.evaluator.sandbox.workspace import MB, Worker
 from microcoder.pipeline.evaluator.verdict import testlib
 from microcoder.pipeline.evaluator.verdict.compile import Compiler
+from microcoder.pipeline.program_bundle import (
+    MAX_DEPTH,
+    MAX_TOTAL_BYTES,
+    SCRIPTS,
+    load,
+    open_dir,
+    write_files,
+    write_new,
+)
 
-NAME = re.compile(r"^[a-zA-Z0-9_][a-zA-Z0-9_.-]{0,254}$")  # the format's file names; others are ignored
-SKIPPED_DIRS = {"__pycache__"}  # an interpreter's leftovers, not part of the program
-MAX_FILES = 1000
-MAX_FILE_BYTES = 4 * MB
-MAX_TOTAL_BYTES = 16 * MB
-SCRIPTS = ("build", "run")
 CPP_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".C")
 C_SUFFIXES = (".c",)
 PYTHON_SUFFIXES = (".py", ".py3")
@@ -63,12 +63,9 @@ BLOCKED_CPU_SHARE = 0.1  # as in compile.py: less CPU than this share of the wal
 INSTALLED = "bundle"  # the program's folder in the worker's check dir
 LAUNCHER = ".launch.py"  # a Python program's starter (a dot name: never one of the program's files)
 BUILT_KEEP = 64  # built programs kept per process (least recently used evicted)
-MAX_DEPTH = 32  # folders nested in a program or in what its build leaves
 MAX_PRODUCTS = 10_000  # files, folders and links a build may leave
 MAX_REMOVED = 1_000_000  # entries a clean-up removes at most (a box still adding more)
-DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # a FIFO opens without blocking
-NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 PYTHON_LAUNCHER = """\
 import os, runpy, sys
@@ -87,149 +84,6 @@ class BuildError(RuntimeError):
     def __init__(self, message: str, lasting: bool = True):
         super().__init__(message)
         self.lasting = lasting
-
-
-# --- packing ----------------------------------------------------------------------------------------
-def pack_program_dir(folder: Path) -> str:
-    """The program directory `folder` as the schema's JSON (files as text, executable bits kept).
-    Files the format says to ignore (names beginning with a dot or a dash, or with other
-    characters) are left out; a binary file, a link out of the folder or too much data is a
-    ValueError saying which."""
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise ValueError(f"{folder}: not a directory")
-    root = folder.resolve()
-    files: dict[str, str] = {}
-    executable: list[str] = []
-    total = 0
-    for path in sorted(_walk(folder, {root})):
-        rel = path.relative_to(folder).as_posix()
-        real = path.resolve()
-        if real != root and root not in real.parents:
-            raise ValueError(f"{rel}: a link out of the program directory")
-        if not real.is_file():
-            continue
-        size = real.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise ValueError(f"{rel}: {size / MB:.1f} MB, over the {MAX_FILE_BYTES // MB} MB limit on a file")
-        total += size
-        if total > MAX_TOTAL_BYTES:
-            raise ValueError(f"the program directory holds over {MAX_TOTAL_BYTES // MB} MB")
-        if len(files) >= MAX_FILES:
-            raise ValueError(f"the program directory holds over {MAX_FILES} files")
-        files[rel] = _text(real.read_bytes(), rel)
-        if real.stat().st_mode & 0o111:
-            executable.append(rel)
-    if not files:
-        raise ValueError(f"{folder}: no files")
-    return json.dumps({"files": files, "executable": executable}, sort_keys=True, ensure_ascii=False)
-
-
-def _walk(folder: Path, seen: set[Path]) -> Iterable[Path]:
-    """The files under `folder`; a link to a folder inside is followed (the format allows links),
-    once (`seen`: the real folders walked, so a link to an ancestor ends)."""
-    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
-        if not NAME.match(entry.name) or entry.name in SKIPPED_DIRS:
-            continue
-        path = Path(entry.path)
-        if entry.is_dir():
-            real = path.resolve()
-            if real not in seen:
-                seen.add(real)
-                yield from _walk(path, seen)
-        else:
-            yield path
-
-
-def _text(data: bytes, rel: str) -> str:
-    if b"\0" in data:
-        raise ValueError(f"{rel}: a binary file (a program directory is packed as source text only)")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{rel}: not UTF-8 text (a binary file?): {e}") from None
-
-
-# --- unpacking ----------------------------------------------------------------------------------------
-def load(program: str) -> tuple[dict[str, str], set[str]]:
-    """(files by relative path, executable paths) of a packed program; ValueError when malformed."""
-    try:
-        data = json.loads(program)
-    except (TypeError, json.JSONDecodeError) as e:
-        raise ValueError(f"a bundle program must be JSON: {e}") from None
-    files = data.get("files") if isinstance(data, dict) else None
-    if not isinstance(files, dict) or not files:
-        raise ValueError('a bundle program must be {"files": {path: text}, "executable": [path]}')
-    if len(files) > MAX_FILES:
-        raise ValueError(f"a bundle program holds over {MAX_FILES} files")
-    total = 0
-    for rel, text in files.items():
-        _check_path(rel)
-        if not isinstance(text, str):
-            raise ValueError(f"{rel}: expected text, got {type(text).__name__}")
-        total += len(text.encode("utf-8", "surrogatepass"))
-    if total > MAX_TOTAL_BYTES:
-        raise ValueError(f"a bundle program holds over {MAX_TOTAL_BYTES // MB} MB")
-    _check_folders(files)
-    executable = data.get("executable") or []
-    if not isinstance(executable, list) or not all(isinstance(p, str) for p in executable):
-        raise ValueError("bundle executable: expected a list of paths")
-    return files, set(executable)
-
-
-def _check_path(rel: object) -> None:
-    parts = PurePosixPath(rel).parts if isinstance(rel, str) else ()
-    if not parts or rel.startswith("/") or not all(NAME.match(p) for p in parts):
-        raise ValueError(f"bundle file name {rel!r}: must be a relative path of letters, digits, '_', '.' "
-                         "and '-', no part beginning with '.' or '-'")
-    if len(parts) > MAX_DEPTH:
-        raise ValueError(f"bundle file name {rel!r}: nested over {MAX_DEPTH} folders deep")
-
-
-def _check_folders(files: Iterable[str]) -> None:
-    """A name that is both a file and a folder (`a` and `a/b`) cannot be written."""
-    folders = {"/".join(PurePosixPath(rel).parts[:i]) for rel in files for i in range(1, len(PurePosixPath(rel).parts))}
-    both = sorted(folders.intersection(files))
-    if both:
-        raise ValueError(f"bundle file name {both[0]!r}: both a file and a folder")
-
-
-def unpack(program: str, into: Path) -> None:
-    """Write a packed program's files under `into` (created), readable by any uid; `build`,
-    `run` and the files packed as executable get the executable bit."""
-    files, executable = load(program)
-    into = Path(into)
-    into.mkdir(mode=0o755, parents=True, exist_ok=True)
-    fd = _open_dir(into)
-    try:
-        _write_files(files, executable, fd)
-    finally:
-        os.close(fd)
-
-
-def _write_files(files: dict[str, str], executable: set[str], top: int, owner: int | None = None) -> None:
-    """Write `files` under the folder open as `top`, each one made anew and every folder opened
-    without following a link; with `owner`, what is made is given to that uid."""
-    for rel, text in files.items():
-        *folders, name = PurePosixPath(rel).parts
-        opened: list[int] = []
-        try:
-            here = top
-            for folder in folders:
-                try:
-                    os.mkdir(folder, 0o755, dir_fd=here)
-                except FileExistsError:
-                    pass
-                here = _open_dir(folder, here)
-                opened.append(here)
-                os.fchmod(here, 0o755)  # not masked by the umask
-                if owner is not None:
-                    os.fchown(here, owner, owner)
-            mode = 0o755 if rel in executable or rel in SCRIPTS else 0o644
-            _write_new(name, text.encode("utf-8", "surrogatepass"), mode, here, owner)
-        finally:
-            for fd in opened:
-                os.close(fd)
 
 
 # --- how to build and run it --------------------------------------------------------------------------
@@ -376,7 +230,7 @@ def _build(program: str, key: str, worker: Worker, compiler: Compiler) -> Built:
     command = _build_command(p, files, worker, compiler)
     owner = worker.box("build").spec.drop_uid if command else None
     with _fresh_folder(worker.build) as (name, work):
-        _write_files(files, executable, work, owner)
+        write_files(files, executable, work, owner)
         if command:
             if owner is not None:
                 os.fchown(work, owner, owner)  # last: until now the box could not enter it
@@ -456,7 +310,7 @@ def _keep(work: int, key: str, compiler: Compiler, p: Plan, owner: int | None) -
     try:
         os.mkdir(staging, 0o755)
         os.chmod(staging, 0o755)
-        kept = _open_dir(staging)
+        kept = open_dir(staging)
         try:
             _copy_products(work, kept, max(MAX_TOTAL_BYTES, 4 * compiler.cfg.max_binary_mb * MB), owner)
             _check_products(p, kept)
@@ -473,7 +327,7 @@ def _check_products(p: Plan, kept: int) -> None:
     """A program that is not Python must have left an executable file `run` (not a link); a
     Python one gets its launcher."""
     if p.kind == "python":
-        _write_new(LAUNCHER, PYTHON_LAUNCHER.format(entry=p.entry).encode(), 0o644, kept)
+        write_new(LAUNCHER, PYTHON_LAUNCHER.format(entry=p.entry).encode(), 0o644, kept)
         return
     try:
         st = os.lstat("run", dir_fd=kept)
@@ -489,23 +343,17 @@ def _check_products(p: Plan, kept: int) -> None:
 # (to a host folder), a FIFO (an open that blocks) or a hard link to a file it cannot read. So the
 # host reaches it only through descriptors of folders it opened itself, one name at a time, never
 # following a link (O_NOFOLLOW), never opening anything but a folder or a regular file, and reads
-# only the files the box owns.
-def _open_dir(name: str | os.PathLike, dir_fd: int | None = None) -> int:
-    """A descriptor of the folder `name` (relative to `dir_fd`); OSError when it is anything else,
-    a link to a folder included."""
-    return os.open(name, DIR_FLAGS, dir_fd=dir_fd)
-
-
+# only the files the box owns (open_dir, write_new: pipeline/program_bundle.py).
 @contextlib.contextmanager
 def _fresh_folder(parent: Path) -> Iterator[tuple[str, int]]:
     """(name, descriptor) of a new folder of ours under `parent` (the worker's build dir), with a
     name no build can foresee; what earlier builds left in `parent` is removed before and after."""
-    top = _open_dir(parent)
+    top = open_dir(parent)
     try:
         _empty(top)
         name = f"bundle-{secrets.token_hex(8)}"
         os.mkdir(name, 0o700, dir_fd=top)
-        work = _open_dir(name, top)
+        work = open_dir(name, top)
         try:
             yield name, work
         finally:
@@ -530,7 +378,7 @@ def _empty(top: int) -> None:
                     continue
                 except IsADirectoryError:
                     pass
-                inner = _open_dir(name, top)
+                inner = open_dir(name, top)
                 try:
                     for entry in os.listdir(inner):
                         os.rename(entry, secrets.token_hex(8), src_dir_fd=inner, dst_dir_fd=top)
@@ -544,7 +392,7 @@ def _empty(top: int) -> None:
 def _remove_path(path: Path) -> None:
     """Remove `path` (a link, a file or a folder and all in it), never following a link below it."""
     try:
-        parent = _open_dir(path.parent)
+        parent = open_dir(path.parent)
     except FileNotFoundError:
         return
     try:
@@ -555,7 +403,7 @@ def _remove_path(path: Path) -> None:
             return
         except IsADirectoryError:
             pass
-        folder = _open_dir(path.name, parent)
+        folder = open_dir(path.name, parent)
         try:
             _empty(folder)
         finally:
@@ -565,25 +413,6 @@ def _remove_path(path: Path) -> None:
         pass
     finally:
         os.close(parent)
-
-
-def _write_new(name: str, data: bytes, mode: int, dir_fd: int, owner: int | None = None) -> None:
-    """Write `name` in the folder open as `dir_fd` as a new file (what was there is unlinked, never
-    written through)."""
-    try:
-        os.unlink(name, dir_fd=dir_fd)
-    except FileNotFoundError:
-        pass
-    fd = os.open(name, NEW_FILE_FLAGS, 0o600, dir_fd=dir_fd)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fchmod(fd, mode)
-        if owner is not None:
-            os.fchown(fd, owner, owner)
-    finally:
-        os.close(fd)
 
 
 @dataclass
@@ -622,10 +451,10 @@ def _copy_folder(src: int, dst: int, depth: int, budget: _Budget, owner: int | N
 
 
 def _copy_subfolder(name: str, src: int, dst: int, depth: int, budget: _Budget, owner: int | None) -> None:
-    inner = _open_dir(name, src)
+    inner = open_dir(name, src)
     try:
         os.mkdir(name, 0o755, dir_fd=dst)
-        copy = _open_dir(name, dst)
+        copy = open_dir(name, dst)
         try:
             os.fchmod(copy, 0o755)
             _copy_folder(inner, copy, depth + 1, budget, owner)
@@ -651,7 +480,7 @@ def _copy_file(name: str, src: int, dst: int, budget: _Budget, owner: int | None
     budget.bytes += len(data)
     if budget.bytes > budget.limit:
         raise BuildError(f"the build left over {budget.limit // MB} MB of files")
-    _write_new(name, data, 0o755 if st.st_mode & 0o111 else 0o644, dst)
+    write_new(name, data, 0o755 if st.st_mode & 0o111 else 0o644, dst)
 
 
 def _stays_inside(link: str, depth: int) -> bool:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import os
 from collections import deque
-from typing import Any
+from typing import Any, cast
 
 from microcoder.pipeline.generation.backends.base import Sample, SamplingParams
 
@@ -125,9 +125,10 @@ class RayReplicasBackend:
     # --- work -----------------------------------------------------------------------------------
     def _chunks(self, prompts: list[list[dict[str, str]]]) -> list[list[int]]:
         if self.name == "hf":
-            from microcoder.pipeline.generation.backends.hf import batch_plan
+            from microcoder.pipeline.generation.backends.hf import HFBackend, batch_plan
 
-            return batch_plan(self._planner.render(prompts), self.options.get("batch_size", 8))
+            planner = cast(HFBackend, self._planner)  # local_backend("hf", ...) built it
+            return batch_plan(planner.render(prompts), self.options.get("batch_size", 8))
         size = self.chunk_prompts or -(-len(prompts) // self.replicas)
         return [list(range(start, min(start + size, len(prompts)))) for start in range(0, len(prompts), size)]
 

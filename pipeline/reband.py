@@ -1,12 +1,15 @@
-"""Re-banding a built release without new rollouts (`microcoder filter --band LO,HI --release DIR`).
+"""Re-banding a built release without new rollouts (`microcoder reband --release DIR --band LO,HI
+--out NEW`; `microcoder filter --release DIR ...` runs the same command).
 
 A built release holds every rolled-out problem with its measured difficulty: the band's rows in
 `data/`, the rest in `out_of_band/` (pipeline/build.py). Re-banding decides each row again as the
 filter stage does (pipeline/difficulty/band.py: the measured pass rate, else the calibrated
 predicted one) and writes a new release whose default config is the new band, with the card, plots
-and stats of a build. With `model`, the pass rate is that policy model's `model_difficulty` entry,
-which then becomes the row's `pass_rate` (and first entry). The new release is a new version (the
-given one, by default the next patch version): publish refuses a version already tagged.
+and stats of a build. It writes a release, so it sits above build, not in difficulty/: the filter
+stage's code never reaches the release writer or the card. With `model`, the pass rate is that
+policy model's `model_difficulty` entry, which then becomes the row's `pass_rate` (and first
+entry). The new release is a new version (the given one, by default the next patch version):
+publish refuses a version already tagged.
 """
 
 from __future__ import annotations
@@ -21,17 +24,17 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from microcoder.pipeline.build import OUT_OF_BAND_DIR, PROVENANCE, STAGE, BuildConfig, unify, write_release
 from microcoder.pipeline.difficulty.band import UNMEASURED, Band
 from microcoder.pipeline.difficulty.passrate import pass_at_k
 from microcoder.pipeline.inputs import InputError, require_input
+from microcoder.pipeline.stage import StageStats, build_config, write_stats
 
 log = logging.getLogger(__name__)
 
 
 def release_table(release: Path) -> tuple[pa.Table, int]:
     """Every row of a built release (the default config's first) and how many are the default's."""
-    from microcoder.pipeline.build import OUT_OF_BAND_DIR, unify
-
     default = sorted((release / "data").glob("train-*.parquet"))
     rest = sorted((release / OUT_OF_BAND_DIR).glob("train-*.parquet"))
     if not default:
@@ -116,9 +119,6 @@ def reband(release: str | Path, out_dir: str | Path, band: Band, *, model: str |
            version: str | None = None) -> dict[str, Any]:
     """Write the release `release` re-banded to `band` into `out_dir` as version `version` (default:
     the next patch version); returns its stats."""
-    from microcoder.pipeline.build import PROVENANCE, STAGE, BuildConfig, write_release
-    from microcoder.pipeline.stage import StageStats, build_config, write_stats
-
     release, out_dir = require_input(release, "release"), Path(out_dir)
     if out_dir.resolve() == release.resolve():
         raise InputError("--out must be another folder than --release (the release is read while writing)")
