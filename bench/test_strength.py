@@ -303,13 +303,10 @@ def humaneval_samples(problems: list[Problem], data: Path, per_problem: int, ev,
                       dropped: Counter) -> list[Solution]:
     """Up to `per_problem` distinct CodeGen-16B samples per problem, labelled by the official check."""
     tasks = {t["task_id"]: t for t in (json.loads(x) for x in gzip.open(data / "humaneval" / "HumanEval.jsonl.gz", "rt"))}
-    by_entry = {}  # CodeT's sample file is in another order: match on the prompt's last `def`
-    for line in open(data / "humaneval" / "codegen16b_samples.jsonl"):
-        smp = json.loads(line)
-        by_entry[re.findall(r"^def (\w+)\(", smp["prompt"], re.M)[-1]] = smp
+    by_task = codet_samples(data)
     candidates: list[tuple[Solution, str]] = []
     for p in problems:
-        smp = by_entry.get(p.entry_point)
+        smp = by_task.get(p.source_id)
         if smp is None:
             dropped["samples: problem without samples"] += 1
             continue
@@ -324,6 +321,26 @@ def humaneval_samples(problems: list[Problem], data: Path, per_problem: int, ev,
             official = f"{code}\n\n{task['test']}\ncheck({task['entry_point']})\n"
             candidates.append((Solution(f"{p.id}#s{len(seen) - 1}", p.id, "samples", code, False), official))
     return label_samples(candidates, ev, label_limit_s, dropped)
+
+
+def codet_samples(data: Path) -> dict[str, dict[str, Any]]:
+    """{HumanEval task id: its CodeT sample record}. CodeT's file is in another order and its prompts
+    lack the docstring's examples; six entry names recur (`add`, `sort_array`, ...), so a record goes
+    to the task of its entry name whose prompt shares the longest prefix with it (one to one)."""
+    import os
+
+    tasks = [json.loads(x) for x in gzip.open(data / "humaneval" / "HumanEval.jsonl.gz", "rt")]
+    records = [json.loads(line) for line in open(data / "humaneval" / "codegen16b_samples.jsonl")]
+
+    def flat(text: str) -> str:
+        return re.sub(r"\s+", " ", text).strip()
+
+    out = {}
+    for t in tasks:
+        same = [r for r in records if re.findall(r"^def (\w+)\(", r["prompt"], re.M)[-1:] == [t["entry_point"]]]
+        if same:
+            out[t["task_id"]] = max(same, key=lambda r: len(os.path.commonprefix([flat(r["prompt"]), flat(t["prompt"])])))
+    return out
 
 
 def label_samples(candidates: list[tuple[Solution, str]], ev, limit_s: float, dropped: Counter) -> list[Solution]:

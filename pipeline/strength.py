@@ -14,11 +14,20 @@ One record, the same everywhere (validate, testgen, the card, `stats --summary`)
      "incorrect": 5, "incorrect_failing": 4, "tnr": 0.8}
 
 A ratio with nothing behind it is None, never 0 or 1.
+
+In-sample and held-out (issue 36). A figure over the solutions that chose the tests (the references
+that voted on the outputs and set the time limit, the known-wrong solutions the caps covered or the
+search hunted) says little: with policy `all` every voting reference passes by construction. So
+each problem's solutions of each kind are also split into folds (`folds_of`, seeded, by content: no
+timing or order decides it) and each fold is measured on tests chosen without it: the *held-out*
+record, same shape, reported beside the in-sample one, never instead of it. A problem with one
+reference cannot hold it out: its held-out TPR is None (counted), never 100%.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import hashlib
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 KEYS = ("correct", "correct_passing", "incorrect", "incorrect_failing")
@@ -68,3 +77,32 @@ def describe(r: dict[str, Any] | None) -> str:
         return f"{name} {100 * r[rate]:.1f}% ({r[part]}/{r[whole]})"
 
     return f"{side('TPR', 'correct_passing', 'correct', 'tpr')}, {side('TNR', 'incorrect_failing', 'incorrect', 'tnr')}"
+
+
+def fold_rank_key(seed: int, problem_id: str, language: str, code: str) -> str:
+    """A solution's place in its problem's seeded order: a hash of the seed, the problem id and the
+    solution's content only (so the split never depends on the order solutions came in, on timing
+    or on the machine)."""
+    return hashlib.sha256(f"{seed}\0{problem_id}\0{language}\0{code}".encode()).hexdigest()
+
+
+def folds_of(seed: int, problem_id: str, programs: Sequence[tuple[str, str]], folds: int,
+             keep_one: bool = False) -> list[int | None]:
+    """Per program (language, code), its fold in 0..folds-1 (the seeded order dealt round-robin, so
+    the folds differ in size by one at most), or None where it is never held out: every program when
+    `folds` < 2, and, with `keep_one` (references: one must remain to decide outputs and limits), a
+    lone program. Identical programs get the same key; their tie is broken by position, which
+    changes nothing measured since they are the same code."""
+    if folds < 2 or not programs or (keep_one and len(programs) < 2):
+        return [None] * len(programs)
+    order = sorted(range(len(programs)), key=lambda i: (fold_rank_key(seed, problem_id, *programs[i]), i))
+    out: list[int | None] = [None] * len(programs)
+    for rank, i in enumerate(order):
+        out[i] = rank % folds
+    return out
+
+
+def describe_pair(in_sample: dict[str, Any] | None, held_out: dict[str, Any] | None) -> str:
+    """`held out: TPR .., TNR ..; in-sample: TPR .., TNR ..` (held-out first: the figure that says
+    how the tests do on code they were not fitted to)."""
+    return f"held out: {describe(held_out)}; in-sample: {describe(in_sample)}"

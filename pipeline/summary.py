@@ -7,7 +7,8 @@ the pipeline as it is wired and cannot drift from it. A stage whose stats file i
 as not run; one whose metrics file lacks the shared counts (read/kept/rejected) as figures only.
 A stage that measures test strength (validate, testgen: `pipeline/strength.py`) has it in the
 `strength` column, printed as a line under the table: validate's TPR/TNR of the kept tests with
-their counts, testgen's known-wrong and mutant TNR before -> after its tests.
+their counts, held out first (on solutions that had no part in choosing the tests) then in-sample;
+testgen's known-wrong and mutant TNR before -> after its tests, in-sample and held out.
 """
 
 from __future__ import annotations
@@ -77,16 +78,25 @@ def _tnr(r: dict[str, Any] | None) -> str:
 
 def strength_line(stats: dict[str, Any]) -> str | None:
     """A stage's test strength in one line, or None where it reports none: validate's TPR/TNR of the
-    kept tests (`strength.kept`); testgen's known-wrong and mutant TNR before -> after its tests
-    (`strength.before` / `strength.after`), each kind on its own, never mixed."""
+    kept tests, held out (`strength.held_out`) then in-sample (`strength.kept`), and how many kept
+    problems have no held-out TPR (one reference); testgen's known-wrong and mutant TNR before ->
+    after its tests (`strength.before` / `strength.after`, and `strength.held_out`), each kind on its
+    own, never mixed."""
     kept = _record(stats, "strength", "kept")
     if kept is not None:
-        return strength.describe(kept)
+        held = _record(stats, "strength", "held_out")
+        if held is None:  # stats written before issue 36
+            return strength.describe(kept)
+        no_tpr = sum((_record(stats, "strength", "problems_without_held_out_tpr") or {}).values())
+        return strength.describe_pair(kept, held) + (f" ({no_tpr} problems without a held-out TPR)" if no_tpr else "")
     parts = []
-    for kind, name in (("known_wrong", "known-wrong TNR"), ("mutants", "mutant TNR")):
-        before, after = _record(stats, "strength", "before", kind), _record(stats, "strength", "after", kind)
-        if any(r and r.get("incorrect") for r in (before, after)):
-            parts.append(f"{name} {_tnr(before)} -> {_tnr(after)}")
+    sides = ((("held_out",), "held out: "), ((), "in-sample: ")) if _record(stats, "strength", "held_out") else (((), ""),)
+    for where, prefix in sides:
+        for kind, name in (("known_wrong", "known-wrong TNR"), ("mutants", "mutant TNR")):
+            before = _record(stats, "strength", *where, "before", kind)
+            after = _record(stats, "strength", *where, "after", kind)
+            if any(r and r.get("incorrect") for r in (before, after)):
+                parts.append(f"{prefix}{name} {_tnr(before)} -> {_tnr(after)}")
     return "; ".join(parts) or None
 
 

@@ -61,6 +61,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from types import SimpleNamespace
 from typing import Any
 
 from microcoder.pipeline import strength
@@ -75,9 +76,11 @@ from microcoder.pipeline.evaluator.programs import (
     at_limit,
 )
 from microcoder.pipeline.executor import ExecutionFields
+from microcoder.pipeline.pinned_limits import pin_key, read_pins, write_rows
 from microcoder.pipeline.schema import Problem, TestCase, WrongSolution
 from microcoder.pipeline.sources.judging import has_interactor, is_interactive, needs_checker_program
-from microcoder.pipeline.stage import Stage, StageContext, StageInterrupted, StageStats
+from microcoder.pipeline.stage import ConfigError, Stage, StageContext, StageInterrupted, StageStats
+from microcoder.pipeline.validate_heldout import empty_records, measure_held_out
 from microcoder.pipeline.validate_report import (
     judge_seconds,
     judge_time_figures,
@@ -93,7 +96,11 @@ from microcoder.pipeline.validate_report import (
 @dataclass
 class ValidateConfig(ExecutionFields):
     policy: str = field(default="all", metadata={"help": "all: every reference that finished a test must accept it; majority: more than half."})
-    max_tests: int = field(default=32, metadata={"help": "Keep at most this many valid tests (a cover of the caught wrong solutions, then public, then the largest private inputs)."})
+    max_tests: int = field(default=32, metadata={"help": "Keep at most this many valid tests (a cover of the caught wrong solutions, then by `cap_choice`)."})
+    cap_choice: str = field(default="diverse", metadata={
+        "help": "What max_tests keeps after the cover of the caught known-wrong solutions: diverse (each group's "
+                "hardest, then inputs of every size, magnitude, sign and tier, then public, then the largest: power "
+                "on code not yet seen) or cover (public, then the largest private inputs: before issue 36)."})
     max_test_bytes: int = field(default=5_000_000, metadata={"help": "Drop a test whose input + output exceeds this many bytes (testgen's full-size inputs reach ~4 MB)."})
     max_total_bytes: int = field(default=16_000_000, metadata={"help": "Drop the largest private tests until a problem's tests fit."})
     min_tests: int = field(default=5, metadata={"help": "Reject a problem left with fewer valid tests."})
@@ -124,20 +131,33 @@ class ValidateConfig(ExecutionFields):
                 "limit is the source's and stays); null: the platform's (PLATFORM_MAX_TIME_LIMIT_S, else 15 s)."})
     probe_time_limit_s: float = field(default=10.0, metadata={
         "help": "The generous limit the references run under when the limit is to be derived (problemtools: 300 s)."})
+    pinned_limits: str | None = field(default=None, metadata={
+        "help": "Committed derived limits (`microcoder pin-limits`): a problem whose pin key still matches (same "
+                "references, test inputs and rule settings) takes its pinned limit instead of one derived from "
+                "this machine's times, so rows do not move with the machine's speed (pipeline/pinned_limits.py)."})
     run_wrong_solutions: bool = field(default=True, metadata={"help": "Run the problems' known-wrong solutions to measure the kept tests."})
     min_wrong_caught: float = field(default=0.0, metadata={
         "help": "Reject a problem whose kept tests catch less than this share of its known-wrong solutions "
                 "that ran (0: never; problems without wrong solutions are not judged by this)."})
     check_determinism: bool = field(default=False, metadata={"help": "Run references twice; drop tests whose outputs differ."})
+    held_out_folds: int = field(default=2, metadata={
+        "help": "Held-out strength (validate_heldout.py): each problem's references and known-wrong solutions are "
+                "dealt into this many folds, each measured on the tests chosen without it (votes, limit, caps); "
+                "the kept tests are still chosen with all of them. 0 or 1: off."})
+    held_out_seed: int = field(default=0, metadata={"help": "Seed of the held-out folds (with the problem id and "
+                                                            "each solution's code: never timing or order)."})
     cache_path: str = field(default=".cache/microcoder/validate.sqlite", metadata={"help": "Result cache (not a DVC output)."})
 
     def __post_init__(self) -> None:
         super().__post_init__()
         choices = {"policy": ("all", "majority"), "unverified": ("keep", "reject"), "unverified_slow": ("keep", "drop"),
-                   "multiple_answers": ("keep", "reject"), "derive_time_limit": ("unstated", "all", "never")}
+                   "multiple_answers": ("keep", "reject"), "derive_time_limit": ("unstated", "all", "never"),
+                   "cap_choice": ("diverse", "cover")}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {getattr(self, name)!r}")
+        if self.held_out_folds < 0:
+            raise ValueError(f"held_out_folds must be >= 0, got {self.held_out_folds}")
         if self.max_tests < 1 or self.min_tests < 0:
             raise ValueError("max_tests must be >= 1 and min_tests >= 0")
         if not 0.0 <= self.min_wrong_caught <= 1.0:
@@ -214,6 +234,7 @@ class Case:
     ref_runs: dict[tuple[int, int], dict[int, dict[str, Any]]] = field(default_factory=dict)  # (ref, run) -> test -> result
     ref_status: dict[int, str] = field(default_factory=dict)  # ok | CE | SE
     limit: dict[str, Any] = field(default_factory=dict)  # the time-limit record
+    timing: dict[str, Any] | None = None  # a derived limit's measurement (pinned_limits.write_rows)
     final_limit_s: float = 0.0
     judged_limit_s: float = 0.0  # final_limit_s x the evaluator's timeout_scale: what runs are read at
     classes: list[str] = field(default_factory=list)
@@ -223,6 +244,8 @@ class Case:
     wrong_runs: dict[int, dict[int, dict[str, Any]]] = field(default_factory=dict)  # wrong index -> test -> result
     wrong_status: dict[int, str] = field(default_factory=dict)
     choice: Choice | None = None  # made before the run where the caps' choice decides what else runs
+    held_out_runs: dict[int, dict[int, dict[str, Any]]] = field(default_factory=dict)  # wrong index -> test -> result
+    held_out: dict[str, Any] | None = None  # validate_heldout.held_out_records
 
 
 def run_references(cases: list[Case], cfg: ValidateConfig, runner: Runner) -> None:
@@ -310,11 +333,14 @@ def derive_time_limit(slowest_s: float, cfg: ValidateConfig, timeout_scale: floa
     return {"exact_s": round(exact, 4), "derived_s": min(limit, 600.0), "tle_margin_s": min(margin, 600.0)}
 
 
-def settle_time_limit(c: Case, cfg: ValidateConfig, timeout_scale: float = 1.0) -> None:
+def settle_time_limit(c: Case, cfg: ValidateConfig, timeout_scale: float = 1.0,
+                      pins: dict[str, dict[str, Any]] | None = None) -> None:
     """The final time limit and its record (`validation.time_limit`); `judged_limit_s` is the CPU
     limit the evaluator applies to it (x the evaluator's timeout_scale). A derived limit is at most
     `max_time_limit` (`capped: true` where that binds: a reference slower than the ceiling on a test
-    is then too slow there); a stated one is the source's and is never capped."""
+    is then too slow there); a stated one is the source's and is never capped. The record holds
+    nothing measured (rows must not move with the machine's speed): the measurement and whether a
+    pin (`pins`, pipeline/pinned_limits.py) gave the limit are `c.timing`, written beside."""
     p = c.p
     stated = limit_is_stated(p)
     accepted = [r["time_s"] or 0.0 for ri, st in c.ref_status.items() if st == "ok"
@@ -324,19 +350,29 @@ def settle_time_limit(c: Case, cfg: ValidateConfig, timeout_scale: float = 1.0) 
     ceiling, ceiling_from = max_time_limit(p, cfg)
     rec = {"stated": stated, "source_s": float(p.time_limit_s), "run_s": float(run_limit(p, cfg)),
            "rule": "stated by the source" if stated else "not stated: the source's default",
-           "slowest_reference_s": slowest, "multiplier": m.ac_to_time_limit, "safety_margin": m.time_limit_to_tle,
-           "multipliers_from": m.source, "derived_s": 0.0, "tle_margin_s": 0.0, "max_s": ceiling,
-           "max_from": ceiling_from, "capped": False, "final_s": float(p.time_limit_s),
-           "memory_stated": p.meta.get("memory_limit_stated") is not False}
+           "derived": False, "multiplier": m.ac_to_time_limit, "safety_margin": m.time_limit_to_tle,
+           "multipliers_from": m.source, "max_s": ceiling, "max_from": ceiling_from, "capped": False,
+           "final_s": float(p.time_limit_s), "memory_stated": p.meta.get("memory_limit_stated") is not False}
+    c.timing = None
     if derives_limit(p, cfg) and accepted:
         d = derive_time_limit(slowest, cfg, timeout_scale, m)
         bounded = min(d["derived_s"], ceiling)
         final = max(bounded, p.time_limit_s) if stated else bounded
-        rec.update(derived_s=d["derived_s"], tle_margin_s=d["tle_margin_s"], final_s=final,
-                   capped=final < d["derived_s"],  # the ceiling bound (a stated limit may still be above it)
+        rule = {"multipliers": [m.ac_to_time_limit, m.time_limit_to_tle], "min_s": cfg.min_time_limit_s,
+                "max_s": ceiling, "stated_s": float(p.time_limit_s) if stated else None, "timeout_scale": timeout_scale}
+        key = pin_key(p, rule)
+        pin = (pins or {}).get(p.id)
+        pinned = pin is not None and pin["key"] == key
+        if pinned:
+            final, capped = pin["final_s"], pin["capped"]
+        else:
+            capped = final < d["derived_s"]  # the ceiling bound (a stated limit may still be above it)
+        rec.update(derived=True, final_s=final, capped=capped,
                    rule=(f"problemtools: max({cfg.min_time_limit_s:g}, round({m.ac_to_time_limit:g} x slowest accepted "
                          f"reference run / timeout_scale)), at most {ceiling:g} s"
                          + (", never below the stated limit" if stated else "")))
+        c.timing = {"id": p.id, "key": key, "final_s": final, "capped": capped, "pinned": pinned,
+                    "slowest_reference_s": slowest, **d}
     elif derives_limit(p, cfg):
         rec["rule"] += " (no reference run was accepted, so none could be derived)"
     c.limit = rec
@@ -428,7 +464,7 @@ def confirm_catches(cases: list[Case], cfg: ValidateConfig, runner: Runner) -> N
     streams: dict[tuple[int, int], Stream] = {}
     for ci, c in enumerate(cases):
         catches = catch_sets(c)
-        c.choice = choose_tests(c.p.tests, c.candidates, cfg, catches, reference_failures(c))
+        c.choice = choose_tests(c.p.tests, c.candidates, cfg, catches, reference_failures(c), testgen_tiers(c.p))
         kept = set(c.choice.kept)
         final = replace(c.p, time_limit_s=c.final_limit_s)
         for wi, caught_by in catches.items():
@@ -474,6 +510,14 @@ def strength_of(tests: set[int], n_correct: int, ref_fails: dict[int, set[int]],
                            incorrect=len(catches), incorrect_failing=sum(bool(s & tests) for s in catches.values()))
 
 
+def held_out_fields(c: Case, cfg: ValidateConfig) -> dict[str, Any]:
+    """`strength_held_out`, `strength_held_out_before_caps` and `held_out` (folds, seed, why there is no
+    held-out TPR) of the validation record."""
+    why = None if cfg.held_out_folds >= 2 else "held_out_folds < 2"
+    h = c.held_out or empty_records(cfg, why or "not measured (rejected before its known-wrong solutions ran)")
+    return {"strength_held_out": h["strength"], "strength_held_out_before_caps": h["before_caps"], "held_out": h["info"]}
+
+
 # --- step 6: the caps -------------------------------------------------------------------------------
 def greedy_cover(candidates: list[int], catches: dict[int, set[int]], tests: list[TestCase], limit: int,
                  ref_fails: dict[int, set[int]] | None = None) -> list[int]:
@@ -507,19 +551,25 @@ class Choice:
 
 
 def choose_tests(tests: list[TestCase], candidates: list[int], cfg: ValidateConfig,
-                 catches: dict[int, set[int]] | None = None, ref_fails: dict[int, set[int]] | None = None) -> Choice:
+                 catches: dict[int, set[int]] | None = None, ref_fails: dict[int, set[int]] | None = None,
+                 tiers: dict[int, str] | None = None) -> Choice:
     """max_tests: the cover, then one test of each group the cover leaves out (`group_representatives`),
+    then (`cap_choice: diverse`) the tests bringing input features not yet kept (`diverse_tests`),
     then public tests, then the largest private inputs; then max_total_bytes: drop the largest private
     tests outside the cover and the representatives first, then theirs (never a public test).
     At each step a test some finishing reference fails (`ref_fails`, see `reference_failures`) comes
-    after those every reference passes, and is dropped first: it costs TPR."""
+    after those every reference passes, and is dropped first: it costs TPR. `tiers`: testgen's tier
+    of a generated test (`testgen_tiers`), one of the features."""
     ref_fails = ref_fails or {}
 
     def fails(i: int) -> bool:
         return bool(ref_fails.get(i))
 
     cover = greedy_cover(candidates, catches or {}, tests, cfg.max_tests, ref_fails)
-    cover += group_representatives(tests, candidates, cover, fails)  # ungrouped problems: none
+    diverse = cfg.cap_choice == "diverse"
+    cover += group_representatives(tests, candidates, cover, fails, hardest=diverse)  # ungrouped problems: none
+    if diverse and len(candidates) > cfg.max_tests:
+        cover += diverse_tests(tests, candidates, cover, fails, tiers or {}, cfg.max_tests)
     rest = [i for i in candidates if i not in cover]
     public = sorted((i for i in rest if tests[i].kind == "public"), key=lambda i: (fails(i), i))
     private = sorted((i for i in rest if tests[i].kind != "public"), key=lambda i: (fails(i), -len(tests[i].input), i))
@@ -538,17 +588,79 @@ def choose_tests(tests: list[TestCase], candidates: list[int], cfg: ValidateConf
 
 
 def group_representatives(tests: list[TestCase], candidates: list[int], chosen: list[int],
-                          fails: Callable[[int], bool]) -> list[int]:
-    """One candidate of each test group that `chosen` has none of (public first, then one every
-    reference passes, then the largest input): the caps then leave a group empty only where
-    max_tests is smaller than the number of groups, or max_total_bytes drops its test."""
+                          fails: Callable[[int], bool], hardest: bool = False) -> list[int]:
+    """One candidate of each test group that `chosen` has none of (public first, or with `hardest`
+    not; then one every reference passes, then the largest input): the caps then leave a group empty
+    only where max_tests is smaller than the number of groups, or max_total_bytes drops its test."""
     have = {tests[i].group for i in chosen}
     best: dict[str, int] = {}
-    for i in sorted(candidates, key=lambda i: (tests[i].kind != "public", fails(i), -len(tests[i].input), i)):
+    for i in sorted(candidates, key=lambda i: (not hardest and tests[i].kind != "public", fails(i),
+                                               -len(tests[i].input), i)):
         group = tests[i].group
         if group is not None and group not in have:
             best.setdefault(group, i)
     return sorted(best.values())
+
+
+_NUMBER = re.compile(r"(?<![\w.])(-?)(\d+)")
+_DIGIT_BUCKETS = (1, 4, 9, 18)  # 1 digit, up to 4, up to 9 (fits int32), up to 18 (int64), more
+
+
+def input_features(t: TestCase, tier: str | None) -> set[str]:
+    """What a test exercises, read off its input alone (so the same for every solution, seen or not):
+    its largest number (digits: the int32 / int64 boundaries where overflow bugs live), whether it
+    has a negative number or a zero, and its tier (testgen's, else the test's kind). Numbers are read
+    from the first 256 kB and the last 64 kB only: enough to tell a large input's values apart, at a
+    fixed cost. (Sizes are relative: `diverse_tests` marks the largest and the smallest.)"""
+    text = t.input
+    feats = {f"tier:{tier or t.kind}"}
+    digits, negative, zero = 0, False, False
+    sample = text if len(text) <= 1 << 19 else text[: 1 << 18] + " " + text[-(1 << 16):]
+    for sign, num in _NUMBER.findall(sample):
+        digits = max(digits, len(num.lstrip("0")) or 1)
+        negative = negative or (sign == "-" and num.strip("0") != "")
+        zero = zero or num.strip("0") == ""
+    if digits:
+        feats.add(f"digits:{sum(digits > b for b in _DIGIT_BUCKETS)}")
+    feats |= {name for name, on in (("negative", negative), ("zero", zero)) if on}
+    return feats
+
+
+def diverse_tests(tests: list[TestCase], candidates: list[int], chosen: list[int], fails: Callable[[int], bool],
+                  tiers: dict[int, str], room: int) -> list[int]:
+    """Greedily, the candidates every reference passes that bring most input features
+    (`input_features`, and being the largest or the smallest input) the chosen tests lack (ties: a
+    public test, then the larger input), until none brings a new one or `room` tests are chosen in all: the smallest and the largest inputs, the extreme magnitudes and
+    signs and every tier stay, whatever the known-wrong solutions at hand happened to need. A test a
+    reference fails is not taken here (it costs TPR): it comes last, as everywhere in the choice."""
+    feats = {i: input_features(tests[i], tiers.get(i)) for i in candidates}
+    passing = [i for i in candidates if not fails(i)]
+    if passing:  # the largest input (time, overflow) and the smallest (edge cases)
+        feats[max(passing, key=lambda i: (len(tests[i].input), -i))].add("largest")
+        feats[min(passing, key=lambda i: (len(tests[i].input), i))].add("smallest")
+    have = set().union(*(feats[i] for i in chosen if i in feats))
+    out: list[int] = []
+    left = [i for i in passing if i not in chosen]
+    while left and len(chosen) + len(out) < room:
+        best = max(left, key=lambda i: (len(feats[i] - have), tests[i].kind == "public", len(tests[i].input), -i))
+        if not feats[best] - have:
+            break
+        out.append(best)
+        have |= feats[best]
+        left.remove(best)
+    return out
+
+
+def testgen_tiers(p: Problem) -> dict[int, str]:
+    """{test index: testgen's tier} for the problem's generated tests (meta.testgen provenance)."""
+    from microcoder.pipeline.io import content_hash
+
+    rows = ((p.meta or {}).get("testgen") or {}).get("tests") or []
+    by_sha = {r.get("input_sha"): str(r.get("tier") or r.get("method")) for r in rows if isinstance(r, dict)}
+    if not by_sha:
+        return {}
+    return {i: by_sha[h] for i, t in enumerate(p.tests)
+            if t.kind == "generated" and (h := content_hash(t.input)[:16]) in by_sha}
 
 
 def group_counts(tests: list[TestCase], kept: list[int]) -> dict[str, dict[str, int]]:
@@ -592,7 +704,7 @@ def judge_problem(c: Case, cfg: ValidateConfig) -> tuple[Problem, Rejection | No
     validation record, the kept test indices)."""
     p, counts = c.p, Counter(c.classes)
     catches, ref_fails = catch_sets(c), reference_failures(c)
-    choice = c.choice or choose_tests(p.tests, c.candidates, cfg, catches, ref_fails)
+    choice = c.choice or choose_tests(p.tests, c.candidates, cfg, catches, ref_fails, testgen_tiers(p))
     kept = set(choice.kept)
     reasons = {"broken": "references disagree with the expected output", "ambiguous": "references disagree",
                "nondeterministic": "references' outputs differ between runs",
@@ -621,7 +733,6 @@ def judge_problem(c: Case, cfg: ValidateConfig) -> tuple[Problem, Rejection | No
         "tests_oversize": len(c.oversize),
         "tests_capped": len(choice.dropped),
         "tests_kept": len(choice.kept),
-        "tests_slow": sum(c.slow),
         "tests_dropped": dropped,
         "references_total": n_refs,
         "references_ok": len(refs),
@@ -637,6 +748,8 @@ def judge_problem(c: Case, cfg: ValidateConfig) -> tuple[Problem, Rejection | No
         # TPR/TNR of the kept tests, and of every candidate: the difference is what the caps cost
         "strength": strength_of(kept, len(refs), ref_fails, catches),
         "strength_before_caps": strength_of(set(c.candidates), len(refs), ref_fails, catches),
+        # the same on solutions that had no part in the choice: k-fold (validate_heldout.py), held-out first when shown
+        **held_out_fields(c, cfg),
     }
     groups = group_counts(p.tests, choice.kept)
     if groups:  # only where the source groups its tests: other records stay as they were
@@ -664,6 +777,7 @@ class ValidateResult:
     report: list[dict[str, Any]]  # report.parquet rows
     stats: StageStats  # unit problems; figures: tests, references, time limits, wrong solutions, this run
     reject_keys: list[str | None] = field(default_factory=list)  # per reject: its key (`StageContext.reject`)
+    time_limits: list[dict[str, Any]] = field(default_factory=list)  # derived limits, measured (time_limits.jsonl)
 
     def reject(self, p: Problem, reason: str, key: str | None) -> None:
         """Counted by the stage base's rule (`StageContext.reject`): `key`, else the reason's head."""
@@ -689,21 +803,33 @@ def validate_problems(problems: list[Problem], cfg: ValidateConfig, *, evaluator
 def run_programs(cases: list[Case], cfg: ValidateConfig, evaluator: EvaluatorConfig, progress: bool) -> dict[str, int]:
     """Steps 2-5 (references, time limits, votes, wrong solutions) through one cache and one judge;
     returns the run counts (`this_run`)."""
+    try:
+        pins = read_pins(cfg.pinned_limits)
+    except ValueError as e:
+        raise ConfigError(f"validate.pinned_limits: {e}") from None
     cache = ResultCache(cfg.cache_path)
     runner = Runner(evaluator, cache, executor=cfg.executor, ray_address=cfg.ray_address,
                     presume_after=cfg.presume_slow_after, progress=progress)
     try:
         run_references(cases, cfg, runner)
         for c in cases:
-            settle_time_limit(c, cfg, evaluator.timeout_scale)
+            settle_time_limit(c, cfg, evaluator.timeout_scale, pins)
             vote_tests(c, cfg)
         run_wrong_solutions(cases, cfg, runner, lambda c: hopeless(c, cfg))
+        measure_held_out(cases, cfg, runner, evaluator.timeout_scale, lambda c: hopeless(c, cfg), held_out_steps())
     except KeyboardInterrupt:  # SIGINT / SIGTERM: the runner killed the judges; say what a rerun starts from
         raise StageInterrupted(runner.kept()) from None
     finally:
         runner.close()
         cache.close()
     return {"runs_executed": runner.executed, "runs_cached": runner.cached, "runs_presumed_too_slow": runner.presumed}
+
+
+def held_out_steps() -> SimpleNamespace:
+    """The steps validate_heldout re-runs per fold, handed to it (it never imports this module)."""
+    return SimpleNamespace(Case=Case, ok_refs=ok_refs, settle_time_limit=settle_time_limit, vote_tests=vote_tests,
+                           choose_tests=choose_tests, reference_failures=reference_failures,
+                           testgen_tiers=testgen_tiers, wrong_stream=wrong_stream)
 
 
 def hopeless(c: Case, cfg: ValidateConfig) -> bool:
@@ -743,6 +869,8 @@ def decide(cases: list[Case], aside: list[tuple[Problem, str, str]], cfg: Valida
     for c in cases:
         out, reject, validation, kept_idx = judge_problem(c, cfg)
         result.report += report_rows(c, set(kept_idx))
+        if c.timing is not None:
+            result.time_limits.append(c.timing)
         validations.append((out, validation, reject is None))
         if reject:
             result.reject(out, *reject)
@@ -755,6 +883,7 @@ def decide(cases: list[Case], aside: list[tuple[Problem, str, str]], cfg: Valida
     stats.figures = summarise(validations, aside)
     # measured, so kept out of the problems' records (their outputs stay the same from run to run)
     stats.figures["judge_time"] = judge_time_figures([judge_seconds(c) for c in cases])
+    stats.figures["tests"]["tests_slow"] = sum(sum(c.slow) for c in cases)  # over slow_fraction of the limit: measured
     stats.figures["unverified_kept"] = sum(p.extra["validation"]["status"] == "unverified" for p in result.kept)
     return result
 
@@ -762,7 +891,8 @@ def decide(cases: list[Case], aside: list[tuple[Problem, str, str]], cfg: Valida
 # --- the stage ----------------------------------------------------------------------------------------
 class Validate(Stage):
     """Read problems (a record that is not a usable problem becomes a reject), validate, write
-    problems.parquet, rejects.jsonl, report.parquet, stats.json and settings.json (the judge's
+    problems.parquet, rejects.jsonl, report.parquet, time_limits.jsonl (derived limits and what they
+    were derived from: measured, so not in the problems), stats.json and settings.json (the judge's
     settings beside the stage's: they decide the verdicts as much as the stage's own)."""
 
     name = "validate"
@@ -783,4 +913,6 @@ class Validate(Stage):
         ctx.stats.figures = result.stats.figures
         with atomic_path(ctx.out_dir / "report.parquet", ".parquet") as tmp:
             pq.write_table(pa.Table.from_pylist(result.report, schema=report_schema()), tmp, compression="zstd")
+        write_rows(result.time_limits, ctx.out_dir / "time_limits.jsonl")  # measured: `microcoder pin-limits` pins them
+        ctx.stats.figures["time_limits"]["pinned"] = sum(t["pinned"] for t in result.time_limits)
         return result.kept

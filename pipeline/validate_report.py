@@ -7,6 +7,7 @@ its runs, their statuses, its tests' classes)."""
 from __future__ import annotations
 
 import math
+from collections import Counter
 from typing import Any
 
 from microcoder.pipeline import strength
@@ -22,7 +23,8 @@ def judge_seconds(c: Any) -> dict[str, float]:
     def total(runs: dict[int, dict[str, Any]]) -> float:
         return sum(r.get("time_s") or 0.0 for r in runs.values() if not r.get("presumed"))
 
-    return {"reference": sum(map(total, c.ref_runs.values())), "wrong": sum(map(total, c.wrong_runs.values()))}
+    return {"reference": sum(map(total, c.ref_runs.values())),
+            "wrong": sum(map(total, c.wrong_runs.values())) + sum(map(total, c.held_out_runs.values()))}
 
 
 def report_schema():
@@ -69,7 +71,7 @@ def report_rows(c: Any, kept: set[int]) -> list[dict[str, Any]]:
 
 # Per-problem figures that summarise adds up (validation record keys).
 _COUNTS = ("tests_in", "tests_valid", "tests_broken", "tests_ambiguous", "tests_nondeterministic", "tests_unverified",
-           "tests_unverified_slow", "tests_oversize", "tests_capped", "tests_kept", "tests_slow", "references_total",
+           "tests_unverified_slow", "tests_oversize", "tests_capped", "tests_kept", "references_total",
            "references_ok", "references_failed_to_run")
 _WRONG = ("wrong_total", "wrong_ran", "wrong_caught_by_candidates", "wrong_caught", "wrong_lost_to_caps")
 
@@ -85,10 +87,10 @@ def summarise(validations: list[tuple[Problem, dict[str, Any], bool]],
         return {**{k: v[k] for k in _COUNTS + _WRONG}, "kept": kept,
                 "references_too_slow_runs": sum(v["references_too_slow"]),
                 "references_too_slow_somewhere": sum(n > 0 for n in v["references_too_slow"]),
-                "limit": "stated" if lim["stated"] else ("derived" if lim["derived_s"] else "not_stated_kept_default"),
+                "limit": "stated" if lim["stated"] else ("derived" if lim["derived"] else "not_stated_kept_default"),
                 "raised_above_stated": bool(lim["stated"] and lim["final_s"] > lim["source_s"]),
                 "capped": bool(lim.get("capped")),
-                "problem_multipliers": bool(lim["derived_s"]) and lim.get("multipliers_from", "").startswith("problem")}
+                "problem_multipliers": bool(lim["derived"]) and lim.get("multipliers_from", "").startswith("problem")}
 
     schema = {**dict.fromkeys(_COUNTS + _WRONG + ("references_too_slow_runs", "references_too_slow_somewhere"), pl.Int64),
               "kept": pl.Boolean, "limit": pl.String, "raised_above_stated": pl.Boolean, "capped": pl.Boolean,
@@ -148,9 +150,21 @@ def judge_time_figures(per_problem: list[dict[str, float]]) -> dict[str, Any]:
 def strength_figures(kept: list[tuple[Problem, dict[str, Any]]]) -> dict[str, Any]:
     """TPR/TNR over the kept problems (counts summed, never ratios averaged): of the kept tests, of
     every candidate test (`before_caps`: the difference is what max_tests / max_total_bytes cost), and
-    of the kept tests per source and per difficulty (the groups add up to `kept`)."""
+    of the kept tests per source and per difficulty (the groups add up to `kept`). `held_out` and
+    `held_out_before_caps` are the same on solutions that had no part in the choice (validate_heldout.py),
+    with `held_out_by_source` / `held_out_by_difficulty`; `problems_without_held_out_tpr` counts the
+    kept problems whose references could not be held out, by why (one reference: no held-out TPR,
+    never 100%)."""
+    held = [(p, v.get("strength_held_out") or strength.record()) for p, v in kept]  # none before issue 36
+    no_tpr = Counter(why for _p, v in kept if (why := (v.get("held_out") or {}).get("no_tpr")))
     return {"kept": strength.add(v["strength"] for _p, v in kept),
             "before_caps": strength.add(v["strength_before_caps"] for _p, v in kept),
+            "held_out": strength.add(r for _p, r in held),
+            "held_out_before_caps": strength.add(v.get("strength_held_out_before_caps") for _p, v in kept),
             "by_source": strength.by_group((p.source, v["strength"]) for p, v in kept),
             "by_difficulty": strength.by_group((p.difficulty, v["strength"]) for p, v in kept),
-            "problems_measured": sum(bool(v["strength"]["correct"] or v["strength"]["incorrect"]) for _p, v in kept)}
+            "held_out_by_source": strength.by_group((p.source, r) for p, r in held),
+            "held_out_by_difficulty": strength.by_group((p.difficulty, r) for p, r in held),
+            "problems_measured": sum(bool(v["strength"]["correct"] or v["strength"]["incorrect"]) for _p, v in kept),
+            "problems_measured_held_out": sum(bool(r["correct"] or r["incorrect"]) for _p, r in held),
+            "problems_without_held_out_tpr": dict(sorted(no_tpr.items()))}

@@ -35,5 +35,9 @@ def main(
             before, after = s["strength"]["before"][kind], s["strength"]["after"][kind]
             if after["correct"] or after["incorrect"]:
                 typer.echo(f"testgen: {kind.replace('_', '-')} before {describe(before)} -> after {describe(after)}")
+            held = s["strength"].get("held_out") or {}
+            if held and (held["after"][kind]["correct"] or held["after"][kind]["incorrect"]):  # issue 36
+                typer.echo(f"testgen: {kind.replace('_', '-')}, held out: before {describe(held['before'][kind])} "
+                           f"-> after {describe(held['after'][kind])}")
 
     run_stage_command(stage, problems, out_dir, params=params, set_=set_, progress=progress, debug=debug, report=report)

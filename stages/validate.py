@@ -34,6 +34,11 @@ def main(
         st = s["strength"]
         if st["kept"]["correct"] or st["kept"]["incorrect"]:
             typer.echo(f"validate: test strength {describe(st['kept'])} (before the caps: {describe(st['before_caps'])})")
+        held = st.get("held_out") or {}
+        if held.get("correct") or held.get("incorrect"):  # solutions that had no part in the choice (issue 36)
+            no_tpr = sum(st["problems_without_held_out_tpr"].values())
+            typer.echo(f"validate: held-out test strength {describe(held)} (before the caps: "
+                       f"{describe(st['held_out_before_caps'])}; {no_tpr} problems without a held-out TPR)")
         r = s["this_run"]
         typer.echo(f"validate: time limits {s['time_limits']}; {r['runs_executed']} runs executed, "
                    f"{r['runs_cached']} cached, {r['runs_presumed_too_slow']} presumed too slow")

@@ -29,3 +29,23 @@ def test_groups_sum_counts_not_ratios():
     assert groups["unknown"]["correct"] == 1
     assert "x" not in groups
     assert strength.describe(groups["kattis"]) == "TPR 10.0% (1/10), TNR 75.0% (3/4)"
+
+
+def test_folds_are_seeded_by_content_not_order_and_never_take_a_lone_reference():
+    progs = [("python", f"print({i})") for i in range(5)]
+    folds = strength.folds_of(0, "p/1", progs, 2)
+    assert sorted(folds) == [0, 0, 0, 1, 1]  # dealt round-robin: sizes differ by one at most
+    shuffled = progs[::-1]
+    again = dict(zip(shuffled, strength.folds_of(0, "p/1", shuffled, 2), strict=True))
+    assert [again[p] for p in progs] == folds  # the order they came in changes nothing
+    assert len({tuple(strength.folds_of(seed, "p/1", progs, 2)) for seed in range(10)}) > 1  # the seed decides
+    assert strength.folds_of(0, "p/1", progs[:1], 2, keep_one=True) == [None]  # a lone reference votes
+    assert strength.folds_of(0, "p/1", progs[:1], 2) == [0]  # a lone wrong solution can be held out
+    assert strength.folds_of(0, "p/1", progs, 0) == [None] * 5 and strength.folds_of(0, "p/1", progs, 1) == [None] * 5
+
+
+def test_held_out_is_described_first():
+    inside = strength.record(correct=2, correct_passing=2, incorrect=4, incorrect_failing=4)
+    held = strength.record(correct=1, correct_passing=1, incorrect=4, incorrect_failing=3)
+    assert strength.describe_pair(inside, held) == (
+        "held out: TPR 100.0% (1/1), TNR 75.0% (3/4); in-sample: TPR 100.0% (2/2), TNR 100.0% (4/4)")

@@ -68,7 +68,9 @@ def functional(pid: str, *refs: str, wrong=(), tests=None, difficulty=None) -> P
 
 
 def cfg(tmp_path, **kw) -> TestgenConfig:
-    base = {"target_tests": 12, "mutants": 0, "batch_size": 8, "cache_path": str(tmp_path / "cache.sqlite")}
+    # nothing held out unless a test asks (test_testgen_heldout.py): these check the in-sample machinery
+    base = {"target_tests": 12, "mutants": 0, "batch_size": 8, "held_out_folds": 0,
+            "cache_path": str(tmp_path / "cache.sqlite")}
     return TestgenConfig(**{**base, **kw})
 
 

@@ -59,7 +59,8 @@ def functional(pid: str, *refs: str, tests=None) -> Problem:
 
 
 def cfg(tmp_path, **kw) -> TestgenConfig:
-    base = {"target_tests": 12, "mutants": 4, "batch_size": 8,
+    # every reference votes (test_testgen_heldout.py holds some out): these check the agreement itself
+    base = {"target_tests": 12, "mutants": 4, "batch_size": 8, "held_out_folds": 0,
             "cache_path": str(tmp_path / "cache.sqlite")}
     return TestgenConfig(**{**base, **kw})
 

@@ -84,7 +84,8 @@ def test_a_packages_time_multiplier_derives_its_limit(tmp_path, cfg):
     # the package's 2, not validate's 5; the safety margin is the legacy format's default
     assert (lim["multiplier"], lim["safety_margin"]) == (2.0, 2.0)
     assert lim["multipliers_from"] == "problem: limits.time_multiplier, legacy format default for time_limit_to_tle"
-    assert lim["derived_s"] == max(1.0, float(int(0.5 + 2 * lim["slowest_reference_s"])))
+    (timing,) = res.time_limits
+    assert lim["final_s"] == timing["derived_s"] == max(1.0, float(int(0.5 + 2 * timing["slowest_reference_s"])))
     assert res.stats.as_dict()["time_limits"]["derived_with_problem_multipliers"] == 1
 
 
@@ -146,7 +147,8 @@ def test_a_slow_reference_gets_a_capped_limit_and_is_too_slow_over_it(cfg):
     (out,) = res.kept
     v = out.extra["validation"]
     lim = v["time_limit"]
-    assert lim["derived_s"] == max(1.0, float(int(0.5 + 50 * lim["slowest_reference_s"]))) > 1.0
+    (timing,) = res.time_limits
+    assert timing["derived_s"] == max(1.0, float(int(0.5 + 50 * timing["slowest_reference_s"]))) > 1.0
     assert (lim["capped"], lim["max_s"], lim["max_from"], lim["final_s"], lim["run_s"]) == \
         (True, 1.0, "validate.max_time_limit_s", 1.0, 1.0)
     assert "at most 1 s" in lim["rule"] and out.time_limit_s == 1.0
@@ -165,7 +167,7 @@ def test_a_stated_limit_is_never_capped():
         c = Case(problem("t/stated", [case(1, 2)], [SUM], time_limit_s=stated_s))
         c.ref_status, c.ref_runs = {0: "ok"}, {(0, 0): {0: {"status": "AC", "time_s": slowest_s}}}
         settle_time_limit(c, every)
-        return c.limit
+        return {**c.limit, "derived_s": c.timing["derived_s"]}  # (the measured rule's value: beside the record)
 
     assert {k: settle(5.0, 20.0)[k] for k in ("derived_s", "final_s", "capped")} == \
         {"derived_s": 25.0, "final_s": 20.0, "capped": True}
@@ -226,3 +228,45 @@ def test_stats_say_what_validation_cost_and_the_share_of_known_wrong_solutions(c
     assert j["per_problem_median_s"] <= j["per_problem_p90_s"] <= j["per_problem_max_s"]
     assert j["per_problem_max_s"] == pytest.approx(max(
         sum(r["time_s"] for r in res.report if r["problem_id"] == pid) for pid in ("t/a", "t/b")), abs=0.02)
+
+
+# --- a derived limit pinned: rows that do not move with the machine's speed (issue 37) ---------------------------
+def test_a_pinned_limit_holds_on_a_machine_twice_as_slow_and_without_the_pin_it_moves(tmp_path, cfg):
+    """The knob `evaluator.slowdown` makes a slower machine by construction (contention does not:
+    CPU time is the same). Without a pin the derived limit moves with it (4x, so that it surely
+    crosses a whole second); with the limits a run pinned (`microcoder pin-limits`), the rows are
+    the same on a machine twice as slow (the rule puts the slowest reference at under a third of
+    the limit: twice as slow, it still finishes); changing a reference unpins it."""
+    from microcoder.pipeline.pinned_limits import pin, write_rows
+
+    tests = [case(1, 2, "public"), case(3, 4), case(5, 6)]
+    p = problem("t/pin", tests, [BUSY_SUM], meta={"time_limit_stated": False})
+    here = validate_problems([p], cfg, evaluator=EV, progress=False)
+    slower = EvaluatorConfig(workers=2, slowdown=4.0)
+    unpinned = validate_problems([p], cfg, evaluator=slower, progress=False)
+    assert unpinned.kept[0].time_limit_s > here.kept[0].time_limit_s  # the check can fail
+
+    measured, pins = tmp_path / "time_limits.jsonl", tmp_path / "pins.jsonl"
+    write_rows(here.time_limits, measured)
+    assert pin(measured, pins) == (1, 1) and pin(measured, pins) == (1, 0)  # a pin that holds stays
+    pinned_cfg = ValidateConfig(min_tests=1, cache_path=cfg.cache_path, pinned_limits=str(pins))
+    pinned = validate_problems([p], pinned_cfg, evaluator=EvaluatorConfig(workers=2, slowdown=2.0), progress=False)
+    assert pinned.kept == here.kept  # the same rows, whatever the speed
+    assert pinned.time_limits[0]["pinned"] and pinned.time_limits[0]["slowest_reference_s"] > \
+        here.time_limits[0]["slowest_reference_s"]  # (measured slower: metadata only)
+
+    changed = problem("t/pin", tests, [BUSY_SUM + "# another reference\n"], meta={"time_limit_stated": False})
+    rederived = validate_problems([changed], pinned_cfg, evaluator=slower, progress=False)
+    assert not rederived.time_limits[0]["pinned"]
+    assert rederived.kept[0].time_limit_s > here.kept[0].time_limit_s  # derived from this (slower) machine's times
+
+
+def test_a_malformed_pin_file_is_one_clear_error(tmp_path, cfg):
+    from microcoder.pipeline.stage import ConfigError
+
+    pins = tmp_path / "pins.jsonl"
+    pins.write_text('{"id": "t/pin", "final_s": 2.0}\n')
+    bad = ValidateConfig(min_tests=1, cache_path=cfg.cache_path, pinned_limits=str(pins))
+    p = problem("t/pin", [case(1, 2), case(3, 4)], [SUM], meta={"time_limit_stated": False})
+    with pytest.raises(ConfigError, match="pins.jsonl:1: not a pinned time limit"):
+        validate_problems([p], bad, evaluator=EV, progress=False)

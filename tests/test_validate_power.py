@@ -124,8 +124,10 @@ def test_problem_without_a_stated_limit_gets_one_from_its_references(cfg):
     out = kept["t/nolimit"]
     lim = out.extra["validation"]["time_limit"]
     assert lim["stated"] is False and lim["run_s"] == cfg.probe_time_limit_s and "problemtools" in lim["rule"]
-    assert lim["slowest_reference_s"] > 0.05  # measured under the generous probe limit
-    assert lim["final_s"] == lim["derived_s"] == max(1.0, float(int(0.5 + 5 * lim["slowest_reference_s"])))
+    (timing,) = res.time_limits  # measured: beside the problems, never in them
+    assert lim["derived"] is True and "slowest_reference_s" not in lim and "derived_s" not in lim
+    assert timing["slowest_reference_s"] > 0.05  # measured under the generous probe limit
+    assert lim["final_s"] == timing["derived_s"] == max(1.0, float(int(0.5 + 5 * timing["slowest_reference_s"])))
     assert out.time_limit_s == lim["final_s"]
     assert out.extra["validation"]["tests_valid"] == 3
 
@@ -134,9 +136,10 @@ def test_a_derived_limit_never_falls_below_a_stated_one(cfg):
     tests = [case(i, 1) for i in range(3)]
     p = problem("t/stated3", tests, [SUM], time_limit_s=3.0)
     every = ValidateConfig(min_tests=2, cache_path=cfg.cache_path, derive_time_limit="all")
-    (out,) = validate_problems([p], every, evaluator=EV, progress=False).kept
+    res = validate_problems([p], every, evaluator=EV, progress=False)
+    (out,) = res.kept
     lim = out.extra["validation"]["time_limit"]
-    assert lim["derived_s"] == 1.0 and lim["final_s"] == 3.0 and out.time_limit_s == 3.0
+    assert res.time_limits[0]["derived_s"] == 1.0 and lim["final_s"] == 3.0 and out.time_limit_s == 3.0
     assert "never below the stated limit" in lim["rule"]
 
 
@@ -232,14 +235,19 @@ def test_stage_writes_the_new_columns_and_the_card_states_the_figure(tmp_path, c
     assert v["wrong_caught"] == 2 and [d["reason"] for d in v["tests_dropped"]] == ["count_cap"] * 4
     assert (v["strength"]["tpr"], v["strength"]["tnr"]) == (1.0, 0.6667)  # the column keeps the record
     assert kept["t/nolimit"].extra["validation"]["strength"]["tnr"] is None  # no wrong solution: no ratio
-    assert kept["t/nolimit"].time_limit_s == 1.0 and kept["t/nolimit"].extra["validation"]["time_limit"]["derived_s"] == 1.0
+    assert kept["t/nolimit"].time_limit_s == 1.0 and kept["t/nolimit"].extra["validation"]["time_limit"]["derived"]
+    (timing,) = [json.loads(line) for line in (out / "time_limits.jsonl").read_text().splitlines()]
+    assert (timing["id"], timing["derived_s"], timing["pinned"]) == ("t/nolimit", 1.0, False)
     stats = json.loads((out / "stats.json").read_text())
     assert stats["time_limits"] == {"capped": 0, "derived": 1, "derived_with_problem_multipliers": 0,
-                                    "raised_above_stated": 0, "stated": 1}
+                                    "pinned": 0, "raised_above_stated": 0, "stated": 1}
     section = strength_section(stats, None)
     assert section.startswith("## Test strength") and "over its 2 kept problems" in section
     assert "Kept tests" in section and "TPR 100.0% (2/2), TNR 66.7% (2/3)" in section
-    assert "| t | 100.0% (2/2) | 66.7% (2/3) |" in section and "| unknown | 100.0% (2/2) | 66.7% (2/3) |" in section
+    # per source and difficulty, held out first: one reference per problem, so no held-out TPR (issue 36)
+    assert "| t | n/a (0) | 33.3% (1/3) | 100.0% (2/2) | 66.7% (2/3) |" in section
+    assert "| unknown | n/a (0) | 33.3% (1/3) | 100.0% (2/2) | 66.7% (2/3) |" in section
+    assert section.index("**Held out**") < section.index("Kept tests (validate stage, in-sample")
     assert "the caps cost 0 caught known-wrong solution(s)" in section
     # stats written before TPR/TNR: the known-wrong sentence they support; nothing measured: said so
     old = strength_section({"wrong_solutions": stats["wrong_solutions"]}, None)

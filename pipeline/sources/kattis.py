@@ -19,7 +19,7 @@ meta `stated_limits`, the largest per-test-set time limit applies).
 Every kind of package is read as a full-solve problem (solved when every test passes): scoring ones
 with each test's group and the groups' settings (meta `test_groups`, `scoring`), interactive ones with
 their output validator as a Kattis interactor (meta `interactive`), custom validators as one source
-or, for a program directory, a bundle (`microcoder.pipeline.evaluator.verdict.bundle`); meta `problem_type` says
+or, for a program directory, a bundle (`microcoder.pipeline.program_bundle`; the evaluator builds it); meta `problem_type` says
 which (see `Kind`). Google's coding competitions archive keeps Google's judges: they are adapted by
 `microcoder.pipeline.sources.codejam_judge` (see `CODEJAM_SOURCE`). What still cannot be judged is a Reject with
 its reason (unsupported_judge, unsupported_type, bad_validator, no_tests, ...).
@@ -76,9 +76,13 @@ class Options:
                 "stated: validate derives it from the accepted submissions)."})
     default_memory_mb: int = field(default=1024, metadata={
         "help": "Memory limit when problem.yaml has no limits.memory (problemtools' default is 1024 MiB)."})
-    max_solutions: int = field(default=4, metadata={"help": "Accepted submissions kept per language."})
-    max_wrong_solutions: int = field(default=4, metadata={
-        "help": "Known-wrong submissions kept per language and folder (wrong_answer, time_limit_exceeded, ...)."})
+    # Every labelled submission is the measurement pool of held-out test strength (issue 36): none is
+    # dropped unless asked. A known-wrong one costs little (validate stops it at its first failure).
+    max_solutions: int | None = field(default=None, metadata={
+        "help": "Accepted submissions kept per language (null: all; each runs every test in validate)."})
+    max_wrong_solutions: int | None = field(default=None, metadata={
+        "help": "Known-wrong submissions kept per language and folder (wrong_answer, time_limit_exceeded, ...; "
+                "null: all)."})
 
 
 def read(opts: Options, ctx: SourceContext) -> Iterator[Item]:
@@ -680,12 +684,10 @@ def _single_source(src: Path, files: list[Path]) -> tuple[str, str]:
 
 def _bundle(folder: Path, sources: list[Path], extras: list[Path]) -> str:
     """A program directory (build/run scripts, several sources) packed by
-    microcoder.pipeline.evaluator.verdict.bundle (the evaluator builds and runs it as the format says)."""
+    microcoder.pipeline.program_bundle (the evaluator builds and runs it as the format says)."""
     what = (f"output validator {folder.name}: a program directory ({len(sources)} sources "
             f"{[f.name for f in sources]}, other files {[f.name for f in extras]})")
-    from microcoder.pipeline.evaluator.verdict.bundle import (
-        pack_program_dir,  # the evaluator's side, loaded when needed
-    )
+    from microcoder.pipeline.program_bundle import pack_program_dir
 
     try:
         return pack_program_dir(folder)
@@ -718,15 +720,15 @@ def _inline_headers(code: str, headers: dict[str, Path], seen: frozenset[str] = 
 WRONG_FOLDERS = tuple(label for label in WRONG_LABELS if label != "incorrect")
 
 
-def _submissions(folder: Path, per_language: int) -> list[tuple[str, str]]:
+def _submissions(folder: Path, per_language: int | None) -> list[tuple[str, str]]:
     """(language, code) of the single-file Python / C++ submissions in `folder`, at most
-    `per_language` each (multi-file submissions, folders, are left out)."""
+    `per_language` each (None: all; multi-file submissions, folders, are left out)."""
     if not folder.is_dir():
         return []
     out, count = [], {"python": 0, "cpp": 0}
     for f in sorted(folder.iterdir()):
         language = LANGUAGE_BY_SUFFIX.get(f.suffix)
-        if not f.is_file() or language is None or count[language] >= per_language:
+        if not f.is_file() or language is None or (per_language is not None and count[language] >= per_language):
             continue
         code = f.read_text(encoding="utf-8", errors="replace")
         if code.strip():

@@ -57,6 +57,12 @@ class TestgenConfig(ExecutionFields):
                 "search candidates."})
     search_max_tests: int = field(default=4, metadata={
         "help": "Most tests the search adds to a problem (beyond target_tests; validate's cover prefers them)."})
+    held_out_folds: int = field(default=2, metadata={
+        "help": "Held-out strength: a seeded share (the last of k folds: floor(n/k) of n) of each problem's "
+                "references (where it has two or more), known-wrong solutions and mutants has no part in the tests "
+                "(no vote on outputs, not hunted by the search) and is only measured (0 or 1: none)."})
+    held_out_seed: int = field(default=0, metadata={"help": "Seed of the held-out share (with the problem id and each "
+                                                            "solution's code: never timing or order)."})
     batch_size: int = field(default=32, metadata={"help": "Problems per evaluator batch (and per cache commit)."})
     limit: int | None = field(default=None, metadata={"help": "Generate for at most this many problems (the rest pass through, counted)."})
     cache_path: str = field(default=".cache/microcoder/testgen.sqlite", metadata={"help": "Result cache (not a DVC output)."})
@@ -71,5 +77,7 @@ class TestgenConfig(ExecutionFields):
         if self.max_input_bytes < 1 or self.max_problem_bytes < self.max_input_bytes:
             raise ValueError(f"max_input_bytes must be >= 1 and max_problem_bytes >= max_input_bytes, got "
                              f"{self.max_input_bytes} and {self.max_problem_bytes}")
+        if self.held_out_folds < 0:
+            raise ValueError(f"held_out_folds must be >= 0, got {self.held_out_folds}")
         if self.search_rounds < 0 or self.search_inputs < 1 or self.search_max_tests < 0 or self.search_budget_s < 0:
             raise ValueError("search_rounds, search_max_tests and search_budget_s must be >= 0, search_inputs >= 1")

@@ -29,6 +29,12 @@ counted with its reason.
 
 `strength_records` turns it all into `microcoder.pipeline.strength` records: before (own tests) and after (own +
 generated + searched), for known-wrong solutions and mutants.
+
+Held out (issue 36): a seeded share of each kind (`held_out`: the last of `held_out_folds` folds of
+`strength.folds_of`, by problem id and code) plays no part: its references do not vote on outputs
+(`voters`), its wrong solutions and mutants are not hunted. They are judged like the others on
+every test, the search's included, and reported apart (`held_out` records; the search's
+`held_out_*` counts): the figure on code the tests were not fitted to.
 """
 
 from __future__ import annotations
@@ -67,6 +73,7 @@ class Solution:
     label: str
     language: str
     code: str
+    held_out: bool = False  # measured only: no vote on outputs, not hunted by the search
 
 
 @dataclass
@@ -99,9 +106,11 @@ class Trial:
     spent_s: float = 0.0  # reference seconds the search used
     tried: list[str] = field(default_factory=list)  # the last round's inputs the references agreed on
 
-    def survivors(self) -> list[int]:
+    def survivors(self, held_out: bool = False) -> list[int]:
+        """The incorrect solutions passing every test so far: those the search hunts, or (`held_out`)
+        the held-out ones, which it never sees."""
         return [i for i in sorted(self.ran) if self.solutions[i].role in INCORRECT
-                and i not in self.failed_own and i not in self.failed_new]
+                and self.solutions[i].held_out == held_out and i not in self.failed_own and i not in self.failed_new]
 
     def generated_bytes(self) -> int:
         return sum(len(x.input.encode()) for x in self.generated) + sum(_size(k.candidate) for k in self.searched)
@@ -110,15 +119,36 @@ class Trial:
         return {t.input for t in self.problem.tests + self.generated} | {k.candidate.input for k in self.searched}
 
 
-def solutions_of(p: Problem, mutants: int, seed: int) -> list[Solution]:
+def held_out(p: Problem, programs: list[tuple[str, str]], folds: int, seed: int, keep_one: bool = False) -> list[bool]:
+    """Per (language, code), whether it is held out: in the last of `folds` seeded folds (at most 1/k of
+    them; with `keep_one`, references, never a lone one: someone must vote)."""
+    return [f == folds - 1 for f in strength.folds_of(seed, p.id, programs, folds, keep_one)]
+
+
+def voters(p: Problem, folds: int, seed: int) -> Problem:
+    """The problem with only the references that vote on generated outputs (the held-out ones removed)."""
+    refs = references_of(p)
+    out = held_out(p, [(r.language, r.code) for r in refs], folds, seed, keep_one=True)
+    if not any(out):
+        return p
+    kept = [r for r, h in zip(refs, out, strict=True) if not h]
+    return replace(p, reference_solutions=[r for r in p.reference_solutions if r not in refs or r in kept])
+
+
+def solutions_of(p: Problem, mutants: int, seed: int, folds: int = 0, held_seed: int = 0) -> list[Solution]:
     """The references that run, the known-wrong solutions that can run (Python only for functional
-    problems, as the evaluator judges them), and up to `mutants` mutants of the first Python reference."""
+    problems, as the evaluator judges them), and up to `mutants` mutants of the first Python reference;
+    a seeded share of each kind held out (`held_out`, `folds` < 2: none)."""
     refs = [Solution("reference", f"reference {i}", r.language, r.code) for i, r in enumerate(references_of(p))]
     wrong = [Solution("known_wrong", w.label, w.language, w.code) for w in p.wrong_solutions
              if p.style == "stdio" or w.language == "python"]
     first = next((r for r in p.reference_solutions if r.language == "python"), None)
     made = make_mutants(first.code, mutants, case_seed(seed, p.id, -1)) if first and mutants > 0 else []
-    return refs + wrong + [Solution("mutant", m.label, "python", m.code) for m in made]
+    muts = [Solution("mutant", m.label, "python", m.code) for m in made]
+    for group, keep_one in ((refs, True), (wrong, False), (muts, False)):
+        for s, h in zip(group, held_out(p, [(s.language, s.code) for s in group], folds, held_seed, keep_one), strict=True):
+            s.held_out = h
+    return refs + wrong + muts
 
 
 # --- the first pass ---------------------------------------------------------------------------------
@@ -155,14 +185,16 @@ def measure(evaluator, trials: list[Trial]) -> None:
 
 def measure_searched(evaluator, trials: list[Trial]) -> None:
     """The references still passing, on the searched tests: one failing a searched test lowers the
-    TPR after (the known-wrong solutions and mutants were judged on them in the search already)."""
+    TPR after; and the held-out wrong solutions and mutants still passing, which the search never saw
+    (the hunted ones were judged on the searched tests in the search already)."""
     problems, subs = {}, []
     for t in trials:
         if not t.searched:
             continue
         problems[t.key] = replace(t.problem, tests=[TestCase(k.candidate.input, k.output, "generated") for k in t.searched])
         subs += [(f"{t.key}#{i}", t.key, t.solutions[i].language, t.solutions[i].code) for i in sorted(t.ran)
-                 if t.solutions[i].role == "reference" and i not in t.failed_own and i not in t.failed_new]
+                 if (t.solutions[i].role == "reference" or t.solutions[i].held_out)
+                 and i not in t.failed_own and i not in t.failed_new]
     status = judge(evaluator, problems, subs)
     for t in trials:
         for i in t.ran:
@@ -315,19 +347,24 @@ def _size(c: Candidate) -> int:
 
 
 # --- the figures ------------------------------------------------------------------------------------
-def strength_records(t: Trial) -> dict[str, dict[str, dict[str, Any]]]:
-    """{"before": {"known_wrong": rec, "mutants": rec}, "after": {...}} (`microcoder.pipeline.strength` records):
-    before = the problem's own tests, after = own + generated + searched."""
-    refs = [i for i in t.ran if t.solutions[i].role == "reference"]
+def strength_records(t: Trial) -> dict[str, Any]:
+    """{"before": {"known_wrong": rec, "mutants": rec}, "after": {...}, "held_out": {"before": ..,
+    "after": ..}} (`microcoder.pipeline.strength` records): before = the problem's own tests, after = own +
+    generated + searched; the top-level ones over the solutions that chose (voting references, hunted
+    wrong solutions and mutants), `held_out` over the others."""
 
-    def rec(role: str, after: bool) -> dict[str, Any]:
+    def rec(role: str, after: bool, held: bool) -> dict[str, Any]:
         failed = t.failed_own | (set(t.failed_new) if after else set())
-        wrong = [i for i in t.ran if t.solutions[i].role == role]
+        refs = [i for i in t.ran if t.solutions[i].role == "reference" and t.solutions[i].held_out == held]
+        wrong = [i for i in t.ran if t.solutions[i].role == role and t.solutions[i].held_out == held]
         return strength.record(correct=len(refs), correct_passing=sum(i not in failed for i in refs),
                                incorrect=len(wrong), incorrect_failing=sum(i in failed for i in wrong))
 
-    return {side: {"known_wrong": rec("known_wrong", side == "after"), "mutants": rec("mutant", side == "after")}
-            for side in ("before", "after")}
+    def sides(held: bool) -> dict[str, Any]:
+        return {side: {"known_wrong": rec("known_wrong", side == "after", held),
+                       "mutants": rec("mutant", side == "after", held)} for side in ("before", "after")}
+
+    return {**sides(False), "held_out": sides(True)}
 
 
 def mutant_kills(t: Trial) -> dict[str, Any] | None:
@@ -342,7 +379,12 @@ def mutant_kills(t: Trial) -> dict[str, Any] | None:
             "survivors": [t.solutions[i].label for i in ms if i not in t.failed_own and i not in t.failed_new][:8]}
 
 
-def search_record(t: Trial, survivors_at_start: int) -> dict[str, Any]:
+def search_record(t: Trial, survivors_at_start: int, held_out_at_start: int = 0) -> dict[str, Any]:
+    """The search's rounds on the survivors it hunted, and what its tests did to the held-out
+    survivors it never saw (`held_out_*`: the honest measure of the search)."""
+    left = len(t.survivors(held_out=True))
     return {"survivors_at_start": survivors_at_start, "rounds": t.rounds, "survivors_left": len(t.survivors()),
+            "held_out_survivors_at_start": held_out_at_start, "held_out_killed_by_search": held_out_at_start - left,
+            "held_out_survivors_left": left,
             "survivors_left_labels": [t.solutions[i].label for i in t.survivors()][:8],
             "reference_s": round(t.spent_s, 3), "inputs_dropped_by_reason": dict(sorted(t.dropped.items()))}

@@ -63,7 +63,7 @@ from microcoder.pipeline.testgen.stdio import (
 )
 from microcoder.pipeline.testgen.types import Unsupported, signature_of
 
-VERSION = "4"  # bump when generation changes: cached results of older versions are not reused
+VERSION = "5"  # bump when generation changes: cached results of older versions are not reused
 
 
 def judge_config(cfg: TestgenConfig, evaluator: EvaluatorConfig | None) -> EvaluatorConfig:
@@ -76,7 +76,7 @@ def judge_config(cfg: TestgenConfig, evaluator: EvaluatorConfig | None) -> Evalu
 # the params that decide a problem's generated tests (the executor, batch size and cache path do not)
 KNOBS = ("target_tests", "seed", "max_elements", "max_input_bytes", "max_problem_bytes", "max_output_bytes",
          "overgenerate", "slow_fraction", "time_budget_s", "mutants", "search_rounds", "search_inputs",
-         "search_budget_s", "search_max_tests")
+         "search_budget_s", "search_max_tests", "held_out_folds", "held_out_seed")
 
 
 def problem_key(p: Problem, cfg: TestgenConfig, generator: Generator | None, evaluator: EvaluatorConfig) -> str:
@@ -206,7 +206,8 @@ def _stdio_candidates(works: list[_Work], cfg: TestgenConfig, ev) -> None:
 
 def _expected_outputs(works: list[_Work], cfg: TestgenConfig, ev) -> dict[str, list[Kept]]:
     """Kept tests per problem, in candidate order, at most `need` each, within the time and byte budgets."""
-    expected = reference_outputs(ev, [(w.problem.id, w.problem, [c.input for c in w.candidates]) for w in works],
+    expected = reference_outputs(ev, [(w.problem.id, hunt.voters(w.problem, cfg.held_out_folds, cfg.held_out_seed),
+                                       [c.input for c in w.candidates]) for w in works],
                                  cfg.slow_fraction, cfg.max_output_bytes)
     accepted: dict[str, list[Kept]] = {}
     for w in works:
@@ -231,9 +232,10 @@ def _expected_outputs(works: list[_Work], cfg: TestgenConfig, ev) -> dict[str, l
 
 def _trial(k: int, w: _Work, kept: list[Kept], cfg: TestgenConfig) -> Trial:
     p = w.problem
-    return Trial(f"t{k}", p, [TestCase(x.candidate.input, x.output, "generated") for x in kept],
-                 hunt.solutions_of(p, cfg.mutants, cfg.seed), space=w.space, generator=w.generator,
-                 validators=w.validators)
+    return Trial(f"t{k}", hunt.voters(p, cfg.held_out_folds, cfg.held_out_seed),
+                 [TestCase(x.candidate.input, x.output, "generated") for x in kept],
+                 hunt.solutions_of(p, cfg.mutants, cfg.seed, cfg.held_out_folds, cfg.held_out_seed),
+                 space=w.space, generator=w.generator, validators=w.validators)
 
 
 def _provenance(x: Kept) -> dict[str, Any]:
@@ -256,18 +258,18 @@ def _process_batch(batch: list[_Work], cfg: TestgenConfig, ev) -> list[tuple[str
     accepted = _expected_outputs([w for w in batch if w.candidates], cfg, ev)
     trials = [_trial(k, w, accepted.get(w.problem.id, []), cfg) for k, w in enumerate(batch)]
     hunt.measure(ev, trials)
-    at_start = [len(t.survivors()) for t in trials]
+    at_start = [(len(t.survivors()), len(t.survivors(held_out=True))) for t in trials]
     hunt.search(ev, trials, cfg)
     hunt.measure_searched(ev, trials)
     results = []
-    for w, t, n in zip(batch, trials, at_start, strict=True):
+    for w, t, (n, held) in zip(batch, trials, at_start, strict=True):
         kept = accepted.get(w.problem.id, []) + t.searched
         measured = bool(t.ran)
         results.append((w.key, {
             "tests": [[x.candidate.input, x.output] for x in kept], "provenance": [_provenance(x) for x in kept],
             "candidates": len(w.candidates), "dropped": dict(w.dropped), "info": w.info,
             "mutants": hunt.mutant_kills(t), "strength": hunt.strength_records(t) if measured else None,
-            "search": hunt.search_record(t, n) if measured else None,
+            "search": hunt.search_record(t, n, held) if measured else None,
         }))
     return results
 
@@ -423,11 +425,14 @@ def _figures(rows: list[dict[str, Any]], results: dict[int, dict[str, Any]]) -> 
 
 def _strength_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """TPR / TNR summed over problems: before (own tests) and after (+ generated), and after per
-    source and per difficulty; known-wrong solutions and mutants apart."""
+    source and per difficulty; known-wrong solutions and mutants apart; over the solutions that chose
+    the tests, and `held_out` over those that did not (`problems_without_held_out_tpr`: one reference,
+    which cannot be held out)."""
     measured = [r for r in rows if r.get("strength")]
 
-    def total(side: str, kind: str) -> dict[str, Any]:
-        return strength.add(r["strength"][side][kind] for r in measured)
+    def total(side: str, kind: str, held: bool = False) -> dict[str, Any]:
+        return strength.add((r["strength"].get("held_out") or {}).get(side, {}).get(kind) if held
+                            else r["strength"][side][kind] for r in measured)
 
     def grouped(field_: str) -> dict[str, dict[str, Any]]:
         kinds = {kind: strength.by_group((r.get(field_), r["strength"]["after"][kind]) for r in measured)
@@ -435,8 +440,15 @@ def _strength_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
         groups = sorted(set(kinds["known_wrong"]) | set(kinds["mutants"]))
         return {g: {kind: kinds[kind].get(g, strength.record()) for kind in kinds} for g in groups}
 
+    def no_tpr(r: dict[str, Any]) -> bool:
+        held = (r["strength"].get("held_out") or {}).get("after", {}).get("known_wrong") or {}
+        return not held.get("correct")
+
     return {"problems": len(measured),
             **{side: {kind: total(side, kind) for kind in ("known_wrong", "mutants")} for side in ("before", "after")},
+            "held_out": {side: {kind: total(side, kind, True) for kind in ("known_wrong", "mutants")}
+                         for side in ("before", "after")},
+            "problems_without_held_out_tpr": sum(map(no_tpr, measured)),
             "by_source": grouped("source"), "by_difficulty": grouped("difficulty")}
 
 
@@ -449,8 +461,10 @@ def _search_figures(records: list[dict[str, Any]]) -> dict[str, Any]:
         for x in rec["rounds"]:
             rounds.setdefault(x["round"], Counter()).update(
                 {k: x[k] for k in ("survivors_before", "killed", "tests_added", "candidates")})
+    held = {k: sum(rec.get(k, 0) for rec in records)
+            for k in ("held_out_survivors_at_start", "held_out_killed_by_search", "held_out_survivors_left")}
     return {"problems_with_survivors": sum(1 for rec in records if rec["survivors_at_start"]),
-            "survivors_at_start": sum(rec["survivors_at_start"] for rec in records),
+            "survivors_at_start": sum(rec["survivors_at_start"] for rec in records), **held,
             "rounds": [{"round": k, **{f: rounds[k][f] for f in ("survivors_before", "killed", "tests_added", "candidates")}}
                        for k in sorted(rounds)],
             "survivors_left": sum(rec["survivors_left"] for rec in records),
