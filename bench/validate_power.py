@@ -28,7 +28,6 @@ import dataclasses
 import gzip
 import importlib.util
 import json
-import re
 import subprocess
 import sys
 import tempfile
@@ -59,21 +58,28 @@ def load_old(rev: str):
 
 
 # --- data ------------------------------------------------------------------------------------------------------
+def _bench_test_strength():
+    """bench/test_strength.py by path (tests/ has a test_strength.py too)."""
+    spec = importlib.util.spec_from_file_location("bench_test_strength", ROOT / "bench" / "test_strength.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def humaneval_problems(n: int, n_samples: int, n_wrong: int, workers: int) -> list[Problem]:
     from microcoder.pipeline.evaluator import Evaluator, Submission
     from microcoder.pipeline.sources import humaneval
 
     tasks = [json.loads(line) for line in gzip.open(DATA / "humaneval" / "HumanEval.jsonl.gz", "rt")][:n]
-    by_entry = {}
-    for line in open(DATA / "humaneval" / "codegen16b_samples.jsonl"):
-        smp = json.loads(line)
-        by_entry[re.findall(r"^def (\w+)\(", smp["prompt"], re.M)[-1]] = smp
+    # six entry names recur (`add`, `sort_array`, ...): match records to tasks as test_strength does
+    by_task = _bench_test_strength().codet_samples(DATA)
     problems, candidates = [], []
     for task in tasks:
         p = humaneval.convert(task, "humaneval")
         if not isinstance(p, Problem):
             continue
-        smp = by_entry.get(task["entry_point"])
+        smp = by_task.get(task["task_id"])
         seen = set()
         for completion in (smp or {}).get("samples", [])[:n_samples]:
             code = smp["prompt"] + completion

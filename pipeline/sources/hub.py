@@ -62,18 +62,23 @@ class Options:
     parquet_fallback: bool = field(default=True, metadata={
         "help": f"A repo with a loading script (refused by datasets) is read from {PARQUET_REVISION} instead."})
     streaming: bool = field(default=True, metadata={"help": "Stream rows instead of materialising the dataset."})
-    max_solutions: int = field(default=4, metadata={"help": "Reference solutions kept per language."})
-    max_wrong_solutions: int = field(default=4, metadata={
-        "help": "Known-wrong solutions kept per language (code_contests incorrect_solutions)."})
+    # Every labelled solution is measurement pool (held-out strength, docs/validate.md); validate runs
+    # the references beyond its voters only as far as the measurement needs, so the caps can be wide.
+    max_solutions: int = field(default=16, metadata={
+        "help": "Reference solutions kept per language (a CodeContests row ships up to hundreds: the first 16 "
+                "give validate its voters and a held-out fold of 8)."})
+    max_wrong_solutions: int = field(default=16, metadata={
+        "help": "Known-wrong solutions kept per language (code_contests incorrect_solutions; held-out TNR needs "
+                "a fold of them)."})
     include_generated: bool = field(default=True, metadata={"help": "Keep generated tests (code_contests)."})
     submissions: str | None = field(default=None, metadata={
         "help": "open-r1-codeforces only: local parquet/jsonl file or folder in open-r1/codeforces-submissions' "
                 "layout. Verdict OK (Python 3 / C++) -> reference_solutions; WRONG_ANSWER, TIME_LIMIT_EXCEEDED, "
                 "RUNTIME_ERROR, MEMORY_LIMIT_EXCEEDED, CHALLENGED -> wrong_solutions; other rows are counted "
                 "in the source's `skipped`. Matched by `{contest_id}/{index}`; meta.submissions says what came."})
-    max_accepted_submissions: int = field(default=4, metadata={
+    max_accepted_submissions: int = field(default=16, metadata={
         "help": "Accepted submissions attached per problem (with `submissions`)."})
-    max_wrong_submissions: int = field(default=8, metadata={
+    max_wrong_submissions: int = field(default=32, metadata={
         "help": "Wrong submissions attached per problem (with `submissions`)."})
 
 
