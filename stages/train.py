@@ -48,12 +48,14 @@ def main(
         result = run_training(cfg, run, evaluator=evaluator, progress=progress)
         s, m = result.stats, result.metrics
         final = m["final"]
+        silent = f", {s['steps_without_signal']} without learning signal" if s.get("steps_without_signal") else ""
+        stopped = f"; stopped early: {s['stop_reason']}" if s.get("stop_reason") else ""
         typer.echo(
             f"train: read {s['read']} problems, kept {s['kept']} (trained on), rejected {s['rejected']} "
-            f"{s['rejected_by_reason']}; {m['steps']} steps; last generation: reward {final['reward_mean']}, "
+            f"{s['rejected_by_reason']}; {m['steps']} steps{silent}; last generation: reward {final['reward_mean']}, "
             f"pass rate {final['pass_rate']}, masked {final['masked_frac']}, diversity {final['diversity']}, "
             f"T {final['temperature']}, unjudged at the deadline {final['deadline_frac']}; "
-            f"checkpoint {result.checkpoint}"
+            f"checkpoint {result.checkpoint}{stopped}"
         )
 
     run_stage("train", body, debug)

@@ -146,6 +146,16 @@ class MicroCoderGRPOConfig(GRPOConfig):
     )
     reward_language: str = field(default="python", metadata={"help": "Language the policy is asked to answer in."})
 
+    # --- learning signal (training/learning_signal.py) ---
+    stop_without_signal: int | None = field(
+        default=None,
+        metadata={"help": "Stop after this many consecutive generation steps without a learning signal (every group's "
+                          "rewards equal, all-fail or all-pass: every advantage 0, nothing learned). The run ends "
+                          "cleanly, exit status 0: checkpoint, metrics and stats.json are written and stats.json's "
+                          "stop_reason says why. None: only warn (at the first such step, and with the count at the "
+                          "end; stats.json's steps_without_signal)."},
+    )
+
     # --- online difficulty filtering (off in the paper's MicroCoder-GRPO; `dynamic_sampling` is DAPO's) ---
     dynamic_sampling: bool = field(
         default=False,
@@ -216,6 +226,9 @@ class MicroCoderGRPOConfig(GRPOConfig):
         for name in ("reward_deadline_warn_frac", "reward_deadline_stop_frac"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 errs.append(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        stop = self.stop_without_signal
+        if stop is not None and (not isinstance(stop, int) or isinstance(stop, bool) or stop < 1):
+            errs.append(f"stop_without_signal must be an integer >= 1 or None, got {stop!r}")
         errs.extend(self._online_filter_errors())
         errs.extend(self._checkpoint_errors())
         if errs:

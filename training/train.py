@@ -6,7 +6,8 @@ the `evaluator:` section (`microcoder.pipeline.evaluator.factory.make_evaluator`
 
 Outputs (under `out_dir`, default `data/train/`):
 - `stats.json`: the stage contract's vocabulary in problems (read = kept + rejected: the problems
-  trained on and those rejected, by reason) plus the steps and generations run;
+  trained on and those rejected, by reason) plus the steps and generations run, the generation steps
+  without a learning signal (training/learning_signal.py) and why training stopped early, if it did;
 - `settings.json`: the run's effective settings (the preset's method keys included);
 - `metrics.json`: DVC metrics (last generation's reward, pass rate, masked fraction, diversity,
   temperature, unjudged share...; means over the run; reward statuses; temperature changes);
@@ -352,7 +353,8 @@ def _run_training(cfg: TrainConfig, run: TrainRun, evaluator: Any, judge: Any,
     save_checkpoint(trainer, tokenizer, checkpoint)
     curves = trainer.generation_log
     metrics = summarise(trainer, reward)
-    stats = stage_stats(loaded, metrics)
+    stats = stage_stats(loaded, metrics, trainer)
+    _warn_about_signal(trainer, stats.figures)
     if trainer.accelerator.is_main_process:
         from microcoder.pipeline.stage import write_stats
 
@@ -441,15 +443,41 @@ def summarise(trainer: Any, reward: Any) -> dict[str, Any]:
     }
 
 
-def stage_stats(loaded: Any, metrics: dict[str, Any]):
-    """The stage contract's counts: problems read, trained on (kept) and rejected by reason."""
+def stage_stats(loaded: Any, metrics: dict[str, Any], trainer: Any):
+    """The stage contract's counts: problems read, trained on (kept) and rejected by reason; the
+    steps run, the generation steps without a learning signal, their share, the groups' outcomes
+    over the run and why training stopped before max_steps (None: it did not)."""
     from microcoder.pipeline.stage import StageStats
+    from microcoder.training.learning_signal import without_signal
 
-    stats = StageStats(unit="problems", read=loaded.read, kept=len(loaded.problems),
-                       figures={"steps": metrics["steps"], "generations": metrics["generations"]})
+    silent = sum(map(without_signal, trainer.generation_log))
+    generations = metrics["generations"]
+    stats = StageStats(unit="problems", read=loaded.read, kept=len(loaded.problems), figures={
+        "steps": metrics["steps"], "generations": generations, "steps_without_signal": silent,
+        "steps_without_signal_frac": silent / generations if generations else None,
+        "group_outcomes": dict(sorted(trainer.group_outcomes.items())), "stop_reason": trainer.stop_reason})
     for row in loaded.rejects:
         stats.reject(row["reason"])
     return stats
+
+
+def _warn_about_signal(trainer: Any, figures: dict[str, Any]) -> None:
+    """The run's count of generation steps without a learning signal, with what gives signal (the
+    trainer warned at the first one only), and why it stopped early, if it did."""
+    from microcoder.training.learning_signal import NO_SIGNAL, what_gives_signal
+
+    silent = figures["steps_without_signal"]
+    if not trainer.accelerator.is_main_process:
+        return
+    if silent:
+        counts = {k: n for k, n in trainer.group_outcomes.items() if k in NO_SIGNAL}
+        mixed = trainer.group_outcomes.get("mixed", 0)
+        log.warning("train: %d of %d generation steps had no learning signal (groups over the run: %s, %d mixed); "
+                    "for signal: %s", silent, figures["generations"],
+                    ", ".join(f"{n} {k}" for k, n in sorted(counts.items())), mixed, what_gives_signal(counts))
+    if trainer.stop_reason:
+        log.warning("train: stopped early at step %d of %d: %s; the checkpoint and stats.json (stop_reason) are "
+                    "written", trainer.state.global_step, trainer.args.max_steps, trainer.stop_reason)
 
 
 def _reward_statuses(trainer: Any, reward: Any) -> dict[str, int]:

@@ -16,9 +16,10 @@ advantages, the temperature or any random stream TRL uses, so training equals pl
 
 Checkpoints: every TRL checkpoint also holds this trainer's own state, one file per process
 (`microcoder_state_<rank>.json`: the mask's random stream, the temperature controller, the probe's
-result, the generation log, the reward's status counts, the difficulty pools and their draw stream), written after TRL's files and read back
-on resume (`train(resume_from_checkpoint=...)`), so a resumed run continues exactly as an
-uninterrupted one would (tests/test_training_resume.py).
+result, the generation log, the reward's status counts, the groups' learning-signal outcomes, the
+difficulty pools and their draw stream), written after TRL's files and read back on resume
+(`train(resume_from_checkpoint=...)`), so a resumed run continues exactly as an uninterrupted one
+would (tests/test_training_resume.py).
 """
 
 from __future__ import annotations
@@ -38,6 +39,13 @@ from trl import GRPOTrainer
 
 from microcoder.training.config import MicroCoderGRPOConfig
 from microcoder.training.diversity import batch_diversity
+from microcoder.training.learning_signal import (
+    group_outcomes,
+    no_signal_frac,
+    no_signal_message,
+    streak_without_signal,
+    without_signal,
+)
 from microcoder.training.masking import conditional_truncation_mask
 from microcoder.training.pools import DifficultyPools, merge_batches, select_rows, varied_groups
 from microcoder.training.temperature import (
@@ -53,10 +61,12 @@ log = logging.getLogger(__name__)
 GENERATION_FIELDS = (
     "step", "generation", "temperature", "reward_mean", "pass_rate", "fail_rate", "no_code_rate", "error_rate",
     "mean_length", "max_length", "truncated_frac", "masked_frac", "mask_candidates_frac", "diversity",
-    "deadline_frac", "filtered_frac", "extra_rounds", "unfilled_frac", "easy_pool", "hard_pool",
+    "deadline_frac", "no_signal_frac", "filtered_frac", "extra_rounds", "unfilled_frac", "easy_pool", "hard_pool",
 )
 # The online-filtering columns (NaN when that part is off).
 ONLINE_FIELDS = ("filtered_frac", "extra_rounds", "unfilled_frac", "easy_pool", "hard_pool")
+# Columns a checkpoint written before they existed lacks (NaN on resume: not known).
+LATER_FIELDS = (*ONLINE_FIELDS, "no_signal_frac")
 # This trainer's own state in each TRL checkpoint folder, one file per process.
 STATE_FILE = "microcoder_state_{rank}.json"
 STATE_VERSION = 1
@@ -99,6 +109,8 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
         self.probe_results: dict[float, float] = {}
         self.temperature_changes: list[dict[str, Any]] = []
         self.status_counts: Counter[str] = Counter()  # gathered over every process and generation
+        self.group_outcomes: Counter[str] = Counter()  # learning_signal's group outcomes, every generation
+        self.stop_reason: str | None = None  # why training stopped before max_steps (None: it did not)
         self._last_rewards_per_func: torch.Tensor | None = None
         self.pools = DifficultyPools(cfg.easy_threshold, cfg.hard_threshold, cfg.easy_fraction, cfg.hard_fraction)
         self._online = cfg.dynamic_sampling or self.pools.enabled
@@ -142,6 +154,7 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
             "temperature_changes": self.temperature_changes,
             "generation_log": self.generation_log,
             "status_counts": dict(self.status_counts),
+            "group_outcomes": dict(self.group_outcomes),
             "reward_stats": dict(reward_stats) if isinstance(reward_stats, Counter) else None,
             "online_rng": _rng_state(self._online_rng),
             "pools": self.pools.state(),
@@ -160,12 +173,13 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
         self.probe_results = {float(t): d for t, d in state["probe_results"]}
         self.temperature_changes = list(state["temperature_changes"])
         # Rows from before online filtering existed lack its columns: NaN, as when it is off.
-        self.generation_log = [{**dict.fromkeys(ONLINE_FIELDS, math.nan), **row} for row in state["generation_log"]]
+        self.generation_log = [{**dict.fromkeys(LATER_FIELDS, math.nan), **row} for row in state["generation_log"]]
         if "online_rng" in state:
             version, internal, gauss = state["online_rng"]
             self._online_rng.setstate((version, tuple(internal), gauss))
         self.pools.load_state(state.get("pools", {}))
         self.status_counts = Counter(state["status_counts"])
+        self.group_outcomes = Counter(state.get("group_outcomes", {}))
         reward_stats = getattr(self._status_source, "stats", None)
         if isinstance(reward_stats, Counter) and state.get("reward_stats") is not None:
             reward_stats.clear()
@@ -230,7 +244,7 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
 
     # --- masking and metrics ---------------------------------------------------------------------
     def _after_scoring(self, output: dict[str, Any]) -> None:
-        self._log_generation(*self._apply_mask(output))
+        self._log_generation(*self._apply_mask(output), rewards=self._combined_rewards(self._last_rewards_per_func))
 
     def _apply_mask(self, output: dict[str, Any]) -> tuple:
         """The conditional truncation mask on this batch's advantages; returns (ids, statuses, mask,
@@ -268,15 +282,18 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
             raise RuntimeError(f"the reward function reported {len(statuses)} statuses for {n} samples")
         return statuses
 
-    def _log_generation(self, ids, statuses, mask, candidates, truncated, online: dict[str, float] | None = None,
-                        reward: float | None = None) -> None:
-        """One generation_log row. `online`: the online-filtering columns and `reward` the batch's mean
+    def _log_generation(self, ids, statuses, mask, candidates, truncated, *, rewards: list[float],
+                        online: dict[str, float] | None = None, reward: float | None = None) -> None:
+        """One generation_log row. `rewards`: every process's rewards of the batch trained on, in
+        groups (NaN: unjudged); `online`: the online-filtering columns and `reward` the batch's mean
         reward (online filtering: TRL's logged advantages were masked per round already)."""
         gather = self.accelerator.gather
         mask_all, cand_all, trunc_all = gather(mask), gather(candidates), gather(truncated)
         lengths = gather(torch.tensor([len(x) for x in ids], device=mask.device, dtype=torch.float32))
         all_ids = gather_object(ids)
         diversity = batch_diversity(all_ids, self.num_generations, self.args.diversity_ngram)
+        outcomes = group_outcomes(rewards, self.num_generations, self.args.reward_pass,
+                                  max(self.args.reward_fail, self.args.reward_no_code))
         rates = dict.fromkeys(("pass", "fail", "no_code", "error", "deadline"), math.nan)
         if statuses is not None:
             all_statuses = gather_object(statuses)
@@ -302,16 +319,19 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
             "mask_candidates_frac": cand_all.float().mean().item(),
             "diversity": diversity,
             "deadline_frac": rates["deadline"],
+            "no_signal_frac": no_signal_frac(outcomes),
             **dict.fromkeys(ONLINE_FIELDS, math.nan),
             **(online or {}),
         }
         self.generation_log.append(row)
         for key in ("temperature", "pass_rate", "truncated_frac", "masked_frac", "mask_candidates_frac",
-                    "diversity", "no_code_rate", "error_rate", "deadline_frac", *ONLINE_FIELDS):
+                    "diversity", "no_code_rate", "error_rate", "deadline_frac", "no_signal_frac", *ONLINE_FIELDS):
             if not math.isnan(row[key]):
                 self._metrics["train"][f"microcoder/{key}"].append(row[key])
         self.temperature_controller.observe(self.state.global_step, diversity)
         self._check_deadline(row["deadline_frac"])
+        self.group_outcomes.update(outcomes)
+        self._check_signal(outcomes)
 
     def _check_deadline(self, frac: float) -> None:
         """Warn, or stop, when the judge left too many samples unjudged (every rank sees the gathered
@@ -326,6 +346,30 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
                                        f"{self.args.reward_deadline_stop_frac:g} (resume from the last checkpoint "
                                        "after fixing the judge)")
         log.warning(message)
+
+    def _check_signal(self, outcomes: list[str]) -> None:
+        """Warn at the run's first generation step without a learning signal (the rest are counted in
+        the log, not repeated), and stop cleanly after `stop_without_signal` of them in a row. Every
+        rank sees the same gathered rewards, so every rank stops at the same step."""
+        if not without_signal(self.generation_log[-1]):
+            return
+        step = self.state.global_step
+        if sum(map(without_signal, self.generation_log)) == 1 and self.accelerator.is_main_process:
+            log.warning(no_signal_message(step, outcomes))
+        limit, streak = self.args.stop_without_signal, streak_without_signal(self.generation_log)
+        if limit is not None and streak >= limit and self.stop_reason is None and not self._last_generation():
+            first = int(self.generation_log[-streak]["step"])
+            self.stop_reason = (f"no learning signal in {streak} generation steps in a row (steps {first}-{step}; "
+                                f"grpo.stop_without_signal={limit})")
+            log.warning("step %d: stopping training: %s", step, self.stop_reason)
+            # The Trainer's loop ends after this micro-batch, then saves and returns as at max_steps.
+            self.control.should_training_stop = True
+
+    def _last_generation(self) -> bool:
+        """Whether this generation feeds the run's last optimizer steps (stopping would change nothing)."""
+        cfg = self.args
+        micro = (cfg.steps_per_generation or cfg.gradient_accumulation_steps) * cfg.num_iterations
+        return self.state.global_step + max(1, micro // cfg.gradient_accumulation_steps) >= self.state.max_steps
 
     def _mask_logged_advantages(self, mask_all: torch.Tensor) -> None:
         logged = self._logs["advantages"]
@@ -401,11 +445,14 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
     def _local_rewards(self, n: int) -> list[float]:
         """This process's rows of the last scored batch, reward functions combined as TRL does (NaN:
         every function returned None)."""
-        per_func = self._last_rewards_per_func
         start = self.accelerator.process_index * n
-        local = per_func[start:start + n]
-        combined = (local * self.reward_weights.to(local.device).unsqueeze(0)).nansum(dim=1)
-        combined[torch.isnan(local).all(dim=1)] = math.nan
+        return self._combined_rewards(self._last_rewards_per_func[start:start + n])
+
+    def _combined_rewards(self, per_func: torch.Tensor) -> list[float]:
+        """Rows of TRL's rewards_per_func, reward functions combined as TRL does (NaN: every function
+        returned None)."""
+        combined = (per_func * self.reward_weights.to(per_func.device).unsqueeze(0)).nansum(dim=1)
+        combined[torch.isnan(per_func).all(dim=1)] = math.nan
         return combined.tolist()
 
     def _observe_pools(self, inputs: list[dict[str, Any]], statuses: list[str] | None, rewards: list[float]) -> None:
@@ -454,8 +501,8 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
         mask, candidates, truncated = (torch.cat([p[1][k] for p in parts]) for k in (2, 3, 4))
         counts = self.accelerator.gather(torch.tensor([generated, dropped, short, need], device=mask.device))
         generated, dropped, short, need = counts.view(-1, 4).sum(dim=0).tolist()
-        rewards = torch.tensor([r for p in parts for r in p[2]], device=mask.device)
-        reward = torch.nanmean(self.accelerator.gather(rewards)).item()
+        rewards = self.accelerator.gather(torch.tensor([r for p in parts for r in p[2]], device=mask.device))
+        reward = torch.nanmean(rewards).item()
         on = self.args.dynamic_sampling
         online = {
             "filtered_frac": dropped / generated if on else math.nan,
@@ -467,7 +514,8 @@ class MicroCoderGRPOTrainer(GRPOTrainer):
         if short:
             log.info("step %d: dynamic sampling left %d of %d groups unfilled after %d extra rounds (their samples "
                      "are masked out of the loss)", self.state.global_step, short, need, extra_rounds)
-        self._log_generation(ids, statuses, mask, candidates, truncated, online=online, reward=reward)
+        self._log_generation(ids, statuses, mask, candidates, truncated, rewards=rewards.tolist(), online=online,
+                             reward=reward)
 
 
 def _rng_state(rng: random.Random) -> list[Any]:
