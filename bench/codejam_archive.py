@@ -5,7 +5,8 @@ and how hand-written solutions are judged on every test set.
 Prints, in one run:
   scrape     problems read / kept / rejected, kept per type (pass-fail, scoring, custom-judge,
              interactive), rejects by reason, tests per problem, statements with HTML left in them,
-             limits stated (time, memory);
+             limits stated (time, memory), how many kept problems ship an accepted submission
+             (the rest have no reference: validate's default rejects them);
   judge      our own solutions (bench/codejam_solutions/: a correct one and a wrong one per problem,
              written for this benchmark from the statements) on every test of their problem,
              sandboxed: the correct one must be AC, the wrong one must not. Every kept custom-judge
@@ -98,7 +99,16 @@ def scrape_report(problems: list[Problem], stats: dict[str, Any], rejects: list[
         "time_limit_stated": sum(1 for s in stated if s.get("time_limit_s")),
         "memory_limit_stated": sum(1 for s in stated if s.get("memory_limit_mb")),
         "by_type_in_stats": source.get("by_type"),
+        "references": references_report(problems),
     }
+
+
+def references_report(problems: list[Problem]) -> dict[str, Any]:
+    """How many kept problems ship an accepted submission (the adapter's meta `references_shipped`);
+    the others have no reference, which validate's default (`unverified: reject`) rejects."""
+    shipped = [p for p in problems if p.meta.get("references_shipped")]
+    return {"kept": len(problems), "shipped": len(shipped), "none": len(problems) - len(shipped),
+            "with_reference_solutions": sum(1 for p in problems if p.reference_solutions)}
 
 
 def ours(problems: list[Problem]) -> dict[str, tuple[Problem, dict[str, str]]]:
@@ -182,6 +192,9 @@ def main() -> None:
         report: dict[str, Any] = {"scrape": scrape_report(problems, stats, rejects),
                                   "scrape_s": round(time.monotonic() - t0, 1)}
         solved = ours(problems)
+        report["scrape"]["references"].update(
+            unverified=cfg["validate"].unverified,  # what validate does with the problems that ship none
+            stand_ins=sum(1 for p, _ in solved.values() if not p.reference_solutions))  # ours, in `validate`
         report["judge"] = judge(solved, cfg["evaluator"])
         if not args.no_validate:
             report["validate"] = validate(problems, solved, cfg, tmp)
@@ -192,6 +205,11 @@ def main() -> None:
     print(f"  tests per problem: {s['tests_per_problem']}; test groups per problem: {s['groups_per_problem']}")
     print(f"  statements with HTML left: {len(s['statements_with_html'])}, with $$$: {len(s['statements_with_$$$'])}; "
           f"time limit stated: {s['time_limit_stated']}, memory limit stated: {s['memory_limit_stated']}")
+    refs = s["references"]
+    print(f"  references: {refs['shipped']} of {refs['kept']} kept problems ship an accepted submission "
+          f"({refs['with_reference_solutions']} with a reference solution run here), {refs['none']} ship none: "
+          f"validate's default (unverified: reject) rejects those (params.yaml: unverified: {refs['unverified']}); "
+          f"our solutions or oracles stand in for {refs['stand_ins']} of them in the validate step")
     for r in report["judge"]:
         print(f"judge: {r['problem'][:22]:22} {r['solution']:8} {r['status']:4} {r['passed']}/{r['total']} "
               f"{r['by_group']} {'ok' if r['right'] else 'WRONG VERDICT'}")

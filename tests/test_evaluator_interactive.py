@@ -428,7 +428,7 @@ def test_a_submission_cannot_force_se_by_breaking_the_interactor(ev):
 def test_an_interactor_that_cannot_start_is_se(ev):
     p = game("guess-syntax-error", "def (:\n", tests=1)
     v, = ev.evaluate_batch([p], [sub(p, BINARY_SEARCH_PY)])
-    assert v.status == "SE" and "the interactor failed: it could not run" in v.reason, v
+    assert v.status == "SE" and "the interactor failed: checker does not compile: SyntaxError" in v.reason, v
 
 
 @needs_gxx

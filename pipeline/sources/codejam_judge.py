@@ -17,12 +17,12 @@ wrong answer.
 judge, the contestant on stdin/stdout for an interactive one; exit 42 accepted, 43 wrong answer,
 1 only when the wrapper cannot start the judge: bad arguments, an unreadable test). The program
 embeds the judge's source and runs it in its own process as `__main__` with Google's argv. A
-Python 2 judge (one that does not compile as Python 3, or whose code, not its comments, uses Python
-2 only names: `is_python2`) is converted (fissix fixers plus a fixer keeping Python 2's integer
-`/`) and run with Python 2 runtime stand-ins (`file`, latin-1 text I/O so every byte survives,
-Python 2's `round` and seeded `random` sequences, `raw_input`, and an `input` that reads a literal
-only: Python 2's evaluated the contestant's line as code). A Python 3 judge runs as it is, with
-none of these. For an interactive problem the tests are one per test set, input `"<index>\\n"`,
+Python 2 judge (one that does not compile as Python 3, or whose code, not its comments nor what only
+one Python runs, uses Python 2 only names: `is_python2`) is converted (fissix fixers plus a fixer
+keeping Python 2's integer `/`; not the print fixer where it imports print_function) and run with
+Python 2 runtime stand-ins (`file`, latin-1 text I/O so every byte survives, Python 2's `round` and
+seeded `random` sequences, `raw_input`, and an `input` that reads a literal only: Python 2's
+evaluated the contestant's line as code). A Python 3 judge runs as it is, with none of these. For an interactive problem the tests are one per test set, input `"<index>\\n"`,
 output `""` (`interactive_tests`). C++ judges built on Google's internal cocolib headers cannot be
 built from the archive: `adapt` raises `Unsupported` with the reason.
 """
@@ -30,7 +30,9 @@ built from the archive: `adapt` raises `Unsupported` with the reason.
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from pathlib import Path
 from typing import Any
 
@@ -143,21 +145,60 @@ def is_python2(source: str) -> bool:
     """Python 2 when it does not compile as Python 3, or when its code (not its comments or strings)
     shows Python 2: a Python 2 only builtin (`xrange`, `file`, `reduce`, ...) it neither defines nor
     imports, `print >> f, ...`, or a Python 2 dict method (`d.iteritems()`, `d.has_key(k)`). A Python 3
-    judge must not be converted: the conversion changes what `/` and the Python 2 names do."""
+    judge must not be converted: the conversion changes what `/` and the Python 2 names do.
+    Code under a version guard does not count (`_guarded`): a judge written for both Pythons
+    (`try: input = raw_input` / `except NameError: pass`, `if sys.version_info[0] < 3:`) is Python 3."""
     try:
         compile(source, "judge", "exec")
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return True
-    return _uses_python2_builtins(tree) or any(_is_python2_node(node) for node in ast.walk(tree))
-
-
-def _uses_python2_builtins(tree: ast.AST) -> bool:
     nodes = list(ast.walk(tree))
+    guarded = _guarded(tree)
+    unguarded = [n for n in nodes if id(n) not in guarded]
+    return _uses_python2_builtins(nodes, unguarded) or any(_is_python2_node(node) for node in unguarded)
+
+
+def _uses_python2_builtins(nodes: list[ast.AST], unguarded: list[ast.AST]) -> bool:
     if any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in nodes):
         return False  # `from m import *` may define any of them
-    used = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    used = {n.id for n in unguarded if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     return bool((used & _PY2_ONLY_BUILTINS) - _bound_names(nodes))
+
+
+# What a version guard's test names: `sys.version_info` (or `sys.version`, `sys.hexversion`), a
+# `version_info` imported from sys, a flag such as `six.PY2` or `PY3 = sys.version_info[0] == 3`.
+_SYS_VERSION_ATTRS = frozenset({"version_info", "version", "hexversion"})
+_PY_FLAG = re.compile(r"(IS_)?PY(THON)?_?[23]", re.IGNORECASE)
+
+
+def _guarded(tree: ast.AST) -> set[int]:
+    """ids of the nodes only one of the two Pythons runs: the body of a `try` that catches
+    NameError by name (a broad `except:` or `except Exception` is no sign: it wraps a Python 2
+    judge's own logic as well), and both branches of an `if` (or `x if c else y`) on the version."""
+    roots: list[ast.AST] = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Try) and any(_catches_name_error(h.type) for h in n.handlers):
+            roots.extend(n.body)
+        elif isinstance(n, (ast.If, ast.IfExp)) and _tests_version(n.test):
+            roots.extend([n.body] if isinstance(n, ast.IfExp) else n.body)
+            roots.extend([n.orelse] if isinstance(n, ast.IfExp) else n.orelse)
+    return {id(inner) for root in roots for inner in ast.walk(root)}
+
+
+def _catches_name_error(handler_type: ast.expr | None) -> bool:
+    kinds = handler_type.elts if isinstance(handler_type, ast.Tuple) else [handler_type]
+    return any(isinstance(k, ast.Name) and k.id == "NameError" for k in kinds)
+
+
+def _tests_version(test: ast.expr) -> bool:
+    for n in ast.walk(test):
+        if isinstance(n, ast.Attribute) and (_PY_FLAG.fullmatch(n.attr) or (
+                n.attr in _SYS_VERSION_ATTRS and isinstance(n.value, ast.Name) and n.value.id == "sys")):
+            return True
+        if isinstance(n, ast.Name) and (n.id == "version_info" or _PY_FLAG.fullmatch(n.id)):
+            return True
+    return False
 
 
 def _bound_names(nodes: list[ast.AST]) -> set[str]:
@@ -191,19 +232,49 @@ def to_python3(source: str) -> str:
     integer division kept as `_py2_div`); the runtime names it needs come from `RUNTIME`."""
     if not source.endswith("\n"):
         source += "\n"
-    fixers = [f for f in get_fixers_from_package("fissix.fixes") if f.rsplit(".", 1)[-1] not in _SKIPPED_FIXERS]
-    true_division = re.search(r"^from\s+__future__\s+import\s+[^\n]*\bdivision\b", source, re.MULTILINE)
-    tool = _Py2Tool(fixers, keep_int_division=not true_division)
+    features = future_features(source)
+    # With print_function, `print(x, file=f)` is a call: the print statement's grammar cannot parse
+    # it, and the print fixer has nothing to do (fissix's own check misses a list over several lines).
+    skipped = _SKIPPED_FIXERS | ({"fix_print"} if "print_function" in features else set())
+    fixers = [f for f in get_fixers_from_package("fissix.fixes") if f.rsplit(".", 1)[-1] not in skipped]
+    tool = _Py2Tool(fixers, keep_int_division="division" not in features,
+                    print_function="print_function" in features)
     try:
         return str(tool.refactor_string(source, "judge.py"))
     except (ParseError, TokenError, IndentationError) as e:
         raise Unsupported(f"judge does not parse as Python 2: {e}") from e
 
 
+def future_features(source: str) -> frozenset[str]:
+    """The names a module's `from __future__ import ...` statements import (they come first, after
+    the docstring). Read from tokens: Python 2 source need not parse as Python 3, and a
+    parenthesised list may span lines."""
+    tokens = (t for t in tokenize.generate_tokens(io.StringIO(source).readline)
+              if t.type not in (tokenize.NL, tokenize.COMMENT))
+    features: set[str] = set()
+    try:
+        tok = next(tokens)
+        if tok.type == tokenize.STRING:  # the docstring
+            while tok.type != tokenize.NEWLINE:
+                tok = next(tokens)
+            tok = next(tokens)
+        while (tok.string, next(tokens).string, next(tokens).string) == ("from", "__future__", "import"):
+            tok, alias = next(tokens), False
+            while tok.type not in (tokenize.NEWLINE, tokenize.ENDMARKER):
+                if tok.type == tokenize.NAME and not alias and tok.string != "as":
+                    features.add(tok.string)
+                alias = tok.string == "as"
+                tok = next(tokens)
+            tok = next(tokens)
+    except (StopIteration, tokenize.TokenError, SyntaxError):  # the end, or Python 2 only tokens
+        pass
+    return frozenset(features)
+
+
 class _Py2Tool(RefactoringTool):
-    def __init__(self, fixer_names: list[str], keep_int_division: bool):
+    def __init__(self, fixer_names: list[str], keep_int_division: bool, print_function: bool):
         self._keep_int_division = keep_int_division
-        super().__init__(fixer_names)
+        super().__init__(fixer_names, {"print_function": print_function})
 
     def log_message(self, msg, *args):  # fissix logs every file it refactors: not scrape's business
         pass

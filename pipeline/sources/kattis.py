@@ -21,8 +21,9 @@ with each test's group and the groups' settings (meta `test_groups`, `scoring`),
 their output validator as a Kattis interactor (meta `interactive`), custom validators as one source
 or, for a program directory, a bundle (`microcoder.pipeline.program_bundle`; the evaluator builds it); meta `problem_type` says
 which (see `Kind`). Google's coding competitions archive keeps Google's judges: they are adapted by
-`microcoder.pipeline.sources.codejam_judge` (see `CODEJAM_SOURCE`). What still cannot be judged is a Reject with
-its reason (unsupported_judge, unsupported_type, bad_validator, no_tests, ...).
+`microcoder.pipeline.sources.codejam_judge` (see `CODEJAM_SOURCE`); it ships no accepted submission
+(meta `references_shipped`: whether a package does, `ships_accepted`). What still cannot be judged is
+a Reject with its reason (unsupported_judge, unsupported_type, bad_validator, no_tests, ...).
 """
 
 from __future__ import annotations
@@ -193,6 +194,7 @@ def _convert(pkg: Path, source: str, opts: Options, native: str, config: dict[st
     if flags:
         meta["validator_flags"] = flags
     meta.update(input_validators(pkg))
+    meta["references_shipped"] = ships_accepted(pkg)
     return Problem(
         id=stable_id(source, native),
         source=source,
@@ -718,6 +720,15 @@ def _inline_headers(code: str, headers: dict[str, Path], seen: frozenset[str] = 
 
 # Submission folders of known-wrong code (problem package format), each a label of `schema.WRONG_LABELS`.
 WRONG_FOLDERS = tuple(label for label in WRONG_LABELS if label != "incorrect")
+
+
+def ships_accepted(pkg: Path) -> bool:
+    """Whether the package ships any accepted submission (in any language, a file or a folder):
+    meta `references_shipped`. Without one nothing verifies its tests (Google's archive ships none),
+    which validate rejects unless told to keep such problems; with some but no reference solution,
+    none was in a language run here (or `max_solutions` left them out)."""
+    folder = pkg / "submissions" / "accepted"
+    return folder.is_dir() and any(not f.name.startswith(".") for f in folder.iterdir())
 
 
 def _submissions(folder: Path, per_language: int | None) -> list[tuple[str, str]]:

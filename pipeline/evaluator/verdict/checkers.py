@@ -21,12 +21,13 @@ A checker (or interactor) is C++, Python, or a program directory as Kattis packa
 checker runs here and the interactive runner alike.
 
 A checker that cannot be built or run (compile error, the sandbox failing) is a system error
-(SE): never the submission's fault. One that crashes, runs out of its limits or exits with an
-unknown code on an output (`CheckerCrash`) may have been made to: judge.judged then asks it about
-the expected answer (`accepts_expected`). Accepted there, the output is what broke it: WA (a
-wrong answer crafted to crash the checker, e.g. a 3-million-digit number, must not escape as SE,
-which is never counted against the model). Failing or rejecting the expected answer too, the
-checker or the test data is broken: SE.
+(SE): never the submission's fault. One whose source does not compile says so in the test's
+`diff` (`NOT_COMPILED` and the compiler's first error line; `not_compiled` reads it back). One
+that crashes, runs out of its limits or exits with an unknown code on an output (`CheckerCrash`)
+may have been made to: judge.judged then asks it about the expected answer (`accepts_expected`).
+Accepted there, the output is what broke it: WA (a wrong answer crafted to crash the checker, e.g.
+a 3-million-digit number, must not escape as SE, which is never counted against the model).
+Failing or rejecting the expected answer too, the checker or the test data is broken: SE.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
 import threading
 from collections import OrderedDict
@@ -73,6 +75,33 @@ class CheckerFailure(RuntimeError):
     """The checker itself failed (compile or build error, crash, timeout, unknown exit code)."""
 
 
+# A checker (or interactor) whose source does not compile: the SE test result's `diff` is this and the
+# compiler's first error line (an interactor's after "the interactor failed: "); `not_compiled` reads it.
+NOT_COMPILED = "checker does not compile: "
+INTERACTOR_FAILED = "the interactor failed: "
+_ERROR_LINE = re.compile(r"\berror:|^\w*Error\b")  # g++ and clang; Python (SyntaxError: ...)
+_PYTHON_WHERE = re.compile(r'^File "[^"]*", line (\d+)')
+
+
+def first_error_line(diagnostics: str | None) -> str:
+    """The line of a compiler's output that says what is wrong: g++'s first `error:` line (its
+    directories dropped: they are the sandbox's), or Python's `SyntaxError: ...` with its line
+    number; else the first line."""
+    lines = [line.strip() for line in (diagnostics or "").splitlines() if line.strip()]
+    found = next((line for line in lines if _ERROR_LINE.search(line)), lines[0] if lines else "no diagnostics")
+    where = next((m.group(1) for line in lines if (m := _PYTHON_WHERE.match(line))), None)
+    if where is not None and re.match(r"\w*Error\b", found):
+        found += f" (line {where})"
+    return re.sub(r"^\S*/(?=[^/\s]+:\d+)", "", found)[:300]
+
+
+def not_compiled(diff: str | None) -> str | None:
+    """The compiler's first error line when a test result's `diff` says its checker or interactor
+    did not compile (status SE), else None."""
+    text = (diff or "").removeprefix(INTERACTOR_FAILED)
+    return text[len(NOT_COMPILED):] if text.startswith(NOT_COMPILED) else None
+
+
 class CheckerCrash(CheckerFailure):
     """The checker ran on an output and crashed, ran out of its CPU or output limit, or exited
     with an unknown code: possibly that output's doing (see the module docstring)."""
@@ -104,8 +133,10 @@ def prepare(checker: Checker, worker: Worker, compiler: Compiler) -> None:
                                  "installs it (or set evaluator.testlib_dir)")
         flags = ("-I", worker.include_inside(include)) if include else ()
         result = compiler.compile(source, worker, flags)
-        if result.status != "ok":
-            raise CheckerFailure(f"checker does not compile: {result.message}")
+        if result.status == "CE":
+            raise CheckerFailure(NOT_COMPILED + first_error_line(result.message))
+        if result.status != "ok":  # the compiler could not run here: the machine's doing, not the source's
+            raise CheckerFailure(f"checker could not be compiled: {result.message}")
         install(result.binary, worker.check / "checker")
     elif checker.language == "python":
         write_file(worker.check / "checker.py", checker.program or "")
@@ -185,7 +216,9 @@ def run_checker(checker: Checker, worker: Worker, cfg: EvaluatorConfig, input_te
         for fd in fds:
             os.close(fd)
     h = reply.header
-    if not h.get("ok") or h.get("harness_error") or h.get("compile_error"):
+    if h.get("ok") and h.get("compile_error"):  # a Python checker with a syntax error
+        raise CheckerFailure(NOT_COMPILED + first_error_line(h["compile_error"]))
+    if not h.get("ok") or h.get("harness_error"):
         raise CheckerFailure(f"checker could not run: {h.get('harness_error') or h.get('compile_error')}")
     stdout, stderr = (b.decode("utf-8", "replace").strip() for b in reply.blobs[:2])
     if h["why"] == "wall":  # blocked or starved, not computing: nothing an output can do

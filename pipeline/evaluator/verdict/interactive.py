@@ -126,8 +126,10 @@ def interactor_verdict(side: Side, protocol: str) -> tuple[str, str]:
     if side.error is not None or side.reply is None:
         return "SE", f"its sandbox failed: {side.error or 'no reply'}"
     h = side.reply.header
-    if not h.get("ok") or h.get("harness_error") or h.get("compile_error") is not None:
-        return "SE", f"it could not run: {h.get('harness_error') or h.get('compile_error')}"
+    if h.get("compile_error") is not None:  # a Python interactor's syntax error: say so, as for C++
+        return "SE", checkers.NOT_COMPILED + checkers.first_error_line(h["compile_error"])
+    if not h.get("ok") or h.get("harness_error"):
+        return "SE", f"it could not run: {h.get('harness_error')}"
     if h.get("exec_enomem") or not h.get("started"):
         return "SE", f"it could not start: {h.get('exec_enomem') or 'no sign of its start'}"
     stderr = side.reply.blobs[1].decode("utf-8", "replace").strip() if len(side.reply.blobs) > 1 else ""
