@@ -1,4 +1,4 @@
-"""Validate stage: run every reference solution on every test, keep the tests they agree with.
+"""Validate stage: run the reference solutions on the tests, keep the tests they agree with.
 
 Steps (one function each, in `validate_problems` order):
 
@@ -9,17 +9,22 @@ Steps (one function each, in `validate_problems` order):
    interactor; its tests' `output` (the interactor's answer file, possibly empty) is never
    compared with nor rewritten from a run's stdout, and `check_determinism` compares no outputs
    there (an interactive run has no comparable stdout).
-2. `run_references`: every reference on every test, at the problem's *run limit*: its time limit,
-   or, when the source did not state one (`meta["time_limit_stated"] is False`), the generous
-   `probe_time_limit_s` (at most the ceiling below), so that the references' real times can be
-   measured.
+2. `run_references`: the *voters* (at most `vote_references`, chosen by content: `voter_order`)
+   on every test, at the problem's *run limit*: its time limit, or, when the source did not state
+   one (`meta["time_limit_stated"] is False`), the generous `probe_time_limit_s` (at most the
+   ceiling below), so that the references' real times can be measured. The other references run
+   only where the measurement needs them (docs/validate.md, "Who runs on what"): on the largest
+   tests while a derived limit is open (`run_timing`), on the tests the voters did not settle
+   (`run_unsettled`), and, after step 5, on the kept tests to their first failure
+   (`run_reference_strength`; a held-out one also on its fold's kept tests) for the TPR.
 3. `settle_time_limit`: a limit the source did not state is derived from the references' measured
    times with the Kattis problemtools rule (see `derive_time_limit`) and the problem's own factors
    where it states them (`time_multipliers`: a Kattis package's `limits`), at most
    `max_time_limit` (`max_time_limit_s`, else the platform's); runs are then read at the final
    limit (a run slower than it is a TLE there).
 4. `vote_tests`: only references that *finished* a test vote on it (a TLE or MLE of a reference
-   means the reference is too slow there, not that the expected output is wrong). A test is
+   means the reference is too slow there, not that the expected output is wrong; a non-voter
+   votes only where it ran to vote: the unsettled and the timed tests). A test is
    *valid* when the voters accept it (policy `all`: every one; `majority`: more than half),
    *broken* when none does, *ambiguous* otherwise, *unverified_slow* when no reference finished it
    (kept or dropped by `unverified_slow`), *unverified* when the problem has no reference.
@@ -84,6 +89,7 @@ from microcoder.pipeline.validate_heldout import empty_records, measure_held_out
 from microcoder.pipeline.validate_report import (
     judge_seconds,
     judge_time_figures,
+    reference_run_figures,
     report_rows,
     report_schema,
     summarise,
@@ -104,7 +110,8 @@ class ValidateConfig(ExecutionFields):
     max_test_bytes: int = field(default=5_000_000, metadata={"help": "Drop a test whose input + output exceeds this many bytes (testgen's full-size inputs reach ~4 MB)."})
     max_total_bytes: int = field(default=16_000_000, metadata={"help": "Drop the largest private tests until a problem's tests fit."})
     min_tests: int = field(default=5, metadata={"help": "Reject a problem left with fewer valid tests."})
-    unverified: str = field(default="keep", metadata={"help": "Problems without references: keep (marked unverified) or reject."})
+    unverified: str = field(default="reject", metadata={
+        "help": "Problems without references (nobody verified their tests): reject, or keep (marked unverified)."})
     unverified_slow: str = field(default="keep", metadata={
         "help": "Tests that no reference finished within the limit (every reference TLE/MLE): keep (their "
                 "expected output is the source's, unverified) or drop."})
@@ -140,6 +147,11 @@ class ValidateConfig(ExecutionFields):
         "help": "Reject a problem whose kept tests catch less than this share of its known-wrong solutions "
                 "that ran (0: never; problems without wrong solutions are not judged by this)."})
     check_determinism: bool = field(default=False, metadata={"help": "Run references twice; drop tests whose outputs differ."})
+    vote_references: int = field(default=3, metadata={
+        "help": "References that run on every test and vote on it (chosen by content: the held-out folds' seeded "
+                "order); the others run only where the measurement needs them: tests the voters did not settle, "
+                "the largest tests for a derived limit, the kept tests for strength (docs/validate.md). 0: every "
+                "reference on every test."})
     held_out_folds: int = field(default=2, metadata={
         "help": "Held-out strength (validate_heldout.py): each problem's references and known-wrong solutions are "
                 "dealt into this many folds, each measured on the tests chosen without it (votes, limit, caps); "
@@ -156,6 +168,8 @@ class ValidateConfig(ExecutionFields):
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {getattr(self, name)!r}")
+        if self.vote_references < 0:
+            raise ValueError(f"vote_references must be >= 0 (0: every reference votes), got {self.vote_references}")
         if self.held_out_folds < 0:
             raise ValueError(f"held_out_folds must be >= 0, got {self.held_out_folds}")
         if self.max_tests < 1 or self.min_tests < 0:
@@ -246,24 +260,217 @@ class Case:
     choice: Choice | None = None  # made before the run where the caps' choice decides what else runs
     held_out_runs: dict[int, dict[int, dict[str, Any]]] = field(default_factory=dict)  # wrong index -> test -> result
     held_out: dict[str, Any] | None = None  # validate_heldout.held_out_records
+    # Non-voting references (`vote_references`): per reference, the tests whose runs vote (the ones the
+    # voters did not settle, and its timing runs) and those whose times count for a derived limit; a
+    # reference in neither dict votes on every test. Its other runs (strength) measure only.
+    voted: dict[int, set[int]] = field(default_factory=dict)
+    timed: dict[int, set[int]] = field(default_factory=dict)
+    strength_tests: dict[int, set[int]] = field(default_factory=dict)  # non-voter -> tests strength needs
+    limit_known: bool = False  # stated, pinned or capped by the voters alone: no timing runs
+
+    def non_voters(self) -> list[int]:
+        return sorted(self.voted)
+
+    def vote_runs(self, ri: int) -> dict[int, dict[str, Any]]:
+        """The runs of reference `ri` that vote (and say which tests it fails for the choice)."""
+        runs = self.ref_runs[(ri, 0)]
+        allowed = self.voted.get(ri)
+        return runs if allowed is None else {ti: r for ti, r in runs.items() if ti in allowed}
+
+    def timed_runs(self, ri: int) -> list[dict[str, Any]]:
+        """The runs of reference `ri` whose times a derived limit reads."""
+        runs = self.ref_runs[(ri, 0)]
+        allowed = self.timed.get(ri)
+        return list(runs.values()) if allowed is None else [r for ti, r in runs.items() if ti in allowed]
 
 
-def run_references(cases: list[Case], cfg: ValidateConfig, runner: Runner) -> None:
-    streams: dict[tuple[int, int, int], Stream] = {}
-    for ci, c in enumerate(cases):
-        probe = replace(c.p, time_limit_s=run_limit(c.p, cfg))
-        # Over the generous probe limit is far over any limit we would derive: one such run is enough.
-        presume = min(cfg.presume_slow_after, 1) if derives_limit(c.p, cfg) else cfg.presume_slow_after
-        for ri, ref in enumerate(c.p.reference_solutions):
-            for run in range(2 if compares_outputs(c.p, cfg) else 1):
-                streams[(ci, ri, run)] = runner.stream(f"p{ci}r{ri}x{run}", probe, ref.language, ref.code,
-                                                       list(range(len(c.p.tests))), run, presume_after=presume)
-    runner.run(list(streams.values()), "validate: reference runs")
-    for (ci, ri, run), s in streams.items():
-        cases[ci].ref_runs[(ri, run)] = s.results
+def run_references(cases: list[Case], cfg: ValidateConfig, runner: Runner, tally: Counter,
+                   timeout_scale: float = 1.0, pins: dict[str, dict[str, Any]] | None = None) -> None:
+    """Steps 2-4: the voters on every test, the limit, the other references where the limit or the
+    votes need them (`vote_references`, docs/validate.md), the votes."""
+    run_voters(cases, cfg, runner, tally)
+    for c in cases:
+        settle_time_limit(c, cfg, timeout_scale, pins)
+        c.limit_known = limit_known(c, cfg)
+    run_timing(cases, cfg, runner, tally)
+    for c in cases:
+        settle_time_limit(c, cfg, timeout_scale, pins)
+    run_unsettled(cases, cfg, runner, tally)
+    for c in cases:
+        vote_tests(c, cfg)
+
+
+def limit_known(c: Case, cfg: ValidateConfig) -> bool:
+    """No run can move the final limit: it is stated (not derived), pinned, or the voters' times
+    already put it at its ceiling (a derived limit only rises with slower runs, and stops there)."""
+    if not derives_limit(c.p, cfg) or (c.timing or {}).get("pinned"):
+        return True
+    return bool(c.limit["derived"]) and c.final_limit_s >= c.limit["max_s"]
+
+
+def voter_order(p: Problem, cfg: ValidateConfig) -> list[int]:
+    """References in the held-out folds' seeded order (content only: never timing or input order):
+    the first `vote_references` vote, and since the folds deal this order round-robin, the voters
+    are spread over the folds, so every fold's choice still has voters that ran every test."""
+    refs = p.reference_solutions
+    return sorted(range(len(refs)), key=lambda ri: (strength.fold_rank_key(cfg.held_out_seed, p.id, refs[ri].language,
+                                                                          refs[ri].code), ri))
+
+
+def run_voters(cases: list[Case], cfg: ValidateConfig, runner: Runner, tally: Counter) -> None:
+    """The voters on every test at the run limit; a voter that did not build or run is replaced by
+    the next reference in `voter_order`, until `vote_references` voters ran or none is left."""
+    order = {id(c): voter_order(c.p, cfg) for c in cases}
+    started: dict[int, list[int]] = {id(c): [] for c in cases}
+    while True:
+        streams: dict[tuple[int, int, int], Stream] = {}
+        for ci, c in enumerate(cases):
+            mine = started[id(c)]
+            want = cfg.vote_references or len(c.p.reference_solutions)
+            short = want - sum(c.ref_status.get(ri) == "ok" for ri in mine)
+            new = sorted([ri for ri in order[id(c)] if ri not in mine][:max(short, 0)])
+            mine += new
+            probe = replace(c.p, time_limit_s=run_limit(c.p, cfg))
+            for ri in new:
+                ref = c.p.reference_solutions[ri]
+                for run in range(2 if compares_outputs(c.p, cfg) else 1):
+                    streams[(ci, ri, run)] = runner.stream(f"p{ci}r{ri}x{run}", probe, ref.language, ref.code,
+                                                           list(range(len(c.p.tests))), run,
+                                                           presume_after=probe_presume(c.p, cfg))
+        if not streams:
+            break
+        run_tallied(runner, list(streams.values()), "validate: reference runs", tally, "voters")
+        for (ci, ri, run), s in streams.items():
+            cases[ci].ref_runs[(ri, run)] = s.results
+            cases[ci].ref_status[ri] = program_status(cases[ci].ref_runs[(ri, 0)])
     for c in cases:
         for ri in range(len(c.p.reference_solutions)):
-            c.ref_status[ri] = program_status(c.ref_runs[(ri, 0)])
+            if ri not in started[id(c)]:
+                c.ref_runs[(ri, 0)], c.voted[ri], c.timed[ri] = {}, set(), set()
+        update_statuses(c)
+
+
+def probe_presume(p: Problem, cfg: ValidateConfig) -> int:
+    # Over the generous probe limit is far over any limit we would derive: one such run is enough.
+    return min(cfg.presume_slow_after, 1) if derives_limit(p, cfg) else cfg.presume_slow_after
+
+
+def update_statuses(c: Case) -> None:
+    """ok, CE / SE (no verdict on any test), or not_run (a non-voter nothing needed)."""
+    for ri in range(len(c.p.reference_solutions)):
+        runs = c.ref_runs.get((ri, 0))
+        c.ref_status[ri] = program_status(runs) if runs or ri not in c.voted else "not_run"
+
+
+TIMING_LARGEST = 3  # the largest inputs a non-voter is timed on (with each test group's largest)
+
+
+def limit_tests(p: Problem) -> list[int]:
+    """The tests that decide a derived limit ("the slowest that matters"): the largest inputs, and
+    each test group's largest (a group may stress what the largest input does not)."""
+    by_size = sorted(range(len(p.tests)), key=lambda i: (-len(p.tests[i].input), i))
+    largest: dict[str, int] = {}
+    for i in by_size:
+        if p.tests[i].group is not None:
+            largest.setdefault(p.tests[i].group, i)
+    return sorted(set(by_size[:TIMING_LARGEST]) | set(largest.values()))
+
+
+def run_timing(cases: list[Case], cfg: ValidateConfig, runner: Runner, tally: Counter) -> None:
+    """Non-voters on `limit_tests`, at the run limit, where the limit is still to be derived (not
+    stated, pinned, or already at its ceiling from the voters' times: more runs cannot change it)."""
+    streams: dict[tuple[int, int], Stream] = {}
+    for ci, c in enumerate(cases):
+        if c.limit_known or not c.voted:
+            continue
+        probe = replace(c.p, time_limit_s=run_limit(c.p, cfg))
+        tests = limit_tests(c.p)
+        for ri in c.non_voters():
+            ref = c.p.reference_solutions[ri]
+            c.voted[ri].update(tests)
+            c.timed[ri].update(tests)
+            streams[(ci, ri)] = runner.stream(f"p{ci}r{ri}t", probe, ref.language, ref.code, tests, 0,
+                                              presume_after=probe_presume(c.p, cfg))
+    run_reference_streams(runner, cases, streams, "validate: references timed on the largest tests", tally)
+
+
+def unsettled_tests(c: Case) -> list[int]:
+    """Tests the voters did not settle: some voter did not finish it with AC at the final limit
+    (a disagreement, a broken test, or a voter too slow there)."""
+    eff = c.judged_limit_s
+    voters = [ri for ri in ok_refs(c) if ri not in c.voted]
+    return [ti for ti in range(len(c.p.tests)) if any(at_limit(c.ref_runs[(ri, 0)][ti], eff) != "AC" for ri in voters)]
+
+
+def run_unsettled(cases: list[Case], cfg: ValidateConfig, runner: Runner, tally: Counter) -> None:
+    """Non-voters on the tests the voters did not settle, at the final limit: votes there are as
+    if every reference had run."""
+    streams: dict[tuple[int, int], Stream] = {}
+    for ci, c in enumerate(cases):
+        if not c.voted:
+            continue
+        todo = unsettled_tests(c)
+        final = replace(c.p, time_limit_s=c.final_limit_s)
+        for ri in c.non_voters():
+            c.voted[ri].update(todo)
+            unrun = [ti for ti in todo if ti not in c.ref_runs[(ri, 0)]]
+            if unrun and c.ref_status[ri] not in NOT_RUN:
+                ref = c.p.reference_solutions[ri]
+                streams[(ci, ri)] = runner.stream(f"p{ci}r{ri}u", final, ref.language, ref.code, unrun, 0)
+    run_reference_streams(runner, cases, streams, "validate: references on tests the voters did not settle", tally)
+
+
+def strength_stream(runner: Runner, name: str, c: Case, ri: int, tests: list[int], limit_s: float) -> Stream | None:
+    """Non-voter `ri` on `tests` at the final limit, to its first failure (all a pass/fail count
+    needs); None when it did not run at all, or its runs already fail one of them at `limit_s`."""
+    runs = c.ref_runs[(ri, 0)]
+    if c.ref_status[ri] in NOT_RUN or any(ti in runs and at_limit(runs[ti], limit_s) != "AC" for ti in tests):
+        return None
+    unrun = [ti for ti in tests if ti not in runs]
+    if not unrun:
+        return None
+    ref = c.p.reference_solutions[ri]
+    return runner.stream(name, replace(c.p, time_limit_s=c.final_limit_s), ref.language, ref.code, unrun, 0,
+                         stop_at_failure=True)
+
+
+def run_reference_strength(cases: list[Case], cfg: ValidateConfig, runner: Runner, tally: Counter,
+                           rejected: Callable[[Case], bool]) -> None:
+    """Non-voters on the kept tests (the choice is made here, as `judge_problem` would), so that the
+    in-sample TPR counts them: each passes every kept test or fails one."""
+    streams: dict[tuple[int, int], Stream] = {}
+    for ci, c in enumerate(cases):
+        if not c.voted or rejected(c):
+            continue
+        c.choice = c.choice or choose_tests(c.p.tests, c.candidates, cfg, catch_sets(c), reference_failures(c),
+                                            testgen_tiers(c.p))
+        for ri in c.non_voters():
+            c.strength_tests[ri] = c.strength_tests.get(ri, set()) | set(c.choice.kept)
+            if (s := strength_stream(runner, f"p{ci}r{ri}s", c, ri, c.choice.kept, c.judged_limit_s)) is not None:
+                streams[(ci, ri)] = s
+    run_reference_streams(runner, cases, streams, "validate: references on the kept tests", tally)
+
+
+def run_reference_streams(runner: Runner, cases: list[Case], streams: dict[tuple[int, int], Stream], desc: str,
+                          tally: Counter) -> None:
+    """Non-voters' streams ((case index, reference) -> stream): run, merged into their runs."""
+    if not streams:
+        return
+    run_tallied(runner, list(streams.values()), desc, tally, "non_voters")
+    for (ci, ri), s in streams.items():
+        c = cases[ci]
+        c.ref_runs[(ri, 0)] = {**c.ref_runs[(ri, 0)], **s.results}
+    for ci in {ci for ci, _ri in streams}:
+        update_statuses(cases[ci])
+
+
+def run_tallied(runner: Runner, streams: list[Stream], desc: str, tally: Counter, role: str) -> None:
+    """`runner.run`, with its executed / cached / presumed runs added to `tally` under `role`."""
+    before = (runner.executed, runner.cached, runner.presumed)
+    runner.run(streams, desc)
+    for name, b, a in zip(("executed", "cached", "presumed"), before, (runner.executed, runner.cached, runner.presumed),
+                          strict=True):
+        tally[f"{role}_runs_{name}"] += a - b
 
 
 def compares_outputs(p: Problem, cfg: ValidateConfig) -> bool:
@@ -344,7 +551,7 @@ def settle_time_limit(c: Case, cfg: ValidateConfig, timeout_scale: float = 1.0,
     p = c.p
     stated = limit_is_stated(p)
     accepted = [r["time_s"] or 0.0 for ri, st in c.ref_status.items() if st == "ok"
-                for r in c.ref_runs[(ri, 0)].values() if r["status"] == "AC"]
+                for r in c.timed_runs(ri) if r["status"] == "AC"]
     slowest = round(max(accepted), 4) if accepted else 0.0
     m = time_multipliers(p, cfg)
     ceiling, ceiling_from = max_time_limit(p, cfg)
@@ -400,9 +607,10 @@ def ok_refs(c: Case) -> list[int]:
 def vote_tests(c: Case, cfg: ValidateConfig) -> None:
     eff = c.judged_limit_s
     refs = ok_refs(c)
+    votes = {ri: c.vote_runs(ri) for ri in refs}
     for ti in range(len(c.p.tests)):
-        runs = {ri: c.ref_runs[(ri, 0)][ti] for ri in refs}
-        voters = [ri for ri in refs if at_limit(runs[ri], eff) not in TOO_SLOW]
+        runs = {ri: votes[ri][ti] for ri in refs if ti in votes[ri]}  # a non-voter votes where it ran to vote
+        voters = [ri for ri in runs if at_limit(runs[ri], eff) not in TOO_SLOW]
         if not refs:
             cls = "unverified"
         elif not voters:
@@ -410,7 +618,7 @@ def vote_tests(c: Case, cfg: ValidateConfig) -> None:
         else:
             cls = classify_test([at_limit(runs[ri], eff) for ri in voters], cfg.policy)
         if cls == "valid" and compares_outputs(c.p, cfg):
-            if any(runs[ri]["output"] != c.ref_runs[(ri, 1)][ti]["output"] for ri in voters):
+            if any(runs[ri]["output"] != c.ref_runs[(ri, 1)][ti]["output"] for ri in voters if (ri, 1) in c.ref_runs):
                 cls = "nondeterministic"
         slowest = max((runs[ri]["time_s"] or 0.0 for ri in voters), default=0.0)
         c.slow.append(bool(voters) and slowest > cfg.slow_fraction * eff)
@@ -497,7 +705,17 @@ def reference_failures(c: Case) -> dict[int, set[int]]:
     """Per candidate test: the references that ran (`ok_refs`) and do not pass it, i.e. whose run
     there is not AC at the final limit (too slow there, or outvoted under policy `majority`)."""
     eff, refs = c.judged_limit_s, ok_refs(c)
-    return {ti: {ri for ri in refs if at_limit(c.ref_runs[(ri, 0)][ti], eff) != "AC"} for ti in c.candidates}
+    votes = {ri: c.vote_runs(ri) for ri in refs}
+    return {ti: {ri for ri in refs if ti in votes[ri] and at_limit(votes[ri][ti], eff) != "AC"} for ti in c.candidates}
+
+
+def measured_failures(c: Case) -> dict[int, set[int]]:
+    """As `reference_failures`, from every run (a non-voter's strength runs too): what in-sample TPR
+    counts. A non-voter counts as passing a candidate it was not run on; on the kept tests it ran to
+    its first failure, so there it is exact."""
+    eff, refs = c.judged_limit_s, ok_refs(c)
+    runs = {ri: c.ref_runs[(ri, 0)] for ri in refs}
+    return {ti: {ri for ri in refs if ti in runs[ri] and at_limit(runs[ri][ti], eff) != "AC"} for ti in c.candidates}
 
 
 def strength_of(tests: set[int], n_correct: int, ref_fails: dict[int, set[int]],
@@ -691,11 +909,36 @@ def early_reject(c: Case, cfg: ValidateConfig) -> Rejection | None:
     """A reject that holds whatever the caps and wrong solutions do."""
     n_refs = len(c.p.reference_solutions)
     if n_refs and not ok_refs(c):
+        if (why := checker_build_failure(c)) is not None:
+            return why, None
         bad = sorted(set(c.ref_status.values()))
         return (f"no reference solution compiled and ran (statuses: {', '.join(bad)})",
                 "no reference solution compiled and ran")
     if not n_refs and cfg.unverified == "reject":
-        return "no reference solution to verify the tests (unverified: reject)", "no reference solution to verify the tests"
+        return ("no reference solution to verify the tests (unverified: reject; --set validate.unverified=keep keeps "
+                "them, marked unverified)", "no reference solution to verify the tests")
+    return None
+
+
+# How the judge reports a checker (or interactor) program it could not build, on every test as SE
+# (evaluator/verdict/checkers.py `prepare`; an interactor's behind "the interactor failed: "): not a
+# reference's failure, so its own reason. A bundle (Kattis program directory) "does not build".
+_CHECKER_BUILD = ("checker does not compile: ", "checker does not build: ")
+
+
+def checker_build_failure(c: Case) -> str | None:
+    """The reject reason where every reference got SE because the checker or interactor program did
+    not compile (with its compiler's first line), else None."""
+    if any(st != "SE" for st in c.ref_status.values()):
+        return None
+    for runs in c.ref_runs.values():
+        for r in runs.values():
+            diff = str(r.get("diff") or "").removeprefix("the interactor failed: ")
+            head = next((h for h in _CHECKER_BUILD if diff.startswith(h)), None)
+            if head is not None:
+                line = next((x.strip() for x in diff[len(head):].splitlines() if x.strip()), "(no message)")
+                program = "interactor" if c.p.checker is not None and c.p.checker.kind == "interactor" else "checker"
+                return f"the {program} program did not compile: {line[:300]}"
     return None
 
 
@@ -703,8 +946,9 @@ def judge_problem(c: Case, cfg: ValidateConfig) -> tuple[Problem, Rejection | No
     """(the problem with its kept tests and `validation` column, the reject or None, the
     validation record, the kept test indices)."""
     p, counts = c.p, Counter(c.classes)
-    catches, ref_fails = catch_sets(c), reference_failures(c)
-    choice = c.choice or choose_tests(p.tests, c.candidates, cfg, catches, ref_fails, testgen_tiers(p))
+    catches = catch_sets(c)
+    choice = c.choice or choose_tests(p.tests, c.candidates, cfg, catches, reference_failures(c), testgen_tiers(p))
+    ref_fails = measured_failures(c)  # the same as the choice's where every reference votes
     kept = set(choice.kept)
     reasons = {"broken": "references disagree with the expected output", "ambiguous": "references disagree",
                "nondeterministic": "references' outputs differ between runs",
@@ -736,7 +980,7 @@ def judge_problem(c: Case, cfg: ValidateConfig) -> tuple[Problem, Rejection | No
         "tests_dropped": dropped,
         "references_total": n_refs,
         "references_ok": len(refs),
-        "references_failed_to_run": n_refs - len(refs),
+        "references_failed_to_run": sum(st in NOT_RUN for st in c.ref_status.values()),
         "references_too_slow": too_slow_counts(c),  # per reference: tests it did not finish in time/memory
         "time_limit": c.limit,
         "wrong_total": len(p.wrong_solutions),
@@ -751,6 +995,9 @@ def judge_problem(c: Case, cfg: ValidateConfig) -> tuple[Problem, Rejection | No
         # the same on solutions that had no part in the choice: k-fold (validate_heldout.py), held-out first when shown
         **held_out_fields(c, cfg),
     }
+    if c.voted:  # only where some references did not vote: other records stay as they were
+        validation["references_voting"] = n_refs - len(c.voted)
+        validation["references_not_run"] = sum(st == "not_run" for st in c.ref_status.values())
     groups = group_counts(p.tests, choice.kept)
     if groups:  # only where the source groups its tests: other records stay as they were
         validation["test_groups"] = groups
@@ -794,15 +1041,23 @@ def validate_problems(problems: list[Problem], cfg: ValidateConfig, *, evaluator
     evaluator = evaluator or EvaluatorConfig()
     runnable, aside = set_aside(problems, cfg)
     cases = [Case(p) for p in runnable]
-    this_run = run_programs(cases, cfg, evaluator, progress)
+    tally: Counter = Counter()
+    this_run = run_programs(cases, cfg, evaluator, progress, tally)
     result = decide(cases, aside, cfg)
-    result.stats.figures["this_run"] = {"wall_s": round(time.monotonic() - start, 2), **this_run}
+    result.stats.figures["this_run"] = {"wall_s": round(time.monotonic() - start, 2), **this_run,
+                                        **{f"{role}_runs_{k}": tally[f"{role}_runs_{k}"] for role in ("voters", "non_voters")
+                                           for k in ("executed", "cached", "presumed")}}
+    # what ran and what was skipped, by role (judge seconds: measured, so never in the problems' records)
+    result.stats.figures["reference_runs"] = reference_run_figures(cases, limit_tests)
     return result
 
 
-def run_programs(cases: list[Case], cfg: ValidateConfig, evaluator: EvaluatorConfig, progress: bool) -> dict[str, int]:
-    """Steps 2-5 (references, time limits, votes, wrong solutions) through one cache and one judge;
-    returns the run counts (`this_run`)."""
+def run_programs(cases: list[Case], cfg: ValidateConfig, evaluator: EvaluatorConfig, progress: bool,
+                 tally: Counter | None = None) -> dict[str, int]:
+    """Steps 2-5 (references, time limits, votes, wrong solutions, the strength runs) through one
+    cache and one judge; returns the run counts (`this_run`), and adds the references' to `tally`
+    (voters_runs_ / non_voters_runs_ executed, cached, presumed)."""
+    tally = Counter() if tally is None else tally
     try:
         pins = read_pins(cfg.pinned_limits)
     except ValueError as e:
@@ -811,12 +1066,11 @@ def run_programs(cases: list[Case], cfg: ValidateConfig, evaluator: EvaluatorCon
     runner = Runner(evaluator, cache, executor=cfg.executor, ray_address=cfg.ray_address,
                     presume_after=cfg.presume_slow_after, progress=progress)
     try:
-        run_references(cases, cfg, runner)
-        for c in cases:
-            settle_time_limit(c, cfg, evaluator.timeout_scale, pins)
-            vote_tests(c, cfg)
+        run_references(cases, cfg, runner, tally, evaluator.timeout_scale, pins)
         run_wrong_solutions(cases, cfg, runner, lambda c: hopeless(c, cfg))
-        measure_held_out(cases, cfg, runner, evaluator.timeout_scale, lambda c: hopeless(c, cfg), held_out_steps())
+        run_reference_strength(cases, cfg, runner, tally, lambda c: hopeless(c, cfg))
+        measure_held_out(cases, cfg, runner, evaluator.timeout_scale, lambda c: hopeless(c, cfg),
+                         held_out_steps(tally))
     except KeyboardInterrupt:  # SIGINT / SIGTERM: the runner killed the judges; say what a rerun starts from
         raise StageInterrupted(runner.kept()) from None
     finally:
@@ -825,11 +1079,15 @@ def run_programs(cases: list[Case], cfg: ValidateConfig, evaluator: EvaluatorCon
     return {"runs_executed": runner.executed, "runs_cached": runner.cached, "runs_presumed_too_slow": runner.presumed}
 
 
-def held_out_steps() -> SimpleNamespace:
+def held_out_steps(tally: Counter) -> SimpleNamespace:
     """The steps validate_heldout re-runs per fold, handed to it (it never imports this module)."""
+    def run_refs(runner: Runner, cases: list[Case], streams: dict[tuple[int, int], Stream], desc: str) -> None:
+        run_reference_streams(runner, cases, streams, desc, tally)
+
     return SimpleNamespace(Case=Case, ok_refs=ok_refs, settle_time_limit=settle_time_limit, vote_tests=vote_tests,
                            choose_tests=choose_tests, reference_failures=reference_failures,
-                           testgen_tiers=testgen_tiers, wrong_stream=wrong_stream)
+                           testgen_tiers=testgen_tiers, wrong_stream=wrong_stream, strength_stream=strength_stream,
+                           run_reference_streams=run_refs)
 
 
 def hopeless(c: Case, cfg: ValidateConfig) -> bool:

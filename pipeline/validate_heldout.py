@@ -18,7 +18,13 @@ measurement); the held-out figure estimates how that choice does on code it has 
 pessimistically (each fold's choice sees (k-1)/k of the solutions). A lone reference cannot be held
 out (someone must vote): such a problem has no held-out TPR (`held_out.no_tpr`), never 100%.
 
-Runs: references already ran on every test. Known-wrong solutions ran to their first failure on
+Runs: the voting references (validate's `vote_references`) already ran on every test, the others
+where they vote (tests the voters did not settle, the largest tests timed for a limit) and on the
+production kept tests; a held-out one of those also runs on its fold's kept tests, to its first
+failure (so its pass/fail there is exact; it counts as passing candidates it never ran, in
+`before_caps`). A fold's shadow counts each non-voter's votes and times on the same tests as
+production does, so the voters, spread over the folds by the same seeded order, settle the rest.
+Known-wrong solutions ran to their first failure on
 the production candidates; only what a fold needs is added, each to its first failure: a wrong
 solution not yet caught, on the tests a fold makes candidates that production did not (`extra`),
 and a held-out one no kept test of its fold is seen to catch, on those kept tests it has not run.
@@ -81,7 +87,8 @@ def make_folds(c: Case, cfg: ValidateConfig, timeout_scale: float, steps: Any) -
         if not out_refs and not out_wrong:
             continue
         status = {ri: HELD_OUT if ri in out_refs else st for ri, st in c.ref_status.items()}
-        shadow = Case(p, ref_runs=c.ref_runs, ref_status=status)
+        # non-voters (validate.vote_references) vote and are timed on the same tests as in production
+        shadow = Case(p, ref_runs=c.ref_runs, ref_status=status, voted=c.voted, timed=c.timed)
         settle_time_limit(shadow, cfg, timeout_scale)  # the fold's references alone set its limit...
         if shadow.judged_limit_s > c.judged_limit_s:  # (a pinned final limit: wrong runs were cut there)
             shadow.final_limit_s, shadow.judged_limit_s = c.final_limit_s, c.judged_limit_s
@@ -113,8 +120,10 @@ def measure_held_out(cases: list[Case], cfg: ValidateConfig, runner: Runner, tim
             if st == "ok" and not catches_at(c, wi, c.judged_limit_s, set(c.wrong_runs[wi])):
                 streams[(ci, wi)] = wrong_stream(runner, f"p{ci}w{wi}h", final, c.p.wrong_solutions[wi], extra)
     _run(runner, todo, streams, "validate: wrong solutions on tests a held-out fold adds")
-    # 2. each fold's choice; a held-out wrong solution its kept tests are not seen to catch runs on them
+    # 2. each fold's choice; a held-out wrong solution its kept tests are not seen to catch runs on them,
+    # and a held-out reference that did not vote on every test runs on them (it ran wherever it voted)
     streams = {}
+    ref_streams: dict[tuple[int, int], Stream] = {}
     for ci, c in enumerate(todo):
         final = replace(c.p, time_limit_s=c.final_limit_s)
         tiers = testgen_tiers(c.p)
@@ -124,12 +133,17 @@ def measure_held_out(cases: list[Case], cfg: ValidateConfig, runner: Runner, tim
             training = {wi: catches_at(c, wi, s.judged_limit_s, cands) for wi, st in c.wrong_status.items()
                         if st == "ok" and wi not in f.wrong}
             f.kept = choose_tests(c.p.tests, s.candidates, cfg, training, reference_failures(s), tiers).kept
+            for ri in sorted(f.refs & set(c.voted)):  # a held-out non-voter: to its first failure on them
+                c.strength_tests[ri] = c.strength_tests.get(ri, set()) | set(f.kept)
+                if (rs := steps.strength_stream(runner, f"p{ci}r{ri}h", c, ri, f.kept, s.judged_limit_s)) is not None:
+                    ref_streams[(ci, ri)] = rs
             for wi in sorted(f.wrong):
                 ran = wrong_results(c, wi)
                 unrun = [ti for ti in f.kept if ti not in ran or ran[ti].get("presumed")]
                 if not catches_at(c, wi, s.judged_limit_s, set(f.kept)) and unrun:  # in one fold only
                     streams[(ci, wi)] = wrong_stream(runner, f"p{ci}w{wi}k", final, c.p.wrong_solutions[wi], unrun)
     _run(runner, todo, streams, "validate: held-out wrong solutions on their fold's kept tests")
+    steps.run_reference_streams(runner, todo, ref_streams, "validate: held-out references on their fold's kept tests")
     for c in todo:
         c.held_out = held_out_records(c, folds[id(c)], cfg)
 
@@ -148,7 +162,7 @@ def held_out_records(c: Case, folds: list[Fold], cfg: ValidateConfig) -> dict[st
         s = f.shadow
         eff = s.judged_limit_s
         for tests, out in ((set(f.kept), kept), (set(s.candidates), before)):
-            passing = sum(all(at_limit(c.ref_runs[(ri, 0)][ti], eff) == "AC" for ti in tests) for ri in f.refs)
+            passing = sum(passes(c.ref_runs[(ri, 0)], tests, eff) for ri in f.refs)
             failing = sum(bool(catches_at(c, wi, eff, tests)) for wi in f.wrong)
             out.append(strength.record(len(f.refs), passing, len(f.wrong), failing))
     refs = sum(st == "ok" for st in c.ref_status.values())
@@ -156,6 +170,13 @@ def held_out_records(c: Case, folds: list[Fold], cfg: ValidateConfig) -> dict[st
             "info": {"folds": cfg.held_out_folds, "seed": cfg.held_out_seed,
                      "no_tpr": "one reference that ran: it cannot be held out" if refs == 1 else (
                          "no reference that ran" if refs == 0 else None)}}
+
+
+def passes(runs: dict[int, dict[str, Any]], tests: set[int], limit_s: float) -> bool:
+    """No run of `tests` fails at `limit_s`. A reference that voted ran every test; one that did not
+    ran a fold's kept tests to its first failure (exact there), and counts as passing candidates it
+    was not run on."""
+    return not any(ti in runs and at_limit(runs[ti], limit_s) != "AC" for ti in tests)
 
 
 def empty_records(cfg: ValidateConfig, why: str | None) -> dict[str, Any]:

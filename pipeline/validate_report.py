@@ -27,6 +27,41 @@ def judge_seconds(c: Any) -> dict[str, float]:
             "wrong": sum(map(total, c.wrong_runs.values())) + sum(map(total, c.held_out_runs.values()))}
 
 
+def reference_run_figures(cases: list[Any], limit_tests) -> dict[str, Any]:
+    """stats.json's `reference_runs`: who ran what (validate's `vote_references`; the runs executed /
+    cached / presumed per role are this_run's, as they depend on the cache): the references that
+    voted and those that did not, the non-voters' runs (`runs`) and those skipped by reason
+    (per reference and test it never ran: `limit_known`: a largest test, not timed because the limit
+    was stated, pinned or at its ceiling from the voters' times; `after_first_failure`: a kept test
+    after its first failure there; `settled_by_voters`: any other, which the voters settled), and
+    the judge seconds by role (measured, cached runs included)."""
+    skipped = {"settled_by_voters": 0, "limit_known": 0, "after_first_failure": 0}
+    ran = 0
+    seconds = {"voters": 0.0, "non_voters": 0.0, "wrong": 0.0}
+    problems = 0
+    for c in cases:
+        problems += bool(c.voted)
+        timing = set(limit_tests(c.p)) if c.voted and c.limit_known else set()
+        for (ri, run), runs in c.ref_runs.items():
+            seconds["non_voters" if ri in c.voted else "voters"] += sum(
+                r.get("time_s") or 0.0 for r in runs.values() if not r.get("presumed"))
+            if ri not in c.voted or run:
+                continue
+            ran += len(runs)
+            for ti in range(len(c.p.tests)):
+                if ti in runs:
+                    continue
+                why = ("limit_known" if ti in timing else
+                       "after_first_failure" if ti in c.strength_tests.get(ri, ()) else "settled_by_voters")
+                skipped[why] += 1
+        seconds["wrong"] += judge_seconds(c)["wrong"]
+    return {"problems_with_non_voters": problems,
+            "references_voting": sum(len(c.p.reference_solutions) - len(c.voted) for c in cases),
+            "references_not_voting": sum(len(c.voted) for c in cases),
+            "non_voters_runs": ran, "non_voters_skipped": skipped,
+            "judge_s": {k: round(v, 2) for k, v in seconds.items()}}
+
+
 def report_schema():
     """report.parquet's columns (typed, so that a report without rows still has them)."""
     import pyarrow as pa

@@ -42,5 +42,9 @@ def main(
         r = s["this_run"]
         typer.echo(f"validate: time limits {s['time_limits']}; {r['runs_executed']} runs executed, "
                    f"{r['runs_cached']} cached, {r['runs_presumed_too_slow']} presumed too slow")
+        rr = s.get("reference_runs") or {}
+        if rr.get("references_not_voting"):  # vote_references: who ran on what (docs/validate.md)
+            typer.echo(f"validate: references {rr['references_voting']} voting, {rr['references_not_voting']} not; "
+                       f"their runs {rr['non_voters_runs']}, skipped {rr['non_voters_skipped']}")
 
     run_stage_command(stage, problems, out_dir, params=params, set_=set_, progress=progress, debug=debug, report=report)

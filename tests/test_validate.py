@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pyarrow.parquet as pq
 import pytest
@@ -82,11 +83,11 @@ def test_disagreeing_references_make_tests_ambiguous(cfg):
     assert maj.kept[0].extra["validation"]["tests_ambiguous"] == 3  # 1 of 2 is not a majority
 
 
-def test_problem_below_min_tests_is_rejected_and_unverified_is_kept(cfg):
+def test_problem_below_min_tests_is_rejected_and_unverified_is_kept_on_request(cfg):
     few = stdio_problem("t/few", sum_tests(3, wrong=0), [ReferenceSolution("python", SUM)])
     noref = stdio_problem("t/noref", sum_tests(4), [])
     cerr = stdio_problem("t/ce", sum_tests(4), [ReferenceSolution("cpp", "int main( {")])
-    res = validate_problems([few, noref, cerr], cfg, evaluator=EV, progress=False)
+    res = validate_problems([few, noref, cerr], replace(cfg, unverified="keep"), evaluator=EV, progress=False)
     assert [p.id for p in res.kept] == ["t/noref"]
     assert res.kept[0].extra["validation"]["status"] == "unverified"
     reasons = {p.id: r for p, r in res.rejects}
@@ -95,8 +96,10 @@ def test_problem_below_min_tests_is_rejected_and_unverified_is_kept(cfg):
     # counted by category, without the problem's particulars
     assert res.stats.as_dict()["rejected_by_reason"] == {"no reference solution compiled and ran": 1,
                                                          "too few valid tests after validation and caps": 1}
-    rej = validate_problems([noref], ValidateConfig(unverified="reject", cache_path=cfg.cache_path), evaluator=EV, progress=False)
+    # the default fails closed: nobody verified those tests; the reason says how to keep them
+    rej = validate_problems([noref], ValidateConfig(cache_path=cfg.cache_path), evaluator=EV, progress=False)
     assert rej.rejects[0][1].startswith("no reference solution")
+    assert "--set validate.unverified=keep" in rej.rejects[0][1]
     assert rej.stats.as_dict()["rejected_by_reason"] == {"no reference solution to verify the tests": 1}
 
 
@@ -149,7 +152,7 @@ def test_a_change_of_evaluator_code_rejudges_instead_of_replaying_the_cache(cfg,
 def test_stats_account_for_every_test(cfg):
     probs = [stdio_problem(f"t/{i}", sum_tests(6, wrong=i), [ReferenceSolution("python", SUM)]) for i in range(3)]
     probs.append(stdio_problem("t/none", sum_tests(4), []))
-    s = validate_problems(probs, cfg, evaluator=EV, progress=False).stats.as_dict()
+    s = validate_problems(probs, replace(cfg, unverified="keep"), evaluator=EV, progress=False).stats.as_dict()
     t = s["tests"]
     assert t["tests_in"] == t["tests_valid"] + t["tests_broken"] + t["tests_ambiguous"] + t["tests_nondeterministic"] + t["tests_unverified"]
     assert t["tests_valid"] + t["tests_unverified"] == t["tests_kept"] + t["tests_oversize"] + t["tests_capped"]
@@ -305,7 +308,8 @@ def test_the_stage_counts_its_rejects_by_category_and_keeps_their_full_reasons(t
     rejects = [json.loads(line) for line in (tmp_path / "out" / "rejects.jsonl").read_text().splitlines()]
     assert [(r["id"], r["stage"]) for r in rejects] == [("t/bad", "validate"), ("t/noref", "validate"),
                                                         ("t/inter", "validate")]
-    assert rejects[1]["reason"] == "no reference solution to verify the tests (unverified: reject)"
+    assert rejects[1]["reason"] == ("no reference solution to verify the tests (unverified: reject; --set "
+                                    "validate.unverified=keep keeps them, marked unverified)")
     assert rejects[2]["reason"].startswith("interactive problem: it has no interactor program")
     assert pq.read_table(tmp_path / "out" / "report.parquet").num_rows == 0
 

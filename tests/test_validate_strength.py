@@ -72,7 +72,8 @@ def test_by_source_and_by_difficulty_add_up_to_the_kept_figure(cache):
              problem("a/2", [case(i, 1) for i in range(3)], [SUM], wrong=WRONG[1:], difficulty="hard"),
              replace(problem("b/1", [case(0, 1), case(2, 3)], [SUM], wrong=WRONG[:1]), source="b"),  # nothing catches it
              replace(problem("b/2", [case(i, 1) for i in range(3)], []), source="b")]  # unverified, nothing to measure
-    res = validate_problems(probs, ValidateConfig(min_tests=2, cache_path=cache), evaluator=EV, progress=False)
+    res = validate_problems(probs, ValidateConfig(min_tests=2, unverified="keep", cache_path=cache), evaluator=EV,
+                            progress=False)
     assert sorted(p.id for p in res.kept) == ["a/1", "a/2", "b/1", "b/2"]
     s = res.stats.as_dict()["strength"]
     assert s["kept"] == strength.record(correct=4, correct_passing=3, incorrect=6, incorrect_failing=3)
@@ -82,7 +83,7 @@ def test_by_source_and_by_difficulty_add_up_to_the_kept_figure(cache):
         assert strength.add(groups.values()) == s["kept"]
     assert s["by_source"]["b"] == strength.record(correct=1, correct_passing=1, incorrect=1, incorrect_failing=0)
     # a rejected problem is not in the kept figures
-    strict = ValidateConfig(min_tests=3, cache_path=cache)
+    strict = ValidateConfig(min_tests=3, unverified="keep", cache_path=cache)
     fewer = validate_problems(probs, strict, evaluator=EV, progress=False).stats.as_dict()["strength"]
     assert fewer["kept"] == strength.record(correct=3, correct_passing=2, incorrect=5, incorrect_failing=3)
 
