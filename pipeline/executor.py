@@ -1,7 +1,8 @@
 """Where a heavy stage runs its work: `executor: local` (this machine, the default) or `ray` (a Ray
 cluster: `ray_address` null starts a local one, `auto` or `ray://host:port` joins one).
 
-Every heavy stage's config carries the two fields (`ExecutionFields`); judging goes through
+Every heavy stage's config carries these fields (`ExecutionFields`: with the bound of the stage's
+result cache, `cache_max_mb`); judging goes through
 `microcoder.pipeline.evaluator.factory.make_evaluator`, which returns the local sandboxed pool or its Ray
 counterpart with the same interface. This module imports nothing of the evaluator, so a stage
 that only needs the setting (dedup) does not depend on the judging code.
@@ -26,9 +27,16 @@ class ExecutionFields:
         "help": "local (this machine) | ray (a Ray cluster; see docs/scale-out.md)."})
     ray_address: str | None = field(default=None, metadata={
         "help": "executor=ray: null starts a local Ray cluster; `auto` or `ray://host:port` joins one."})
+    # 2 GB: ~10 M of validate's runs (~200 file bytes each); testgen's rows hold whole outputs (~1 MB a
+    # problem), so it keeps the ~2,000 problems used last, and a rerun of those re-executes nothing.
+    cache_max_mb: int = field(default=2048, metadata={
+        "help": "Most MB of the stage's result cache file (validate, testgen; none elsewhere): least recently "
+                "used rows are evicted when a run ends (docs/DEVELOPING.md, Caches)."})
 
     def __post_init__(self) -> None:
         check_executor(self.executor, self.ray_address)
+        if not (isinstance(self.cache_max_mb, int) and self.cache_max_mb > 0):
+            raise ValueError(f"cache_max_mb must be a whole number of MB > 0, got {self.cache_max_mb!r}")
 
 
 # `auto`, ray://host[:port] (Ray Client) or host:port (a node of the cluster, GCS port)

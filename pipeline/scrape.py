@@ -100,6 +100,8 @@ class ScrapeConfig:
     http_cache_dir: str | None = field(default=".cache/microcoder/http", metadata={
         "help": "On-disk HTTP cache for live sources (git-ignored, not a DVC out); null disables it."})
     refresh_http_cache: bool = field(default=False, metadata={"help": "Refetch instead of using cached responses."})
+    http_cache_max_mb: int = field(default=HttpConfig.cache_max_mb, metadata={
+        "help": "Most MB of the HTTP cache's files: the least recently used are deleted when a source's client closes."})
     user_agent: str = field(default=HttpConfig.user_agent, metadata={"help": "User-Agent for live sources."})
     min_interval_s: float = field(default=1.0, metadata={"help": "Minimum seconds between requests to one host."})
     max_retries: int = field(default=5, metadata={"help": "HTTP retries on 429/5xx/transport errors."})
@@ -121,7 +123,7 @@ class ScrapeConfig:
         return HttpConfig(user_agent=self.user_agent, min_interval_s=self.min_interval_s if min_interval_s is None
                           else float(min_interval_s), max_retries=self.max_retries, backoff_s=self.backoff_s,
                           max_backoff_s=self.max_backoff_s, timeout_s=self.timeout_s, cache_dir=self.http_cache_dir,
-                          refresh=self.refresh_http_cache)
+                          refresh=self.refresh_http_cache, cache_max_mb=self.http_cache_max_mb)
 
 
 @dataclass
@@ -133,7 +135,7 @@ class SourceStats:
     rejected_by_reason: Counter = field(default_factory=Counter)
     skipped: dict[str, int] = field(default_factory=dict)
     error: str | None = None
-    http: dict[str, int] | None = None
+    http: dict[str, Any] | None = None
     origin: dict[str, Any] | None = None  # what was read: local files and sizes, or a dataset's revision
     # {problem type: {"kept": n, "rejected": m}}, the type as `problem_type` says (kept + rejected = read)
     by_type: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -257,8 +259,8 @@ def run_sources(cfg: ScrapeConfig, rejects: RejectsWriter, *, since: str | None 
         finally:
             bar.close()
             if client is not None:
-                stats.http = dict(client.stats)
-                client.close()
+                client.close()  # trims the HTTP cache: its figures are final after it
+                stats.http = {**client.stats, "cache": client.cache_figures()}
         stats.skipped = dict(ctx.skipped)
         http_origin = {"http": client.origin()} if client is not None else {}
         stats.origin = {**local_origin(entry.options), **ctx.origin, **http_origin} or None
@@ -291,8 +293,8 @@ def local_paths(cfg: ScrapeConfig) -> dict[str, str]:
 
 def check_dvc_tracks(cfg: ScrapeConfig, dvc_yaml: str | Path, stage: str) -> None:
     """Under `dvc repro`: every local source path must be a dep of this stage, or a file added to a
-    source folder never reruns scrape (DVC hashes deps, not params' paths). A ConfigError says which
-    path to add; `python tests/test_dvc_deps.py --write` writes them from params.yaml."""
+    source folder never reruns scrape (DVC hashes deps, not params' paths). A ConfigError names
+    every path that is not, and the command that adds them (`microcoder deps --write`)."""
     import yaml
 
     from microcoder.pipeline.stage import ConfigError
@@ -301,12 +303,16 @@ def check_dvc_tracks(cfg: ScrapeConfig, dvc_yaml: str | Path, stage: str) -> Non
     spec = ((yaml.safe_load(dvc_yaml.read_text()) or {}).get("stages") or {}).get(stage) or {}
     root = dvc_yaml.parent.resolve()
     deps = [(root / str(d)).resolve() for d in spec.get("deps") or []]
-    for name, path in local_paths(cfg).items():
+
+    def tracked(path: str) -> bool:
         where = (root / path).resolve()
-        if not any(where == d or d in where.parents for d in deps):
-            raise ConfigError(f"source {name!r} reads {path}, which is not a dep of the `{stage}` stage in {dvc_yaml}: "
-                              f"new files there would never rerun it. Add `- {path}` under its deps (or run "
-                              "`python tests/test_dvc_deps.py --write`).")
+        return any(where == d or d in where.parents for d in deps)
+
+    untracked = [f"{name} ({path})" for name, path in local_paths(cfg).items() if not tracked(path)]
+    if untracked:
+        raise ConfigError(f"enabled sources whose path is not a dep of the `{stage}` stage in {dvc_yaml}, so new files "
+                          f"there would never rerun it: {', '.join(untracked)}; run "
+                          "`microcoder deps --write`, then `dvc repro`")
 
 
 class Scrape(Stage):

@@ -1053,7 +1053,7 @@ def validate_problems(problems: list[Problem], cfg: ValidateConfig, *, evaluator
 
 
 def run_programs(cases: list[Case], cfg: ValidateConfig, evaluator: EvaluatorConfig, progress: bool,
-                 tally: Counter | None = None) -> dict[str, int]:
+                 tally: Counter | None = None) -> dict[str, Any]:
     """Steps 2-5 (references, time limits, votes, wrong solutions, the strength runs) through one
     cache and one judge; returns the run counts (`this_run`), and adds the references' to `tally`
     (voters_runs_ / non_voters_runs_ executed, cached, presumed)."""
@@ -1062,9 +1062,10 @@ def run_programs(cases: list[Case], cfg: ValidateConfig, evaluator: EvaluatorCon
         pins = read_pins(cfg.pinned_limits)
     except ValueError as e:
         raise ConfigError(f"validate.pinned_limits: {e}") from None
-    cache = ResultCache(cfg.cache_path)
+    cache = ResultCache(cfg.cache_path, max_mb=cfg.cache_max_mb)
     runner = Runner(evaluator, cache, executor=cfg.executor, ray_address=cfg.ray_address,
                     presume_after=cfg.presume_slow_after, progress=progress)
+    interrupted = False
     try:
         run_references(cases, cfg, runner, tally, evaluator.timeout_scale, pins)
         run_wrong_solutions(cases, cfg, runner, lambda c: hopeless(c, cfg))
@@ -1072,11 +1073,13 @@ def run_programs(cases: list[Case], cfg: ValidateConfig, evaluator: EvaluatorCon
         measure_held_out(cases, cfg, runner, evaluator.timeout_scale, lambda c: hopeless(c, cfg),
                          held_out_steps(tally))
     except KeyboardInterrupt:  # SIGINT / SIGTERM: the runner killed the judges; say what a rerun starts from
+        interrupted = True  # the cache's trim is left to the next run: the stage has 5 s to unwind
         raise StageInterrupted(runner.kept()) from None
     finally:
         runner.close()
-        cache.close()
-    return {"runs_executed": runner.executed, "runs_cached": runner.cached, "runs_presumed_too_slow": runner.presumed}
+        cache.close(trim_file=not interrupted)
+    return {"runs_executed": runner.executed, "runs_cached": runner.cached, "runs_presumed_too_slow": runner.presumed,
+            "cache": cache.figures()}
 
 
 def held_out_steps(tally: Counter) -> SimpleNamespace:

@@ -8,7 +8,9 @@ references and generator programs print) share.
   settings (`verdict_key`), the problem as judged (style, entry point, starter code, checker,
   limits, the meta the judge reads: `problem_hash`), the program (`code_hash`), the test as judged
   (content and group: `judged_test_hash`) and the run index (a program run twice on one test is two
-  runs). A change to any of them misses; a change of speed alone (workers, caches) does not.
+  runs). A change to any of them misses; a change of speed alone (workers, caches) does not. The
+  file is bounded by size (`max_mb`: the stages' `cache_max_mb`), least recently used rows evicted,
+  never a running run's; `figures()` gives its size, rows, hits and evictions for the stats.
 - `Stream` and `Runner`: one program on one problem's tests, run in increasing input size, chunk
   by chunk, through one judge, so that a stream stops early (presumed too slow, or at its first
   failure) and an interrupt loses at most a chunk per stream; every chunk is committed to the
@@ -26,8 +28,11 @@ cached, so a rerun on a quieter machine runs them again.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import json
+import logging
+import os
 import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -99,34 +104,294 @@ def run_key(kind: str, problem_key: str, program_key: str, test_key: str, run: i
     return content_hash(kind, problem_key, program_key, test_key, str(run))
 
 
+DEFAULT_MAX_MB = 2048  # ExecutionFields.cache_max_mb: validate's and testgen's bound unless params say otherwise
+MB = 1 << 20
+TABLE_COLUMNS = "key TEXT PRIMARY KEY, value TEXT NOT NULL, used INTEGER NOT NULL DEFAULT 0"  # used: last-use stamp
+LOW_WATER = 0.8  # a trim leaves the file at this share of its bound, so the next runs add rows before another
+TOUCH_BATCH = 65536  # hits stamped in one transaction (rowids: ~2 MB); fewer commits rewrite fewer pages
+TRIM_PASSES = 3  # a trim's estimate is checked on the compacted file; a rare second pass closes the gap
+
+
+@dataclass
+class _Session:
+    """What the caches of one file open in this process share: one run. `base` is the first stamp
+    of the run (rows stamped below it were last used by an earlier run), `tick` the last stamp
+    given; the last cache to close trims the file."""
+
+    base: int
+    size_before: int
+    tick: int = 0
+    open: int = 0
+    evicted: int = 0
+
+    def next_stamp(self) -> int:
+        self.tick = max(self.tick, self.base) + 1
+        return self.tick
+
+
+_sessions: dict[str, _Session] = {}
+_sessions_lock = threading.Lock()
+
+
+def file_bytes(path: str | Path) -> int:
+    """The cache's size: the bytes of its SQLite file (0 when absent)."""
+    try:
+        return os.stat(path).st_size
+    except FileNotFoundError:
+        return 0
+
+
+def cache_tables(db: sqlite3.Connection) -> list[str]:
+    """The file's cache tables (key, value, used), every one that `ResultCache` made or migrated."""
+    names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+    return [t for t in names if {"key", "value"} <= _columns(db, t)]
+
+
+def _columns(db: sqlite3.Connection, table: str) -> set[str]:
+    return {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    """Give every cache table of the file its last-used stamp (and the index eviction reads): a file
+    written before the bound (key, value) gets the column in place (no row rewritten; its rows count
+    as the least recently used)."""
+    for t in cache_tables(db):
+        if "used" not in _columns(db, t):
+            db.execute(f"ALTER TABLE {t} ADD COLUMN used INTEGER NOT NULL DEFAULT 0")
+        db.execute(f"CREATE INDEX IF NOT EXISTS {t}_used ON {t}(used)")
+
+
+def _last_stamp(db: sqlite3.Connection) -> int:
+    return max([db.execute(f"SELECT coalesce(max(used), 0) FROM {t}").fetchone()[0] for t in cache_tables(db)] or [0])
+
+
+def evict_lru(db: sqlite3.Connection, free: float, below: int | None = None, tables: list[str] | None = None) -> int:
+    """Delete the least recently used rows of `tables` (default every cache table of `db`; stamped
+    below `below`, when given) until their key and value bytes reach `free`; returns how many (not
+    committed)."""
+    if free <= 0:
+        return 0
+    cursors = [db.execute(f"SELECT used, rowid, length(key) + length(value), ? FROM {t} WHERE used < ? ORDER BY used",
+                          (t, 2**62 if below is None else below)) for t in tables or cache_tables(db)]
+    victims: dict[str, list[tuple[int]]] = {}
+    freed = 0
+    for _, rowid, size, table in heapq.merge(*cursors):
+        victims.setdefault(table, []).append((rowid,))
+        freed += size
+        if freed >= free:
+            break
+    for c in cursors:
+        c.close()
+    for table, rows in victims.items():
+        db.executemany(f"DELETE FROM {table} WHERE rowid = ?", rows)
+    return sum(len(rows) for rows in victims.values())
+
+
+def trim(path: str | Path, max_bytes: float) -> int:
+    """Bring the file at `path` down to `LOW_WATER` x `max_bytes` when it is over `max_bytes`: a
+    new file of the most recently used rows that fit, in place of the old one. Returns the rows
+    left out. (Deleting the others instead frees few whole pages, rows going here and there, so the
+    file would not shrink without a VACUUM on top; one copy of what is kept costs less than both.)"""
+    evicted = 0
+    for _ in range(TRIM_PASSES):
+        size = file_bytes(path)
+        if size <= max_bytes:
+            break
+        # a 2 GB file takes about a minute: say why the stage pauses at its end
+        logging.getLogger(__name__).info("result cache %s: %.0f MB, over its %.0f MB bound: keeping the rows "
+                                         "used last", path, size / MB, max_bytes / MB)
+        db = sqlite3.connect(str(path))
+        try:
+            _migrate(db)  # a file no ResultCache opened since the bound: its stamps count as the oldest
+            tables = cache_tables(db)
+            payload = sum(db.execute(f"SELECT total(length(key) + length(value)) FROM {t}").fetchone()[0] for t in tables)
+            # the payload that fits: the file holds size / payload bytes per payload byte now (at most)
+            tmp = Path(path).with_name(Path(path).name + ".compact")
+            n = _rebuild(db, tmp, _oldest_kept(db, tables, LOW_WATER * max_bytes * payload / max(size, 1)))
+        finally:
+            db.close()
+        if n == 0:
+            tmp.unlink(missing_ok=True)
+            break
+        os.replace(tmp, path)  # atomic: an interrupt leaves the old file whole
+        evicted += n
+    return evicted
+
+
+def _oldest_kept(db: sqlite3.Connection, tables: list[str], keep: float) -> dict[str, tuple[int, int]]:
+    """Per table, the (used, rowid) of its least recently used row to keep: the most recently used
+    rows of every table together whose key and value bytes fit in `keep` (stamp ties: newer rowid)."""
+    def newest_first(t: str):
+        for used, rowid, n in db.execute(f"SELECT used, rowid, length(key) + length(value) FROM {t} "
+                                         "ORDER BY used DESC, rowid DESC"):
+            yield used, rowid, n, t
+
+    oldest = dict.fromkeys(tables, (2**62, 0))  # nothing kept
+    total = 0
+    for used, rowid, n, t in heapq.merge(*(newest_first(t) for t in tables), reverse=True):
+        total += n
+        if total > keep:
+            break
+        oldest[t] = (used, rowid)
+    return oldest
+
+
+def _rebuild(db: sqlite3.Connection, tmp: Path, oldest: dict[str, tuple[int, int]]) -> int:
+    """Write the rows of `db` from `oldest` on (per table) into the new file `tmp`; returns the rows
+    left out."""
+    tmp.unlink(missing_ok=True)
+    db.execute("ATTACH DATABASE ? AS fresh", (str(tmp),))
+    left_out = 0
+    try:
+        for t, (used, rowid) in oldest.items():
+            db.execute(f"CREATE TABLE fresh.{t} ({TABLE_COLUMNS})")
+            kept = db.execute(f"INSERT INTO fresh.{t} (key, value, used) SELECT key, value, used FROM main.{t} "
+                              "WHERE (used, rowid) >= (?, ?) ORDER BY rowid", (used, rowid)).rowcount
+            left_out += db.execute(f"SELECT count(*) FROM main.{t}").fetchone()[0] - kept
+            db.execute(f"CREATE INDEX fresh.{t}_used ON {t}(used)")  # built once, sorted: cheaper than per row
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise
+    finally:
+        db.execute("DETACH DATABASE fresh")
+    return left_out
+
+
 class ResultCache:
     """key -> JSON value in the SQLite table `table` of the file `path` (created as needed); safe
-    to use from several threads (the runs' threads write as their chunks end)."""
+    to use from several threads (the runs' threads write as their chunks end).
 
-    def __init__(self, path: str | Path, table: str = "runs"):
+    Bounded by `max_mb` (the file's bytes), least recently used rows first. Every row carries the
+    stamp of its last use (`used`: a counter of the file, one step per batch of writes or hits, never
+    the clock); hits are stamped in batches (`TOUCH_BATCH`), so a read stays one SELECT. While a run
+    goes on (from the first open of the file in this process to its last close) none of its rows is
+    evicted: when the file is over the bound, the run's writes evict as many bytes of its table's
+    rows of earlier runs (whose pages the new rows then fill). The last close trims the file to
+    `LOW_WATER` of the bound, the run's own rows included, least recently used first (`trim`), so a
+    rerun of a run larger than the bound hits what fits. `figures()` says what the cache did. One
+    process at a time per file: another's run is not protected, and a trim replaces the file."""
+
+    def __init__(self, path: str | Path, table: str = "runs", max_mb: float = DEFAULT_MAX_MB):
         if not table.isidentifier():
             raise ValueError(f"table must be an identifier, got {table!r}")
-        self.path, self.table = Path(path), table
+        if not max_mb > 0:
+            raise ValueError(f"max_mb must be > 0, got {max_mb!r}")
+        self.path, self.table, self.max_mb = Path(path), table, max_mb
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(str(self.path), check_same_thread=False)
-        self.db.execute(f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        self.hits = self.misses = 0
+        self._touched: list[int] = []  # rowids of hits whose stamps are not written yet
+        self._written = 0  # bytes written since the last check of the bound
+        self._closed_figures: dict[str, Any] | None = None
         self._lock = threading.Lock()
+        with _sessions_lock:
+            self.session = _sessions.get(self._name)
+            before = file_bytes(self.path)
+            if self.session is None:
+                self.path.with_name(self.path.name + ".compact").unlink(missing_ok=True)  # an interrupted trim's
+            self.db = sqlite3.connect(str(self.path), check_same_thread=False)
+            try:
+                self.db.execute(f"CREATE TABLE IF NOT EXISTS {table} ({TABLE_COLUMNS})")
+                _migrate(self.db)
+                self.db.commit()
+                if self.session is None:
+                    self.session = _sessions[self._name] = _Session(_last_stamp(self.db) + 1, before)
+            except sqlite3.DatabaseError as e:
+                self.db.close()
+                raise OSError(f"result cache {self.path}: {e} (delete the file to start an empty cache)") from None
+            self.session.open += 1
+
+    @property
+    def _name(self) -> str:
+        return str(self.path.resolve())
 
     def get(self, key: str) -> dict[str, Any] | None:
         with self._lock:
-            row = self.db.execute(f"SELECT value FROM {self.table} WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+            row = self.db.execute(f"SELECT value, used, rowid FROM {self.table} WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                self.misses += 1
+                return None
+            self.hits += 1
+            if row[1] < self.session.base:  # stamped by an earlier run: this run uses it
+                self._touched.append(row[2])
+                if len(self._touched) >= TOUCH_BATCH:
+                    self._stamp_touched()
+                    self.db.commit()
+        return json.loads(row[0])
 
     def put_many(self, items: list[tuple[str, dict[str, Any]]]) -> None:
         if not items:
             return
+        rows = [(k, json.dumps(v)) for k, v in items]
         with self._lock:
-            self.db.executemany(f"INSERT OR REPLACE INTO {self.table} VALUES (?, ?)",
-                                [(k, json.dumps(v)) for k, v in items])
+            stamp = self._stamp()
+            self._stamp_touched()
+            self.db.executemany(f"INSERT OR REPLACE INTO {self.table} (key, value, used) VALUES (?, ?, ?)",
+                                [(k, v, stamp) for k, v in rows])
+            self._written += sum(len(k) + len(v) for k, v in rows)
+            if self._written >= max(self.max_mb * MB / 64, 64 * 1024):  # a stat now and then, not per chunk
+                if file_bytes(self.path) > self.max_mb * MB:
+                    # earlier runs' rows of this table only: its hits are stamped, another table's may not be
+                    n = evict_lru(self.db, self._written, below=self.session.base, tables=[self.table])
+                    with _sessions_lock:
+                        self.session.evicted += n
+                self._written = 0
             self.db.commit()
 
-    def close(self) -> None:
-        self.db.close()
+    def _stamp(self) -> int:
+        with _sessions_lock:
+            return self.session.next_stamp()
+
+    def _stamp_touched(self) -> None:
+        """Under the lock: write the stamps of the hits not stamped yet (the caller commits)."""
+        if self._touched:
+            stamp = self._stamp()
+            self.db.executemany(f"UPDATE {self.table} SET used = ? WHERE rowid = ?",
+                                [(stamp, r) for r in sorted(self._touched)])  # in file order: fewer page reads
+            self._touched = []
+
+    def close(self, trim_file: bool = True) -> None:
+        """Write the hits' stamps and close; the last cache of the file open in this process trims
+        it to its bound (`trim`; `trim_file` False leaves that to the next run: an interrupt)."""
+        if self._closed_figures is not None:
+            return
+        with self._lock:
+            self._stamp_touched()
+            self.db.commit()
+            with _sessions_lock:
+                self.session.open -= 1
+                last = self.session.open == 0
+                if last:
+                    del _sessions[self._name]
+            rows = None if last else self._rows(self.db)
+            self.db.close()
+            if last:
+                if trim_file:
+                    self.session.evicted += trim(self.path, self.max_mb * MB)
+                db = sqlite3.connect(str(self.path))
+                try:
+                    rows = self._rows(db)
+                finally:
+                    db.close()
+            self._closed_figures = {"size_mb_after": _mb(file_bytes(self.path)), "rows": rows}
+
+    @staticmethod
+    def _rows(db: sqlite3.Connection) -> int:
+        return sum(db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in cache_tables(db))
+
+    def figures(self) -> dict[str, Any]:
+        """What the cache did in this run: its file, bound and size (when the run began, and now:
+        after the trim, once closed), its rows (every table of the file), this table's hits and misses,
+        and the rows the trim evicted (on the figures of the cache closed last)."""
+        now = self._closed_figures or {"size_mb_after": _mb(file_bytes(self.path)), "rows": None}
+        looked = self.hits + self.misses
+        return {"path": str(self.path), "max_mb": self.max_mb, "size_mb_before": _mb(self.session.size_before),
+                **now, "hits": self.hits, "misses": self.misses,
+                "hit_rate": round(self.hits / looked, 4) if looked else None, "evicted": self.session.evicted}
+
+
+def _mb(n: int) -> float:
+    return round(n / MB, 3)
 
 
 def busy_machine(r: dict[str, Any]) -> bool:

@@ -4,16 +4,21 @@
 - retries with exponential backoff on 429/5xx and transport errors, honouring `Retry-After`;
 - a User-Agent that names the project;
 - an on-disk cache keyed by method + URL + body, so a rerun does not refetch. Listing calls pass
-  `ttl_s` so they are refreshed after a while; problem pages are cached for good.
+  `ttl_s` so they are refreshed after a while; problem pages are kept until the cache's bound
+  (`cache_max_mb`, the bytes of its files) evicts them: `close` deletes the least recently used
+  files down to `LOW_WATER` of the bound (`trim_cache`: earlier runs' files by mtime, which a hit
+  touches; this client's last, in the order it used them).
 """
 
 from __future__ import annotations
 
 import email.utils
 import hashlib
+import itertools
 import json
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +29,8 @@ import httpx
 from microcoder.pipeline.io import write_text_atomic
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+MB = 1 << 20
+LOW_WATER = 0.8  # a trim leaves the cache at this share of its bound, so the next runs add pages before another
 DEFAULT_USER_AGENT = "MicroCoder-dataset-builder/0.1 (research dataset of public programming problems; polite crawler)"
 
 
@@ -45,6 +52,14 @@ class HttpConfig:
     cache_dir: str | None = field(default=".cache/microcoder/http", metadata={
         "help": "On-disk response cache (null disables it). Keep it out of DVC outs and git."})
     refresh: bool = field(default=False, metadata={"help": "Ignore cached responses (still write new ones)."})
+    # 4 GB: ~80,000 problem pages of ~50 KB, every live platform's archive; a page evicted costs a
+    # refetch of at least min_interval_s, so the bound is generous.
+    cache_max_mb: int = field(default=4096, metadata={
+        "help": "Most MB of the response cache's files: the least recently used are deleted when a client closes."})
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.cache_max_mb, int) and self.cache_max_mb > 0):
+            raise ValueError(f"cache_max_mb must be a whole number of MB > 0, got {self.cache_max_mb!r}")
 
 
 class HttpClient:
@@ -53,14 +68,31 @@ class HttpClient:
         self.config = config or HttpConfig()
         self._sleep, self._clock = sleep, clock
         self._last: dict[str, float] = {}
-        self.stats = {"requests": 0, "cache_hits": 0, "retries": 0}
+        self.stats = {"requests": 0, "cache_hits": 0, "cache_misses": 0, "retries": 0}
         self._read: dict[str, str] = {}  # url -> what identifies the answer read (see `origin`)
         self._client = httpx.Client(headers={"User-Agent": self.config.user_agent}, timeout=self.config.timeout_s,
                                     follow_redirects=True, transport=transport)
         self._cache = Path(self.config.cache_dir) if self.config.cache_dir else None
+        self._used: dict[str, int] = {}  # cache file -> when this client last used it (a count): evicted last
+        self._uses = itertools.count(1)
+        self._grown = 0  # bytes this client added to the cache
+        self._trim: dict[str, Any] = {"size_mb_before": None, "size_mb_after": None, "files": None, "evicted": 0}
 
     def close(self) -> None:
+        """Close the connection and trim the cache to its bound (`trim_cache`)."""
         self._client.close()
+        if self._cache is not None and self._trim["files"] is None:
+            size, files, evicted = trim_cache(self._cache, self.config.cache_max_mb * MB, self._used)
+            self._trim = {"size_mb_before": _mb(size - self._grown), "size_mb_after": _mb(sum(files.values())),
+                          "files": len(files), "evicted": evicted}
+
+    def cache_figures(self) -> dict[str, Any]:
+        """The response cache in this client's run: its folder and bound, its size when the client
+        began and after the trim, its files, the hits and misses, and the files evicted (the trim's
+        figures are None until `close`)."""
+        hits, misses = self.stats["cache_hits"], self.stats["cache_misses"]
+        return {"path": str(self._cache) if self._cache else None, "max_mb": self.config.cache_max_mb, **self._trim,
+                "hits": hits, "misses": misses, "hit_rate": round(hits / (hits + misses), 4) if hits + misses else None}
 
     def get_text(self, url: str, params: dict[str, Any] | None = None, *, ttl_s: float | None = None) -> str:
         return self.request("GET", url, params=params, ttl_s=ttl_s)
@@ -83,6 +115,8 @@ class HttpClient:
             self.stats["cache_hits"] += 1
             self._read[f"{method} {url}"] = cached[1] or _body_digest(cached[0])
             return cached[0]
+        if self._cache is not None:
+            self.stats["cache_misses"] += 1
         text, etag = self._fetch(method, url, payload)
         self._cache_put(key, method, url, text, etag)
         self._read[f"{method} {url}"] = etag or _body_digest(text)
@@ -139,6 +173,9 @@ class HttpClient:
         return time.time()
 
     # --- cache ------------------------------------------------------------------------------
+    def _use(self, path: Path) -> None:
+        self._used[path.name] = next(self._uses)
+
     def _cache_file(self, key: str) -> Path | None:
         return self._cache / key[:2] / f"{key}.json" if self._cache else None
 
@@ -153,13 +190,53 @@ class HttpClient:
         if ttl_s is not None and time.time() - float(entry.get("fetched_at", 0)) > ttl_s:
             return None
         body = entry.get("body")
-        return (body, entry.get("etag")) if isinstance(body, str) else None
+        if not isinstance(body, str):
+            return None
+        self._use(path)
+        try:
+            os.utime(path)  # its last use, for the least-recently-used order of `trim_cache`
+        except OSError:
+            pass
+        return body, entry.get("etag")
 
     def _cache_put(self, key: str, method: str, url: str, text: str, etag: str | None = None) -> None:
         path = self._cache_file(key)
         if path is not None:
             entry = {"method": method, "url": url, "fetched_at": time.time(), "body": text, "etag": etag}
+            old = path.stat().st_size if path.is_file() else 0
             write_text_atomic(path, json.dumps(entry, ensure_ascii=False))
+            self._use(path)
+            self._grown += path.stat().st_size - old
+
+
+def trim_cache(folder: Path, max_bytes: float, recent: Mapping[str, int] | None = None) -> tuple[int, dict[Path, int], int]:
+    """Delete the least recently used files of the cache `folder` down to `LOW_WATER` x `max_bytes`
+    when it holds more than `max_bytes`: in mtime order, then the names in `recent` (this run's) in
+    its order (a count, so files used within one clock tick keep their order). Returns (bytes
+    before, {file: bytes} kept, files deleted)."""
+    recent = recent or {}
+    files: dict[Path, os.stat_result] = {}
+    for f in folder.glob("*/*.json"):
+        try:
+            files[f] = f.stat()
+        except OSError:  # deleted meanwhile
+            continue
+    size = sum(st.st_size for st in files.values())
+    kept = {f: st.st_size for f, st in files.items()}
+    if size <= max_bytes:
+        return size, kept, 0
+    left, evicted = size, 0
+    for f in sorted(files, key=lambda f: (f.name in recent, recent.get(f.name, 0), files[f].st_mtime_ns)):
+        if left <= LOW_WATER * max_bytes:
+            break
+        f.unlink(missing_ok=True)
+        left -= kept.pop(f)
+        evicted += 1
+    return size, kept, evicted
+
+
+def _mb(n: int) -> float:
+    return round(n / MB, 3)
 
 
 def _body_digest(text: str) -> str:

@@ -103,7 +103,7 @@ def problem_cache(cfg: TestgenConfig) -> ResultCache:
     another's results (expected outputs decide what the known solutions and the search run on, each
     search round on the rounds before): one hit replaces the drawing of inputs, the agreement and
     the search at once."""
-    return ResultCache(cfg.cache_path, table="problems")
+    return ResultCache(cfg.cache_path, table="problems", max_mb=cfg.cache_max_mb)
 
 
 @dataclass
@@ -303,7 +303,7 @@ def testgen_problems(problems: list[Problem], cfg: TestgenConfig, *, evaluator: 
                 todo.remove(i)
 
     cache = problem_cache(cfg)
-    runs = ResultCache(cfg.cache_path)  # the program runs (references, generators, validators) of every problem
+    runs = ResultCache(cfg.cache_path, max_mb=cfg.cache_max_mb)  # the program runs (references, generators, validators) of every problem
     results: dict[int, dict[str, Any]] = {}
     works = []
     for i in todo:
@@ -323,6 +323,7 @@ def testgen_problems(problems: list[Problem], cfg: TestgenConfig, *, evaluator: 
     bar = tqdm(total=len(todo), initial=len(todo) - len(works), desc="testgen", unit="problem",
                disable=not progress, mininterval=1.0)
     done = 0  # problems of this run committed to the cache
+    interrupted = False  # then the trim is left to the next run: the stage has 5 s to unwind
     try:
         if works:
             from microcoder.pipeline.evaluator.factory import make_evaluator
@@ -340,22 +341,32 @@ def testgen_problems(problems: list[Problem], cfg: TestgenConfig, *, evaluator: 
     except KeyboardInterrupt:  # SIGINT / SIGTERM (the judges are stopped): say what a rerun starts from
         from microcoder.pipeline.stage import StageInterrupted
 
+        interrupted = True
         raise StageInterrupted(f"kept the generated tests of {done} finished problem{'' if done == 1 else 's'} in "
                                f"the cache {cfg.cache_path} (besides the {len(todo) - len(works)} found there); a "
                                f"rerun resumes from them and redoes the batch in progress (batch_size "
                                f"{cfg.batch_size}; its finished runs are cached)") from None
     finally:
         bar.close()
-        cache.close()
-        runs.close()
-    return _assemble(problems, skips, results, cfg, time.monotonic() - start)
+        cache.close(trim_file=not interrupted)
+        runs.close(trim_file=not interrupted)  # closed last: trims the file (both tables) to its bound
+    return _assemble(problems, skips, results, cfg, time.monotonic() - start, cache_figures(cache, runs))
+
+
+def cache_figures(problems: ResultCache, runs: ResultCache) -> dict[str, Any]:
+    """The cache file's figures (size before and after the trim, rows, evicted: `runs` closed last)
+    and each table's hits."""
+    whole = runs.figures()
+    tables = {name: {k: c.figures()[k] for k in ("hits", "misses", "hit_rate")}
+              for name, c in (("problems", problems), ("runs", runs))}
+    return {**{k: v for k, v in whole.items() if k not in ("hits", "misses", "hit_rate")}, **tables}
 
 
 testgen_problems.__test__ = False  # not a pytest test
 
 
 def _assemble(problems: list[Problem], skips: dict[int, str], results: dict[int, dict[str, Any]],
-              cfg: TestgenConfig, wall_s: float) -> TestgenResult:
+              cfg: TestgenConfig, wall_s: float, cache: dict[str, Any] | None = None) -> TestgenResult:
     kept, report = [], []
     skipped: Counter[str] = Counter()
     for i, p in enumerate(problems):
@@ -375,7 +386,8 @@ def _assemble(problems: list[Problem], skips: dict[int, str], results: dict[int,
         report.append(_report_row(p, r))
     figures = {"problems_augmented": sum(1 for r in report if r["tests_added"]),
                "passed_through_by_reason": dict(sorted(skipped.items())),
-               **_figures([r for r in report if r["status"] != "skipped"], results), "wall_s": round(wall_s, 1)}
+               **_figures([r for r in report if r["status"] != "skipped"], results), "wall_s": round(wall_s, 1),
+               "cache": cache}
     return TestgenResult(kept, report, StageStats(unit="problems", read=len(problems), kept=len(kept), figures=figures))
 
 
