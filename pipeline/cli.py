@@ -40,6 +40,7 @@ COMMANDS = [
     ("eval-model", "eval_model", "Stage: pass@1 of base and trained models by platform and difficulty."),
     ("evaluate", "evaluate", "Judge submissions against problems with the sandboxed evaluator."),
     ("stats", "stats", "Run DuckDB SQL over any stage's shards."),
+    ("deps", "deps", "Check (--check) or rewrite (--write) dvc.yaml's deps: each stage's code, scrape's local sources."),
 ]
 
 
@@ -47,8 +48,10 @@ COMMANDS = [
 def _root() -> None:
     """MicroCoder: curate hard, fresh coding problems into an RL dataset and train with MicroCoder-GRPO."""
     from microcoder.pipeline.numerics import pin_cpu_numerics
+    from microcoder.pipeline.progress_lines import install
 
     pin_cpu_numerics()  # before any command imports torch: the same weights on every CPU model
+    install()  # stderr to a log or a pipe: progress bars as plain periodic lines, not carriage returns
 
 
 def _command_class(mod) -> type:

@@ -284,30 +284,62 @@ def check_stats(stats: dict[str, Any], stage: str = "stage") -> None:
                          f"not rejected {stats['rejected']}")
 
 
-# The few figures per stage worth tracking across runs (`dvc metrics show/diff` read headline.json;
-# stats.json, hundreds of figures, made a table 16,000 characters wide). Dotted keys reach nesting.
-HEADLINE: dict[str, tuple[str, ...]] = {
-    "dedup": ("clusters",),
-    "testgen": ("problems_augmented", "tests_added", "strength.after.known_wrong.tnr", "strength.after.mutants.tnr"),
-    "validate": ("output_tests", "strength.kept.tpr", "strength.kept.tnr"),
-    "warmstart": ("steps", "train_loss"),
-    "rollout": ("samples", "sample_pass_rate", "problems_solved_any"),
-    "filter": ("measured",),
-    "build": ("tests", "unsolved", "mean_pass_rate"),
-    "train": ("steps",),
-    "eval-model": ("samples",),
+# The few figures per stage worth tracking across runs: `dvc metrics show` prints every metrics file
+# as a row of one table whose columns are the union of their keys (stats.json whole made it 16,000
+# characters wide, stage-named figures 11,000), so every stage's headline.json uses the columns of
+# one short vocabulary, HEADLINE_COLUMNS, and the detail stays in stats.json (a plain output).
+HEADLINE_COLUMNS = {
+    "clusters": "clusters of duplicates folded into one kept record",
+    "added": "tests the stage added to its problems",
+    "tests": "tests in the stage's output problems",
+    "tpr": "test strength: share of correct solutions the tests pass (held out where measured so)",
+    "tnr": "test strength: share of wrong solutions (known wrong or mutants) the tests fail",
+    "steps": "optimizer steps",
+    "loss": "training loss",
+    "no_signal": "train: generation steps whose groups all had zero reward variance (nothing to learn from)",
+    "samples": "model samples judged",
+    "pass_rate": "share of samples that pass (per problem, averaged, where a stage groups them)",
+    "solved": "problems at least one sample solved",
+    "unsolved": "problems no sample solved",
+    "base_pass_rate": "eval-model: the base model's pass@1, beside the trained model's pass_rate",
+}
+# {stage: {column: where its value is}}: a dotted key of stats.json, or `FILE:dotted.key` in a file
+# the stage wrote beside it before its stats (train's and eval-model's metrics.json).
+HEADLINE: dict[str, dict[str, str]] = {
+    "dedup": {"clusters": "clusters"},
+    "testgen": {"added": "tests_added", "tnr": "strength.after.mutants.tnr"},
+    "validate": {"tests": "output_tests", "tpr": "strength.held_out.tpr", "tnr": "strength.held_out.tnr"},
+    "warmstart": {"steps": "steps", "loss": "train_loss"},
+    "rollout": {"samples": "samples", "pass_rate": "sample_pass_rate", "solved": "problems_solved_any"},
+    "filter": {"unsolved": "kept_by_reason.unsolved"},
+    "build": {"tests": "tests", "pass_rate": "mean_pass_rate", "unsolved": "unsolved"},
+    "train": {"steps": "steps", "no_signal": "steps_without_signal", "pass_rate": "metrics.json:final.pass_rate"},
+    "eval-model": {"samples": "samples", "pass_rate": "metrics.json:models.trained.overall.pass@1",
+                   "base_pass_rate": "metrics.json:models.base.overall.pass@1"},
 }
 
 
-def headline(stats: dict[str, Any], stage: str) -> dict[str, Any]:
-    """read/kept/rejected and the stage's HEADLINE figures (an absent one is left out), flat."""
+def _dotted(data: Any, key: str) -> Any:
+    for part in key.split("."):
+        data = data.get(part) if isinstance(data, dict) else None
+    return data
+
+
+def headline(stats: dict[str, Any], stage: str, out_dir: str | Path | None = None) -> dict[str, Any]:
+    """read/kept/rejected and the stage's HEADLINE figures under their shared column names (an
+    absent one is left out), flat."""
+    import json
+
     out = {k: stats[k] for k in ("read", "kept", "rejected")}
-    for key in HEADLINE.get(stage, ()):
-        value: Any = stats
-        for part in key.split("."):
-            value = value.get(part) if isinstance(value, dict) else None
+    for column, where in HEADLINE.get(stage, {}).items():
+        file, _, key = where.rpartition(":")
+        source: Any = stats
+        if file:
+            path = Path(out_dir or ".") / file
+            source = json.loads(path.read_text()) if out_dir is not None and path.is_file() else None
+        value = _dotted(source, key)
         if value is not None and not isinstance(value, (dict, list)):
-            out[key] = value
+            out[column] = value
     return out
 
 
@@ -323,7 +355,7 @@ def write_stats(out_dir: str | Path, stats: StageStats | dict[str, Any], setting
     if settings is not None:
         write_json(out_dir / "settings.json", settings_record(settings))
     write_json(out_dir / "stats.json", data)
-    write_json(out_dir / "headline.json", headline(data, stage))
+    write_json(out_dir / "headline.json", headline(data, stage, out_dir))
     return data
 
 

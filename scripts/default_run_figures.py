@@ -27,7 +27,7 @@ BEGIN, END = "<!-- default-run figures: scripts/default_run_figures.py -->", "<!
 FIGURES = [
     ("raw", "read", "records read by scrape (seed + HumanEval)"),
     ("raw", "kept", "problems after scrape"),
-    ("dedup", "rejected_by_reason.folded_duplicate", "near duplicates folded into their cluster"),
+    ("dedup", "rejected_by_reason.folded_duplicate", "duplicates folded into their cluster (in rejects.jsonl)"),
     ("dedup", "rejected_by_reason.benchmark_contamination", "benchmark copies removed"),
     ("testgen", "problems_augmented", "problems given generated tests"),
     ("testgen", "tests_added", "generated tests"),

@@ -15,6 +15,15 @@ def test_help_lists_commands():
     assert "tiny-model" in res.output
 
 
+def test_deps_is_a_command_and_checks_this_checkout():
+    """The fix a message names is a command (`microcoder deps --write`), not a test file to run
+    with the right interpreter."""
+    assert "deps" in runner.invoke(app, ["--help"]).output
+    res = runner.invoke(app, ["deps", "--check"])
+    assert res.exit_code == 0, res.output
+    assert "in step" in res.output
+
+
 def test_tiny_model_command(tmp_path):
     res = runner.invoke(app, ["tiny-model", "--out-dir", str(tmp_path / "m"), "--set", "seed=3",
                               "--params", str(tmp_path / "none.yaml")])

@@ -128,16 +128,25 @@ def test_outputs_partition_the_input_and_stats_add_up(tmp_path):
     kept_ids = [p.id for p in kept]
     alias_ids = [m for c in clusters for m in c["member_ids"][1:]]
     reject_ids = [r["id"] for r in rejects]
-    # Every input row is exactly one of: kept, alias of a kept record, reject.
-    assert sorted(kept_ids + alias_ids + reject_ids) == sorted(p.id for p in corpus())
+    # Every input row is exactly one of: kept or rejected (a folded duplicate is a reject too).
+    assert sorted(kept_ids + reject_ids) == sorted(p.id for p in corpus())
     assert not set(kept_ids) & set(alias_ids)
     assert {c["kept_id"] for c in clusters} <= set(kept_ids)
-    # Folded duplicates count as rejected (their own reason), so read == kept + rejected holds.
+    # Folded duplicates count as rejected (their own reason), so read == kept + rejected holds, and
+    # each one's reject names the record it was folded into (clusters.parquet says the same).
     assert stats["unit"] == "problems"
     assert stats["read"] == len(corpus()) == stats["kept"] + stats["rejected"]
     assert stats["rejected_by_reason"] == {"benchmark_contamination": 1, "duplicate id": 1, "folded_duplicate": 2}
     assert (stats["kept"], stats["rejected_by_reason"]["folded_duplicate"]) == (len(kept), len(alias_ids))
-    assert stats["rejected"] == len(alias_ids) + len(rejects)
+    assert stats["rejected"] == len(rejects)
+    folded = {r["id"]: r for r in rejects if r["reason"].startswith("folded_duplicate: ")}
+    assert sorted(folded) == sorted(alias_ids)
+    for c in clusters:
+        for alias in c["member_ids"][1:]:
+            r = folded[alias]
+            assert f"{c['reason']} duplicate of {c['kept_id']}" in r["reason"] and c["cluster_id"] in r["reason"]
+            assert (r["evidence"]["kept_id"], r["evidence"]["cluster_id"]) == (c["kept_id"], c["cluster_id"])
+            assert r["record"]["id"] == alias and r["stage"] == "dedup"
     for source, c in stats["per_source"].items():
         assert c["read"] == c["kept"] + c["rejected"] == c["kept"] + sum(c["rejected_by_reason"].values()), source
     assert stats["per_source"]["codeforces"] == {"read": 5, "kept": 2, "rejected": 3, "rejected_by_reason": {
@@ -183,7 +192,7 @@ def test_source_priority_changes_the_kept_record(tmp_path):
 def test_rejects_carry_benchmark_evidence(tmp_path):
     out, stats = _run(tmp_path)
     _, _, rejects = _outputs(out)
-    by_reason = {r["reason"]: r for r in rejects}
+    by_reason = {r["reason"]: r for r in rejects if not r["reason"].startswith("folded_duplicate: ")}
     assert set(by_reason) == {"benchmark_contamination", DUPLICATE}
     hit = by_reason["benchmark_contamination"]
     assert hit["id"] == "taco/garden" and hit["stage"] == "dedup"
@@ -204,7 +213,7 @@ def test_near_duplicates_of_a_benchmark_copy_are_rejected_too(tmp_path):
         Problem(id="y/reworded", source="y", statement=reworded, style="stdio", tests=_tests(("1", "1")))]
     out, stats = _run(tmp_path, problems=problems, ngram_min_overlap=0.9, contamination_minhash_threshold=0.85)
     kept, clusters, rejects = _outputs(out)
-    by_id = {r["id"]: r for r in rejects}
+    by_id = {r["id"]: r for r in rejects if r["reason"] == "benchmark_contamination"}
     assert set(by_id) == {"x/copy", "y/reworded"}
     assert by_id["x/copy"]["evidence"]["method"] != "via_duplicate"
     via = by_id["y/reworded"]["evidence"]

@@ -1,129 +1,37 @@
 """dvc.yaml deps cannot drift from the code: every project module a stage imports (transitively,
 function-level imports included) lies under one of that stage's deps, so editing it reruns the
-stage, and no code dep names what the stage no longer imports. Run this file directly to print
-what each stage is missing, or with `--write` to regenerate every stage's code deps in dvc.yaml
-(data deps, comments and everything else are kept)."""
+stage, and no code dep names what the stage no longer imports. `microcoder deps --check` prints
+what each stage is missing, `microcoder deps --write` regenerates every stage's code deps in
+dvc.yaml (data deps, comments and everything else are kept): pipeline/dvc_deps.py."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
 import yaml
-from project_imports import LAYERS as PACKAGES
-from project_imports import ROOT, module_file, reached
+from typer.testing import CliRunner
 
-from microcoder.pipeline.cli import COMMANDS
-
-NOT_DEPS = {"pipeline/cli.py"}  # registers every stage; a stage's behaviour does not depend on it
-
-
-def stage_files(module: str) -> set[str]:
-    """Every project file the stage module imports, transitively, as repo-relative paths."""
-    files = {str(module_file(n).relative_to(ROOT)) for n in reached(f"microcoder.stages.{module}")}
-    return {f for f in files if f not in NOT_DEPS and (ROOT / f).stat().st_size > 0}
-
-
-RUN_PREFIX = 'PATH="$DVC_ROOT/.venv/bin:$PATH"'  # the project's venv first: `.venv/bin/dvc repro` works unactivated
-
-
-def command_words(cmd: str) -> list[str]:
-    """A dvc.yaml command's words after the PATH prefix (`microcoder STAGE ...`)."""
-    return str(cmd).removeprefix(RUN_PREFIX).split()
-
-
-def missing_deps() -> dict[str, list[str]]:
-    modules = {name: module for name, module, _ in COMMANDS}
-    stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
-    missing = {}
-    for stage, spec in stages.items():
-        words = command_words(spec["cmd"])
-        if words[0] != "microcoder" or words[1] not in modules:
-            continue
-        deps = [str(d).rstrip("/") for d in spec.get("deps", [])]
-        uncovered = sorted(f for f in stage_files(modules[words[1]])
-                           if not any(f == d or f.startswith(d + "/") for d in deps))
-        if uncovered:
-            missing[stage] = uncovered
-    return missing
-
-
-def _is_code(dep: str) -> bool:
-    return dep.endswith(".py") or (dep.split("/")[0] in PACKAGES and (ROOT / dep).is_dir())
-
-
-def code_deps(module: str) -> list[str]:
-    """The stage's code deps: its imported files, a whole package folder where it imports all of it."""
-    files = stage_files(module)
-    folders = sorted({str(Path(f).parent) for f in files if Path(f).parent != Path(".")}, key=len)
-    deps: set[str] = set(files)
-    for folder in folders:
-        if folder in PACKAGES or any(folder.startswith(d + "/") for d in deps if not d.endswith(".py")):
-            continue
-        inside = {str(p.relative_to(ROOT)) for p in (ROOT / folder).rglob("*.py") if p.stat().st_size > 0}
-        if inside and inside <= files:
-            deps = {d for d in deps if not d.startswith(folder + "/")} | {folder}
-    return sorted(deps)
-
-
-def stale_deps() -> dict[str, list[str]]:
-    """Code deps that the stage does not import (or that do not exist)."""
-    modules = {name: module for name, module, _ in COMMANDS}
-    stale = {}
-    for stage, spec in yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"].items():
-        words = command_words(spec["cmd"])
-        if words[0] != "microcoder" or words[1] not in modules:
-            continue
-        files = stage_files(modules[words[1]])
-        extra = [d for d in map(str, spec.get("deps", [])) if _is_code(d) or not (ROOT / d).exists() and d.endswith(".py")]
-        extra = [d for d in extra if not any(f == d or f.startswith(d.rstrip("/") + "/") for f in files)]
-        if extra:
-            stale[stage] = extra
-    return stale
-
-
-def write_deps(path: Path = ROOT / "dvc.yaml") -> None:
-    from ruamel.yaml import YAML
-
-    rt = YAML()
-    rt.preserve_quotes = True
-    rt.width = 4096
-    rt.indent(mapping=2, sequence=4, offset=2)
-    doc = rt.load(path.read_text())
-    modules = {name: module for name, module, _ in COMMANDS}
-    for spec in doc["stages"].values():
-        words = command_words(spec["cmd"])
-        if words[0] != "microcoder" or words[1] not in modules:
-            continue
-        deps = [str(d) for d in spec.get("deps", [])]
-        files = stage_files(modules[words[1]])
-        # folder deps that still hold imported code stay (they also cover modules loaded by name)
-        folders = [d for d in deps if _is_code(d) and not d.endswith(".py")
-                   and any(f.startswith(d.rstrip("/") + "/") for f in files)]
-        code = folders + [d for d in code_deps(modules[words[1]])
-                          if not any(d == f or d.startswith(f.rstrip("/") + "/") for f in folders)]
-        data = [d for d in spec.get("deps", []) if not _is_code(str(d))]
-        if words[1] == "scrape":  # its data deps are the local source paths params.yaml enables
-            data = source_paths()
-        spec["deps"] = sorted(code) + data
-    with path.open("w") as f:
-        rt.dump(doc, f)
-
-
-def source_paths() -> list[str]:
-    from microcoder.pipeline.params import load_params
-    from microcoder.pipeline.scrape import ScrapeConfig, local_paths
-
-    return sorted(set(local_paths(ScrapeConfig(**load_params("scrape", ROOT / "params.yaml"))).values()))
+from microcoder.pipeline.cli import app
+from microcoder.pipeline.dvc_deps import (
+    RUN_PREFIX,
+    is_code,
+    missing_deps,
+    source_paths,
+    stage_files,
+    stale_deps,
+)
+from microcoder.pipeline.import_walk import ROOT
 
 
 def test_scrape_depends_on_every_local_source_it_reads():
     """A file added to a configured source folder must rerun scrape: DVC hashes deps, not the
     paths params.yaml names, so each enabled local source path is a dep (and nothing else is)."""
     spec = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["scrape"]
-    data = sorted(str(d) for d in spec["deps"] if not _is_code(str(d)))
+    data = sorted(str(d) for d in spec["deps"] if not is_code(str(d)))
     assert data == source_paths(), "scrape's data deps differ from params.yaml's enabled local sources " \
-        "(python tests/test_dvc_deps.py --write)"
+        "(microcoder deps --write)"
 
 
 def test_every_dvc_stage_depends_on_the_code_it_imports():
@@ -134,7 +42,7 @@ def test_every_dvc_stage_depends_on_the_code_it_imports():
 
 def test_no_code_dep_is_stale():
     stale = stale_deps()
-    assert not stale, "dvc.yaml deps name code the stage does not import (python tests/test_dvc_deps.py --write): " + \
+    assert not stale, "dvc.yaml deps name code the stage does not import (microcoder deps --write): " + \
         "; ".join(f"{stage}: {', '.join(files)}" for stage, files in stale.items())
 
 
@@ -187,11 +95,68 @@ def test_judging_stages_track_only_the_evaluator_settings_that_change_a_verdict(
         assert got == want, f"{name}: params {sorted(got ^ want)} differ from the verdict-changing evaluator keys"
 
 
-if __name__ == "__main__":
-    if "--write" in sys.argv:
-        write_deps()
-    for stage, files in missing_deps().items():
-        print(f"{stage}: missing", *files, sep="\n  - ")
-    for stage, files in stale_deps().items():
-        print(f"{stage}: stale", *files, sep="\n  - ")
-    sys.exit(0)
+# --- `microcoder deps` ------------------------------------------------------------------------------
+def _drifted(tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of dvc.yaml missing a code dep of validate, with a params.yaml enabling two more
+    local sources than scrape's deps name."""
+    dvc = tmp_path / "dvc.yaml"
+    text = (ROOT / "dvc.yaml").read_text()
+    assert "      - pipeline/validate.py\n" in text
+    dvc.write_text(text.replace("      - pipeline/validate.py\n", "", 1))
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["scrape"]["sources"] += [
+        {"name": "kattis-extra", "kind": "kattis", "path": "data/external/kattis-extra", "enabled": True},
+        {"name": "codejam", "kind": "kattis", "path": "data/external/codejam", "enabled": True},
+    ]
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    return dvc, tmp_path / "params.yaml"
+
+
+def _deps(*args: str):
+    return CliRunner().invoke(app, ["deps", *args])
+
+
+def test_deps_check_names_every_missing_dep_and_exits_1(tmp_path):
+    dvc, params = _drifted(tmp_path)
+    got = _deps("--check", "--dvc-file", str(dvc), "--params", str(params))
+    assert got.exit_code == 1, got.output
+    for path in ("pipeline/validate.py", "data/external/kattis-extra", "data/external/codejam"):
+        assert path in got.output, path
+    assert "Traceback" not in got.output and "microcoder deps --write" in got.output.splitlines()[-1]
+
+
+def test_deps_write_puts_every_missing_dep_back_and_keeps_the_rest(tmp_path):
+    dvc, params = _drifted(tmp_path)
+    got = _deps("--write", "--dvc-file", str(dvc), "--params", str(params))
+    assert got.exit_code == 0, got.output
+    assert not missing_deps(dvc, params) and not stale_deps(dvc, params)
+    scrape = yaml.safe_load(dvc.read_text())["stages"]["scrape"]["deps"]
+    assert {"data/external/kattis-extra", "data/external/codejam"} <= set(scrape)
+    # the rest of the file (comments, data deps, other keys) as it was
+    assert "# a killed rollout resumes from its finished shards" in dvc.read_text()
+    again = tmp_path / "again.yaml"
+    shutil.copy(ROOT / "dvc.yaml", again)
+    assert _deps("--write", "--dvc-file", str(again)).exit_code == 0
+    assert sorted(again.read_text().splitlines()) == sorted((ROOT / "dvc.yaml").read_text().splitlines())
+
+
+def test_deps_wants_one_of_check_or_write(tmp_path):
+    got = _deps()
+    assert got.exit_code == 2 and "--check" in got.output and "--write" in got.output
+
+
+def test_scrape_under_dvc_names_every_untracked_source_and_the_command(tmp_path):
+    """Scrape's guard named only the first of four untracked sources and a test file to run."""
+    import pytest
+
+    from microcoder.pipeline.params import load_params
+    from microcoder.pipeline.scrape import ScrapeConfig, check_dvc_tracks
+    from microcoder.pipeline.stage import ConfigError, build_config
+
+    dvc, params = _drifted(tmp_path)
+    cfg = build_config(ScrapeConfig, load_params("scrape", params), "scrape")
+    with pytest.raises(ConfigError) as e:
+        check_dvc_tracks(cfg, dvc, "scrape")
+    text = str(e.value)
+    assert "kattis-extra" in text and "codejam" in text and "microcoder deps --write" in text
+    assert "\n" not in text and "tests/" not in text

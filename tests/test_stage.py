@@ -136,11 +136,11 @@ def test_dvc_tracks_a_few_headline_figures_per_stage_not_every_stat(tmp_path):
 
     import yaml
 
-    s = StageStats(read=4, kept=4, figures={"output_tests": 9, "strength": {"kept": {"tpr": 1.0, "tnr": None}},
+    s = StageStats(read=4, kept=4, figures={"output_tests": 9, "strength": {"held_out": {"tpr": 1.0, "tnr": None}},
                                             "tests": {"tests_in": 12}})
     write_stats(tmp_path, s, stage="validate")
     assert json.loads((tmp_path / "headline.json").read_text()) == {
-        "read": 4, "kept": 4, "rejected": 0, "output_tests": 9, "strength.kept.tpr": 1.0}
+        "read": 4, "kept": 4, "rejected": 0, "tests": 9, "tpr": 1.0}
     root = Path(__file__).resolve().parents[1]
     for name, spec in yaml.safe_load((root / "dvc.yaml").read_text())["stages"].items():
         metrics = [next(iter(m)) if isinstance(m, dict) else m for m in spec.get("metrics", [])]

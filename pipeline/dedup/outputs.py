@@ -21,8 +21,9 @@ from microcoder.pipeline.schema import ALIAS_TYPE, PROBLEM_SCHEMA, Problem, Test
 from microcoder.pipeline.stage import StageStats, reason_key
 
 STAGE = "dedup"
-# Folded duplicates count as rejected (read == kept + rejected): they leave problems.parquet and are
-# recorded in clusters.parquet and on their kept record's `aliases`, not in rejects.jsonl.
+# Folded duplicates count as rejected (read == kept + rejected): they leave problems.parquet, so like
+# every reject they are in rejects.jsonl (reason `folded_duplicate: ...`, whole record); their
+# cluster is also in clusters.parquet and on the kept record's `aliases`.
 FOLDED = "folded_duplicate"
 ADDED_FIELDS = [pa.field("cluster_id", pa.string()), pa.field("aliases", ALIAS_TYPE)]
 CLUSTERS_SCHEMA = pa.schema([
@@ -72,13 +73,30 @@ def _merge(tests: list[dict], c: Cluster, scan: Scanner, lent: dict[int, list[Te
     return [{"input": t.input, "output": t.output, "kind": t.kind, "group": t.group} for t in base]
 
 
+def folded_reason(c: Cluster, kept_id: str) -> str:
+    """A folded duplicate's reject reason: its category (`folded_duplicate`), then where it went."""
+    return f"{FOLDED}: {c.reason} duplicate of {kept_id} (folded into its cluster {c.cluster_id})"
+
+
+def folded_rejects(scan: Scanner, clusters: list[Cluster]) -> dict[int, tuple[str, dict[str, Any]]]:
+    """{input row: (reason, evidence)} of every duplicate folded into a kept record."""
+    out = {}
+    for c in clusters:
+        kept_id = scan.facts[c.kept].id
+        for node, similarity in c.aliases:
+            out[scan.row_of_node[node]] = (folded_reason(c, kept_id), {
+                "kept_id": kept_id, "cluster_id": c.cluster_id, "similarity": round(similarity, 6)})
+    return out
+
+
 def write_kept_and_rejects(files: list[Path], out: Path, schema: pa.Schema, scan: Scanner,
                            clusters: list[Cluster], lent: dict[int, list[TestCase]], batch_size: int,
                            rejects: RejectsWriter, progress: bool) -> int:
     """Pass 3: stream the input again; write kept rows to `out` (parquet, atomically) with their
-    cluster columns, add every rejected row (whole record, reason, evidence) to `rejects`, and
-    return the kept count."""
+    cluster columns, add every row that is not kept (rejected or folded into a cluster: whole
+    record, reason, evidence) to `rejects`, in input order, and return the kept count."""
     by_kept = {c.kept: c for c in clusters}
+    folded_rows = folded_rejects(scan, clusters)
     node_of_row = np.asarray(scan.node_of_row, dtype=np.int64)
     folded = np.zeros(len(scan.facts) + 1, dtype=bool)  # index -1 (rejected) lands on the extra slot
     folded[[n for c in clusters for n, _ in c.aliases]] = True
@@ -89,7 +107,11 @@ def write_kept_and_rejects(files: list[Path], out: Path, schema: pa.Schema, scan
         for batch in iter_batches(files, batch_size):
             end = start + len(batch)
             for r in range(start, end):
-                if r in scan.rejected:
+                if r in folded_rows:
+                    reason, evidence = folded_rows[r]
+                    rejects.add(scan.facts[scan.node_of_row[r]].id, reason,
+                                Problem.from_dict(batch.slice(r - start, 1).to_pylist()[0]), evidence=evidence)
+                elif r in scan.rejected:
                     reason, evidence = scan.rejected[r]
                     row = batch.slice(r - start, 1).to_pylist()[0]
                     # a record the reader rejected is written as the reader saw it; the others as Problems
