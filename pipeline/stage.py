@@ -343,10 +343,36 @@ def headline(stats: dict[str, Any], stage: str, out_dir: str | Path | None = Non
     return out
 
 
+# Figures a run measures (times; what the cache held): they move with the machine and the cache, so
+# they go to timing.json, never to stats.json, which build and the card read (a rerun on another
+# machine must not rerun build or change the card).
+MEASURED = ("this_run", "wall_s", "cache", "judge_time", "tests.tests_slow", "search.reference_s",
+            "reference_runs.judge_s")
+
+
+def split_measured(data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the figures without the MEASURED ones, the MEASURED ones under the same nesting)."""
+    import copy
+
+    content, measured = copy.deepcopy(data), {}
+    for key in MEASURED:
+        *parents, last = key.split(".")
+        src = content
+        for part in parents:
+            src = src.get(part) if isinstance(src, dict) else None
+        if isinstance(src, dict) and last in src:
+            dst = measured
+            for part in parents:
+                dst = dst.setdefault(part, {})
+            dst[last] = src.pop(last)
+    return content, measured
+
+
 def write_stats(out_dir: str | Path, stats: StageStats | dict[str, Any], settings: Any = None,
                 stage: str = "stage") -> dict[str, Any]:
-    """`stats.json` (figures only, checked), `headline.json` (the few tracked by DVC as metrics)
-    and, given settings, `settings.json` (secrets redacted)."""
+    """`stats.json` (figures only, checked; nothing measured), `timing.json` (the MEASURED figures,
+    when there are any), `headline.json` (the few tracked by DVC as metrics) and, given settings,
+    `settings.json` (secrets redacted). Returns every figure, measured ones included."""
     from microcoder.pipeline.io import write_json
 
     data = stats.as_dict() if isinstance(stats, StageStats) else stats
@@ -354,8 +380,13 @@ def write_stats(out_dir: str | Path, stats: StageStats | dict[str, Any], setting
     out_dir = Path(out_dir)
     if settings is not None:
         write_json(out_dir / "settings.json", settings_record(settings))
-    write_json(out_dir / "stats.json", data)
-    write_json(out_dir / "headline.json", headline(data, stage, out_dir))
+    content, measured = split_measured(data)
+    write_json(out_dir / "stats.json", content)
+    if measured:
+        write_json(out_dir / "timing.json", measured)
+    elif (out_dir / "timing.json").is_file() and not (out_dir / "timing.json").is_symlink():
+        (out_dir / "timing.json").unlink()  # a plain file in the stage's folder: an earlier run's, stale
+    write_json(out_dir / "headline.json", headline(content, stage, out_dir))
     return data
 
 

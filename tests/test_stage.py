@@ -318,3 +318,29 @@ def test_a_stage_instance_holds_no_run_state(tmp_path):
                     for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"]
         assert not assigned, f"{cls.__name__} keeps run state on the stage object: {assigned}"
+
+
+def test_measured_figures_go_to_timing_json_so_stats_json_moves_only_with_content(tmp_path):
+    """Build and the card read stats.json: a rerun whose only change is a time must leave it
+    byte-identical (issue 39: build reran when reference times moved by 0.1 ms)."""
+    def run(seconds: float, hits: int) -> tuple[bytes, dict]:
+        s = StageStats(read=2, kept=2, figures={
+            "output_tests": 9, "wall_s": seconds, "cache": {"hits": hits},
+            "this_run": {"runs_executed": hits, "wall_s": seconds},
+            "judge_time": {"total_s": seconds}, "tests": {"tests_in": 12, "tests_slow": hits},
+            "search": {"reference_s": seconds, "rounds": 2}})
+        returned = write_stats(tmp_path, s, stage="validate")
+        return (tmp_path / "stats.json").read_bytes(), returned
+
+    first, returned = run(1.25, 3)
+    second, _ = run(7.5, 0)
+    assert first == second
+    content = json.loads(first)
+    assert content["tests"] == {"tests_in": 12} and content["search"] == {"rounds": 2}
+    assert not {"wall_s", "cache", "this_run", "judge_time"} & set(content)
+    timing = json.loads((tmp_path / "timing.json").read_text())
+    assert timing == {"wall_s": 7.5, "cache": {"hits": 0}, "this_run": {"runs_executed": 0, "wall_s": 7.5},
+                      "judge_time": {"total_s": 7.5}, "tests": {"tests_slow": 0}, "search": {"reference_s": 7.5}}
+    assert returned["this_run"] == {"runs_executed": 3, "wall_s": 1.25}  # callers still get every figure
+    write_stats(tmp_path, StageStats(read=1, kept=1), stage="validate")
+    assert not (tmp_path / "timing.json").exists()  # nothing measured this time: no stale figures left
