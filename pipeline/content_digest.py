@@ -14,7 +14,8 @@ from pathlib import Path
 
 # Files of measurements, by name wherever they lie: never read by a later stage as content.
 METADATA = {
-    "stats.json": "the run's figures: judge seconds, runs executed and cached, wall times",
+    "stats.json": "the run's figures (TLE counts under a probe limit among them)",
+    "timing.json": "what the run measured: judge seconds, runs executed and cached, wall times",
     "settings.json": "the settings the run used, with the machine's facts",
     "headline.json": "the run's DVC metrics (figures from stats.json)",
     "report.parquet": "validate's row per program run: its CPU time and memory",
