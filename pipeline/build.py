@@ -396,8 +396,9 @@ def write_release(cfg: BuildConfig, table: pa.Table, in_band: list[bool], out_di
     shards = write_shards(default, out_dir, max_shard_bytes)
     if rest.num_rows:
         write_shards(rest, out_dir, max_shard_bytes, folder=OUT_OF_BAND_DIR)
-    else:
+    else:  # an empty folder, not none: it is a DVC output of build, which fails on a missing one
         shutil.rmtree(out_dir / OUT_OF_BAND_DIR, ignore_errors=True)
+        (out_dir / OUT_OF_BAND_DIR).mkdir()
     figures = shard_figures(shards)
     stats.kept = figures.pop("rows_in_shards")
     stats.figures = {**figures, "shards": len(shards),

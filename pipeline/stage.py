@@ -173,6 +173,10 @@ def load_config(cls: type[T], section: str, params_path: str | Path | None = Non
     from microcoder.pipeline.params import load_params
 
     own = overrides if own_section else split_overrides(overrides)[0]
+    # `--set validate.cache_path=X` for the validate command: the section named, as in params.yaml
+    fields = {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else set()
+    if section not in fields:
+        own = [item.removeprefix(section + ".") for item in own]
     try:
         data = load_params(section, params_path, own)
     except (ValueError, OSError) as e:

@@ -147,6 +147,8 @@ def test_bad_records_unfiltered_input_and_accounting(tmp_path):
     assert rows[0]["pass_rate"] is None and rows[0]["selection_reason"] is None  # columns there, null
     assert stats["by_selection_reason"] == {"unknown": 2}
     assert "4 of the build's 6 input records could not be built" in (out / "README.md").read_text()
+    # nothing outside the band: out_of_band/ is there, empty (a DVC output of build: a missing one fails repro)
+    assert (out / "out_of_band").is_dir() and not any((out / "out_of_band").iterdir())
 
 
 def test_empty_or_missing_input_is_an_error_and_keeps_the_previous_build(tmp_path):

@@ -344,3 +344,18 @@ def test_measured_figures_go_to_timing_json_so_stats_json_moves_only_with_conten
     assert returned["this_run"] == {"runs_executed": 3, "wall_s": 1.25}  # callers still get every figure
     write_stats(tmp_path, StageStats(read=1, kept=1), stage="validate")
     assert not (tmp_path / "timing.json").exists()  # nothing measured this time: no stale figures left
+
+
+def test_set_may_name_the_commands_own_section(tmp_path):
+    """`--set validate.cache_path=X` for validate, as params.yaml spells it (a new user's first try)."""
+    @dataclass
+    class Cfg:
+        cache_path: str = "a"
+        max_tests: int = 1
+
+    params = tmp_path / "params.yaml"
+    params.write_text("demo:\n  max_tests: 2\n")
+    cfg = load_config(Cfg, "demo", params, ["demo.cache_path=b", "max_tests=3", "evaluator.workers=1"])
+    assert (cfg.cache_path, cfg.max_tests) == ("b", 3)
+    with pytest.raises(ConfigError, match=r"unknown demo params \['nope'\]"):
+        load_config(Cfg, "demo", params, ["demo.nope=1"])
