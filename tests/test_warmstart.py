@@ -292,3 +292,15 @@ def test_cli_nothing_to_learn_says_so_and_exits_0(tmp_path, tiny_model_dir):
     res = _cli(tmp_path, "--problems", str(tmp_path / "in.parquet"), "--model", str(tiny_model_dir))
     assert res.exit_code == 0, res.output
     assert "nothing to learn" in res.output and "rejects.jsonl" in res.output
+
+
+def test_a_few_examples_train_for_max_epochs_not_max_steps():
+    """Issue 39: on real sources one answer was short enough, and warm start ran 400 steps on it."""
+    from microcoder.training.warmstart import planned_steps
+
+    cfg = WarmStartConfig(max_steps=400, batch_size=4, max_epochs=60)
+    assert planned_steps(cfg, 1) == 60 and planned_steps(cfg, 5) == 120
+    assert planned_steps(cfg, 28) == 400  # the default run: 7 steps a pass, max_steps binds
+    assert planned_steps(WarmStartConfig(max_steps=400, batch_size=4, max_epochs=None), 1) == 400
+    with pytest.raises(ValueError, match="max_epochs"):
+        WarmStartConfig(max_epochs=0)

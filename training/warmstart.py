@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import logging
+import math
 import re
 import shutil
 import time
@@ -47,7 +48,10 @@ NGRAM_MIN_OVERLAP = 0.5
 @dataclass
 class WarmStartConfig:
     enabled: bool = field(default=True, metadata={"help": "false: the output is a copy of the base model."})
-    max_steps: int = field(default=300, metadata={"help": "Optimizer steps."})
+    max_steps: int = field(default=300, metadata={"help": "Optimizer steps, at most (max_epochs may stop it sooner)."})
+    max_epochs: float | None = field(default=60.0, metadata={
+        "help": "Passes over the examples, at most: a handful of short answers is learnt in a few dozen steps, "
+                "not max_steps (one example: 60 steps, not 300); null: max_steps alone."})
     learning_rate: float = field(default=3e-3, metadata={"help": "Peak learning rate."})
     lr_scheduler_type: str = field(default="cosine", metadata={"help": "transformers scheduler name."})
     warmup_steps: int = field(default=10, metadata={"help": "Linear warm-up steps."})
@@ -74,6 +78,8 @@ class WarmStartConfig:
             raise ValueError(f"dtype must be float32, bfloat16 or float16, got {self.dtype!r}")
         if self.max_steps < 1 or self.batch_size < 1:
             raise ValueError("max_steps and batch_size must be >= 1")
+        if self.max_epochs is not None and self.max_epochs <= 0:
+            raise ValueError(f"max_epochs must be > 0 or null, got {self.max_epochs!r}")
         if self.sft:  # trl is heavy: only imported when extra fields are given
             import dataclasses
 
@@ -296,6 +302,14 @@ def _replace_dir(target: Path, fill) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
+def planned_steps(cfg: WarmStartConfig, examples: int) -> int:
+    """max_steps, or fewer where max_epochs passes over `examples` take fewer (a pass is
+    ceil(examples / batch_size) steps)."""
+    if cfg.max_epochs is None:
+        return cfg.max_steps
+    return max(1, min(cfg.max_steps, math.ceil(math.ceil(examples / cfg.batch_size) * cfg.max_epochs)))
+
+
 def _train(ctx: StageContext, problems: list[Problem], out_dir: Path) -> None:
     """Train on `problems` (the reader's rejects are already in `ctx`) into `out_dir`; the data's
     rejects and the training figures go to `ctx`."""
@@ -326,7 +340,7 @@ def _train(ctx: StageContext, problems: list[Problem], out_dir: Path) -> None:
         work = out_dir.with_name(f".{out_dir.name}.trainer")
         shutil.rmtree(work, ignore_errors=True)
         args = SFTConfig(**{
-            "output_dir": str(work), "max_steps": cfg.max_steps, "learning_rate": cfg.learning_rate,
+            "output_dir": str(work), "max_steps": planned_steps(cfg, len(data.rows)), "learning_rate": cfg.learning_rate,
             "lr_scheduler_type": cfg.lr_scheduler_type, "warmup_steps": cfg.warmup_steps,
             "weight_decay": cfg.weight_decay, "per_device_train_batch_size": cfg.batch_size, "seed": cfg.seed,
             "data_seed": cfg.seed, "max_length": None, "packing": False, "logging_steps": 10,
