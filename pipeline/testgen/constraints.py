@@ -17,6 +17,15 @@ Every reference in a constraint becomes a *key*:
 Bounds are kept as expression text (`n - 1`, `nums.length`, `2 * 10^4`) and evaluated when
 values are drawn, against what has been drawn so far (`evaluate`).
 
+Relations across values: a comparison between two fields of one row (`1 <= starti < endi <= 10^5`
+gives `val:events[][1] > starti`; the space checks those row by row), `!=` between two keys
+(`differ`), and phrases (`_parse_relations`): "the answer is unique" / "exactly one solution"
+(`unique_answer`), `n is even` (flag even / odd), `c occurs at least once in s` (`contains`), "no
+repeated edges" / "All the pairs (xi, yi) are distinct" (flag distinct on the rows; distinct-edges
+where they are edges: `[u, v]` repeats `[v, u]`), "Each colori
+is distinct" (on the field), "n does not have leading zeros" (flag no-leading-zero), and "an array
+of unique strings words" in the prose (`_prose_distinct`).
+
 A statement without a Constraints section (HumanEval's docstrings, MBPP's one sentence) gets the
 comparisons and a few phrases its prose states (`prose_constraints`); `Constraints.section` says
 which it was (the space infers relations from the examples only where there is no section).
@@ -124,6 +133,9 @@ class Constraints:
     equal: list[tuple[str, str]] = field(default_factory=list)  # key pairs that are equal
     alphabets: dict[str, str] = field(default_factory=dict)  # key (val:s, val:words[]) -> characters
     flags: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # key -> sorted, desc, distinct, permutation
+    differ: list[tuple[str, str]] = field(default_factory=list)  # key pairs that differ (`ui != vi`: per row)
+    contains: list[tuple[str, str]] = field(default_factory=list)  # (item, container) parameters: `c occurs in s`
+    unique_answer: bool = False  # "exactly one solution": an input of several answers has no one expected output
     lines: list[str] = field(default_factory=list)
     unparsed: list[str] = field(default_factory=list)
     section: bool = False  # the statement has a Constraints section (else `lines` come from its prose)
@@ -131,7 +143,8 @@ class Constraints:
     def describe(self) -> dict[str, Any]:
         return {"lower": {k: [b.expr for b in v] for k, v in sorted(self.lower.items())},
                 "upper": {k: [b.expr for b in v] for k, v in sorted(self.upper.items())},
-                "equal": self.equal, "alphabets": dict(sorted(self.alphabets.items())),
+                "equal": self.equal, "differ": self.differ, "contains": self.contains,
+                "unique_answer": self.unique_answer, "alphabets": dict(sorted(self.alphabets.items())),
                 "flags": {k: sorted(v) for k, v in sorted(self.flags.items())}}
 
 
@@ -195,7 +208,24 @@ def parse_constraints(statement: str, keys: KeyMap) -> Constraints:
     for line in c.lines:
         if not _parse_line(line, keys, c):
             c.unparsed.append(line)
+    _prose_distinct(statement, keys, c)
     return c
+
+
+_DISTINCT_PROSE = re.compile(r"\b(?:array|list|set)\s+of\s+(?:\w+\s+)?(?:unique|distinct)\s+(strings|words|integers|numbers|elements|values)"
+                             r"(?:\s+([A-Za-z_]\w*))?", re.I)
+
+
+def _prose_distinct(statement: str, keys: KeyMap, c: Constraints) -> None:
+    """"You are given a 0-indexed array of unique strings words" (the statement's first lines, not
+    its Constraints): the list named after it, else the only list of that kind, has distinct items."""
+    for m in _DISTINCT_PROSE.finditer(statement.translate(_ZERO_WIDTH)):
+        stringy = m.group(1).lower() in ("strings", "words")
+        fits = [n for n, t in keys.params.items() if t.kind == "list" and t.inner is not None
+                and (t.inner.kind == "str") == stringy and t.inner.kind != "list"]
+        name = m.group(2) if m.group(2) in fits else fits[0] if len(fits) == 1 else None
+        if name:
+            c.flags[f"val:{name}"].add("distinct")
 
 
 # In prose: a chain of comparisons between numbers and parameters (`1 <= n <= 10^3`, `n > 1`,
@@ -285,8 +315,70 @@ def _parse_line(line: str, keys: KeyMap, c: Constraints) -> bool:
             found = True
     elif _CMP.search(text) and not re.search(r"[A-Za-z]{3,} [A-Za-z]{3,} [A-Za-z]{3,}", text):
         found = _parse_chain(text, keys, c)
+    found = _parse_relations(text, keys, c) or found
     found = _parse_words(text, keys, c) or found
     return found
+
+
+# Phrases that relate values (a stated relation a random draw breaks fails correct code):
+_UNIQUE_ANSWER = re.compile(r"exactly one (?:valid )?(?:solution|answer)|(?:answer|solution) is unique|unique (?:answer|solution)"
+                            r"|only one (?:valid |optimal )?(?:answer|solution|division)", re.I)
+_PARITY = re.compile(r"^([A-Za-z_][\w.\[\]]*) is (even|odd)$")
+_CONTAINS = re.compile(r"\b([A-Za-z_]\w*) (?:occurs|appears|is present)(?: at least once)? in ([A-Za-z_]\w*)"
+                       r"|\b([A-Za-z_]\w*) is guaranteed to be in ([A-Za-z_]\w*)$")
+_ROWS_DISTINCT = re.compile(r"no (?:self-loops or )?(?:repeated|duplicate|multiple) (?:edges|connections|points|pairs)"
+                            r"|\b(?:pairs|points|edges|connections)\b.*\b(?:are|is) (?:all )?(?:unique|distinct)", re.I)
+_SELF_LOOPS = re.compile(r"no self-loops", re.I)
+_LEADING_ZERO = re.compile(r"^([A-Za-z_]\w*)\b.*\b(?:no|not? (?:have|has|contain)s?(?: any)?) leading zeros?", re.I)
+
+
+def _parse_relations(text: str, keys: KeyMap, c: Constraints) -> bool:
+    """`It is guaranteed that the answer is unique` / `exactly one solution`, `n is even`,
+    `c occurs at least once in s`, `There are no repeated edges` / `All the pairs (xi, yi) are
+    distinct` (distinct rows), `no self-loops` (an edge's ends differ), `Each colori is distinct`
+    (a field distinct across rows). `ui != vi` is a comparison (`_parse_chain`)."""
+    if _UNIQUE_ANSWER.search(text):
+        c.unique_answer = True
+        return True
+    m = _PARITY.match(text.strip())
+    if m and keys.key(m.group(1)) and not keys.key(m.group(1)).startswith("var:"):
+        c.flags[keys.key(m.group(1))].add(m.group(2))
+        return True
+    m = _CONTAINS.search(text)
+    if m:
+        item, box = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        if item in keys.params and box in keys.params:
+            c.contains.append((item, box))
+            return True
+    m = _LEADING_ZERO.search(text)
+    if m and keys.params.get(m.group(1)) is not None and keys.params[m.group(1)].kind == "str":
+        c.flags[f"val:{m.group(1)}"].add("no-leading-zero")
+        return True
+    rows = _rows_named(text, keys)
+    if rows and _ROWS_DISTINCT.search(text):
+        # an edge is the same edge either way round (`[2, 4]` repeats `[4, 2]`): narrower, so safe
+        undirected = re.search(r"edges|connections", text, re.I) and not re.search(r"\bdirected\b", text, re.I)
+        c.flags[f"val:{rows}"].add("distinct-edges" if undirected else "distinct")
+        if _SELF_LOOPS.search(text):
+            c.differ.append((f"val:{rows}[][0]", f"val:{rows}[][1]"))
+        return True
+    m = re.fullmatch(r"(?:each|the) ([A-Za-z_]\w*)(?: of each \w+)? (?:is|are) (?:unique|distinct)", text.strip(), re.I)
+    if m and keys.fields.get(m.group(1)):
+        c.flags[keys.fields[m.group(1)]].add("distinct")
+        return True
+    return False
+
+
+def _rows_named(text: str, keys: KeyMap) -> str | None:
+    """The list-of-rows parameter a line is about: named (`prerequisites`, or one of its fields:
+    `(xi, yi)`), else the only one there is."""
+    grids = [n for n, t in keys.params.items() if t.kind == "list" and t.inner is not None and t.inner.kind == "list"]
+    named = [n for n in grids if re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", text)]
+    owners = {keys.fields[w][4:].split("[")[0] for w in re.findall(r"[A-Za-z_]\w*", text) if w in keys.fields}
+    named += [n for n in grids if n in owners and n not in named]
+    if len(named) == 1:
+        return named[0]
+    return grids[0] if len(grids) == 1 and not named else None
 
 
 def _targets(part: str, keys: KeyMap) -> list[str] | None:
@@ -316,7 +408,10 @@ def _parse_chain(text: str, keys: KeyMap, c: Constraints) -> bool:
                     c.upper[t].append(Bound(to_python(other)))
                 found = True
             continue
-        if op == "!=":
+        if op == "!=":  # `ui != vi`: one key against another (a value against a number says little)
+            if lt and rt and len(lt) == len(rt) == 1:
+                c.differ.append((lt[0], rt[0]))
+                found = True
             continue
         if op in (">", ">="):  # a >= b  is  b <= a
             left, right, lt, rt = right, left, rt, lt
@@ -345,6 +440,11 @@ def _parse_words(text: str, keys: KeyMap, c: Constraints) -> bool:
             chars = string.ascii_letters if re.search(r"\bletters\b", low) else ""
         if re.search(r"\bdigits?\b", low):
             chars += string.digits
+        spans = re.findall(r"""['"](.)['"]\s*(?:-|to)\s*['"](.)['"]""", text)  # digits from '2' - '9'
+        if spans and re.search(r"\bdigits?\b", low) and not re.search(r"letters", low):
+            chars = chars.replace(string.digits, "")
+        for a, b in spans:
+            chars += "".join(map(chr, range(ord(a), ord(b) + 1))) if a <= b else ""
         chars += "".join(re.findall(r"'(.)'", text)) + "".join(re.findall(r'"(.)"', text))
         if re.search(r"\bspaces?\b|' '", low):
             chars += " "
@@ -359,7 +459,7 @@ def _parse_words(text: str, keys: KeyMap, c: Constraints) -> bool:
     if re.search(r"sorted|non-?decreasing|ascending|increasing order", low):
         desc = re.search(r"non-?increasing|descending|(?<!non-)(?<!non)decreasing order", low)
         flags.add("desc" if desc else "sorted")
-    if re.search(r"\bdistinct\b|\bunique\b", low) and not re.search(r"unique (answer|solution)", low):
+    if re.search(r"\bdistinct\b|\bunique\b", low) and not _UNIQUE_ANSWER.search(text) and not _rows_named_distinct(text, keys):
         flags.add("distinct")
     if "permutation" in low:
         flags.add("permutation")
@@ -371,6 +471,14 @@ def _parse_words(text: str, keys: KeyMap, c: Constraints) -> bool:
             c.flags[f"val:{n}"] |= flags
         found = True
     return found
+
+
+def _rows_named_distinct(text: str, keys: KeyMap) -> bool:
+    """A line `_parse_relations` reads as distinct rows or a distinct field, not a list's items."""
+    if _rows_named(text, keys) and _ROWS_DISTINCT.search(text):
+        return True
+    return any(w in keys.fields for w in re.findall(r"[A-Za-z_]\w*", text)) and not any(
+        re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", text) for n in keys.params)
 
 
 def finite(x: Any) -> bool:

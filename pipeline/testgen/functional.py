@@ -29,7 +29,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from microcoder.pipeline.testgen.space import Space, format_input, parse_input
+from microcoder.pipeline.testgen.space import Space, format_input, parse_input, undirected
 from microcoder.pipeline.testgen.types import Signature, Type
 
 INT_FALLBACK = (0, 100)
@@ -73,6 +73,7 @@ HACK_PLANS = [
 POOLED = ("equal", "alternating", "few", "periodic")  # modes that repeat a few values
 INT_ONLY = ("primes", "hash-pow2", "hash-bucket")  # modes that need integer values
 PROBE_ELEMENTS = 4096  # a full-size draw starts with a probe this big, to learn its bytes per element
+DISTINCT_TRIES = 3  # batches of redraws for repeated rows before they are left out
 PRIME_POOL = 64  # non-distinct lists draw from this many of the largest primes
 BUCKET_PRIMES = (107897, 126271)  # libstdc++ unordered_map bucket counts near 10^5 elements
 
@@ -186,8 +187,18 @@ class Drawer:
         else:
             top = lo + int((hi - lo) * self.plan.scale)
             n = self.rng.randint(lo, max(lo, top))
+        n = self._parity(key, n, lo, hi)
         self._set(root, n)
         return n
+
+    def _parity(self, key: str, n: int, lo: float, hi: float) -> int:
+        """`n` moved by one to the parity the statement states for `key` (`s.length is even`,
+        `n is even`), staying within [lo, hi] where it can."""
+        flags = set().union(*(self.s.c.flags.get(k, set()) for k in self.s.groups.members(key, self.s.all_keys())))
+        want = 0 if "even" in flags else 1 if "odd" in flags else None
+        if want is None or n % 2 == want:
+            return n
+        return n + 1 if n + 1 <= hi or n - 1 < lo else n - 1
 
     def _draw_free_names(self, key: str, budget: int) -> None:
         """Names the statement introduces that no parameter carries (`adjacentPairs.length == n - 1`
@@ -218,11 +229,13 @@ class Drawer:
             if self.full_size:  # full-size tiers: a size is at its maximum whatever the value mode
                 if hi < stated:
                     self.clipped.append((key, int(stated), int(hi)))
-                v = int(hi) if integral else hi
+                v = self._parity(key, int(hi), lo, hi) if integral else hi
                 if store:
                     self._set(root, v)
                 return v
         v = self._scalar(lo, hi, kind)
+        if integral:
+            v = self._parity(key, v, lo, hi)
         if store:
             self._set(root, v)
         return v
@@ -359,6 +372,8 @@ class Drawer:
         values: dict[str, Any] = {}
         for name in self.order():
             values[name] = self.value(name, self.s.types[name], name, self.max_elements)
+        for item, box in self.s.c.contains:  # `c occurs at least once in s`: put it there
+            values[box] = _put(values.get(box), values.get(item), self.rng)
         return [values[n] for n in self.s.sig.names]
 
     def order(self) -> list[str]:
@@ -423,6 +438,9 @@ class Drawer:
             out = self.rng.choices(chars, k=n)
         if self.plan.order and "[]" not in path:  # a top-level string: its characters in order
             out = self._ordered(list(out), set())
+        nonzero = chars.replace("0", "")
+        if n > 1 and out[0] == "0" and nonzero and "no-leading-zero" in self.s.c.flags.get(f"val:{path}", ()):
+            out = [self.rng.choice(nonzero), *out[1:]]  # `n does not have leading zeros`
         return "".join(out)
 
     def nodes(self, kind: str, budget: int) -> list:
@@ -544,15 +562,39 @@ class Drawer:
         rows = self.length(f"len:{path}", max(1, math.isqrt(budget) if square else budget // width))
         if fixed and inner.inner.kind in ("int", "float") and rows:
             width = self.length(f"len:{path}[]", max(1, int(wlo), budget // rows))
-            return self.cells(inner.inner.kind, f"{path}[]", rows, width)
-        out = []
-        for _ in range(rows):
+            out = self.cells(inner.inner.kind, f"{path}[]", rows, width)
+            return self._distinct_rows(path, out, lambda k: self.cells(inner.inner.kind, f"{path}[]", k, width))
+        row_budget = max(1, int(wlo), budget // max(rows, 1))  # a row holds at least its least width
+
+        def one() -> list:
             if not fixed:
                 self._unset(self.s.groups.find(width_key))
-            row_budget = max(1, int(wlo), budget // max(rows, 1))  # a row holds at least its least width
-            out.append(self.row(inner, f"{path}[]", row_budget))
+            return self.row(inner, f"{path}[]", row_budget)
+
+        out = self._distinct_rows(path, [one() for _ in range(rows)], lambda k: [one() for _ in range(k)])
         if not fixed:
             self._unset(self.s.groups.find(width_key))
+        return out
+
+    def _distinct_rows(self, path: str, rows: list, draw) -> list:
+        """Rows made distinct where the statement says so (`There are no repeated edges`, `All
+        the pairs (xi, yi) are distinct`): the repeats are drawn again, in batches, a few times,
+        then left out (a full-size draw may ask for nearly every row there is: fewer is still an
+        input; where a length is pinned, `violations` rejects it)."""
+        flags = self.s.c.flags.get(f"val:{path}", set())
+        if not flags & {"distinct", "distinct-edges"}:
+            return rows
+        key = edge_key if "distinct-edges" in flags else repr
+        seen: set[str] = set()
+        out: list = []
+        for attempt in range(DISTINCT_TRIES + 1):  # the rows, then batches for the repeats, at once
+            missing = len(rows) - len(out)
+            for row in rows if attempt == 0 else draw(missing):
+                if key(row) not in seen and len(out) < len(rows):
+                    seen.add(key(row))
+                    out.append(row)
+            if len(out) == len(rows):
+                break
         return out
 
     def tree_edges(self, path: str, budget: int) -> list:
@@ -593,7 +635,9 @@ class Drawer:
                     end += 1
                 out += self.numbers(key, leaf.kind, end - k)
                 k = end
-            return self._ordered(out, set())
+            out = self._ordered(out, set())
+            self._relate(path, [out])  # after the plan's order, which would reorder a row's fields
+            return out
         return [self.value(path, leaf, f"{path}[]", max(1, budget // max(n, 1))) for _ in range(n)]
 
     def cells(self, kind: str, path: str, rows: int, width: int) -> list[list]:
@@ -613,7 +657,58 @@ class Drawer:
             k = end
         for row in out:
             self._ordered(row, set())
+        for k in range(width):  # `Each colori is distinct`: that field's column drawn distinct
+            if kind == "int" and "distinct" in self.s.c.flags.get(f"val:{path}[{k}]", ()):
+                column = self._distinct_ints(self._column_key(path, k), rows)
+                for row, v in zip(out, column, strict=False):
+                    row[k] = v
+        self._relate(path, out)
         return out
+
+    def _relate(self, path: str, rows: list) -> None:
+        """Rows whose fields the statement relates (`starti <= endi`, `durationi <= endi - starti + 1`,
+        `ui != vi`: `Space.row_relations`) made to keep them: a plain order by swapping the two
+        fields, anything else by redrawing the field within what its row leaves it. A row that still
+        breaks one is left to `Space.violations` (the input is redrawn)."""
+        owner = path[:-2]
+        rels = self.s.row_relations.get(owner) if path.endswith("[]") and owner in self.s.types else None
+        if not rels:
+            return
+        lookup = self.s.lookup_in(self.env)
+        if all(self.s.rows_hold(rel, rows, lookup) for rel in rels):
+            return
+        for row in rows:
+            if not isinstance(row, list) or all(self.s.row_holds(rel, row, lookup) for rel in rels):
+                continue
+            for _ in range(2):  # a swap for one relation may break one checked before it
+                for rel in rels:
+                    if self.s.row_holds(rel, row, lookup):
+                        continue
+                    if rel.plain is not None and rel.side != "differ":
+                        row[rel.field], row[rel.plain] = row[rel.plain], row[rel.field]
+                        if self.s.row_holds(rel, row, lookup):
+                            continue
+                    self._redraw_field(path, rel.field, row, rels, lookup)
+
+    def _redraw_field(self, path: str, field: int, row: list, rels: list, lookup) -> None:
+        """Field `field` of `row` drawn again between its column's bounds and its row's relations."""
+        integral = all(type(x) is int for x in row)
+        lo, hi = self._bounds(self._column_key(path, field), INT_FALLBACK, integral)
+        mine = [r for r in rels if r.field == field]
+        for rel in mine:
+            if rel.side == "differ":
+                continue
+            other = self.s.row_bound(rel, row, lookup)
+            if other is None:
+                continue
+            step = (1 if integral else 0) if rel.strict else 0
+            lo, hi = (max(lo, other + step), hi) if rel.side == "lower" else (lo, min(hi, other - step))
+        if lo > hi:
+            return
+        for _ in range(8):
+            row[field] = self.rng.randint(int(math.ceil(lo)), int(hi)) if integral else self.rng.uniform(lo, hi)
+            if all(self.s.row_holds(r, row, lookup) for r in mine):
+                return
 
     def _column_key(self, path: str, k: int) -> str:
         """The key whose bounds hold column `k`: its field's, else the cells'."""
@@ -636,6 +731,17 @@ class Drawer:
             return True
         seen = self.s.observed(key)
         return bool(self.s.groups.members(key, self.s.all_keys()) != [key]) or (len(set(seen)) == 1 and len(seen) > 2)
+
+
+def _put(box: Any, item: Any, rng: random.Random) -> Any:
+    """`box` with `item` in it (a substring over a random place, a list item replaced), unless it
+    is there already or cannot hold it."""
+    if isinstance(box, str) and isinstance(item, str) and item not in box and 0 < len(item) <= len(box):
+        i = rng.randrange(len(box) - len(item) + 1)
+        return box[:i] + item + box[i + len(item):]
+    if isinstance(box, list) and box and item is not None and not isinstance(item, list) and item not in box:
+        box[rng.randrange(len(box))] = item
+    return box
 
 
 def _owner(key: str) -> str | None:
@@ -823,7 +929,18 @@ def _redraw_duplicates(items: list, draw, tries: int = 8) -> list:
     return out
 
 
+def edge_key(row: Any) -> str:
+    """An undirected edge's identity: `[2, 4]` and `[4, 2]` are one edge."""
+    return repr(undirected(row))
+
+
 # generation -------------------------------------------------------------------------------------------
+# A statement promising one answer ("exactly one solution", "Only one valid answer exists") gets no
+# generated input: a drawn input may have several answers (or none), and the one the reference picks
+# is then not the only right one; no cheap input-side check tells (measured: two-sum, bench/README.md).
+UNIQUE_ANSWER = "answer unique: a generated input may have several answers"
+
+
 def generate_inputs(space: Space, problem_id: str, count: int, *, seed: int, max_elements: int,
                     max_input_bytes: int, existing: set[str], attempts: int = 4,
                     max_problem_bytes: int | None = None, tiers: tuple[str, ...] = TIERS,
@@ -837,6 +954,9 @@ def generate_inputs(space: Space, problem_id: str, count: int, *, seed: int, max
     if unknown:
         raise ValueError(f"unknown tiers {sorted(unknown)} (known: {', '.join(TIERS)})")
     skipped = skipped if skipped is not None else Counter()
+    if space.c.unique_answer:  # no input-side check can promise the one answer the statement does
+        skipped[UNIQUE_ANSWER] += 1
+        return []
     full_left = 8 * max_input_bytes if max_problem_bytes is None else max_problem_bytes
     plans = _plans(space, count, tiers)
     out: list[Candidate] = []
@@ -993,7 +1113,7 @@ def mutate_input(space: Space, text: str, rng: random.Random, max_input_bytes: i
     item duplicated or removed, a segment reversed, one character changed), formatted, within
     `max_input_bytes` and passing `space.violations`; None after MUTATION_TRIES failed tries."""
     values = parse_input(text, len(space.sig.names))
-    if values is None:
+    if values is None or space.c.unique_answer:
         return None
     bounds = Drawer(space, rng, Plan("max", "random"), 1)  # values stay where the generator draws them
     bounds.env, _ = space.env_of(values)  # `k <= nums.length` evaluates against this input

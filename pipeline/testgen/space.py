@@ -14,14 +14,23 @@ generation and `violations` agree: a value keeps the examples' sign, a value see
 choices (bases 2 and 3) stays among them, a length never falls below the least seen and a shape every
 example shares (pairs, single characters, rectangular grids) is kept. Without a Constraints section
 (HumanEval, MBPP), relations every example shows are kept too: equal (or offset) lengths, a scalar
-equal to or at most a parameter's length, a sorted list. A test whose input breaks an assumption
-every example honours fails correct solutions for no fault of theirs; narrowing costs less.
+equal to or at most a parameter's length, a sorted list. With one, only the relations of the safe
+kinds, and only where no stated one ties the values: a row's `[start, end]` order (named fields of
+one range, four rows or more), and a list sorted or free of repeats beyond chance. A test whose
+input breaks an assumption every example honours fails correct solutions for no fault of theirs;
+narrowing costs less.
+
+Relations between the fields of one row (`starti <= endi`, `durationi <= endi - starti + 1`,
+`ui != vi`) are `row_relations`, checked row by row; the generator keeps them as it draws
+(`Drawer._relate`). A statement promising one answer (`c.unique_answer`) gets no generated input
+(`functional.UNIQUE_ANSWER`).
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import math
 import operator
 import re
 from collections import defaultdict
@@ -121,6 +130,33 @@ def _refs(tree: ast.expr | None) -> set[str]:
     return set().union(*(_refs(c) for c in ast.iter_child_nodes(tree)))
 
 
+_FIELD_KEY = re.compile(r"^val:([A-Za-z_]\w*)\[\]\[(\d+)\]$")  # one field of every row: `val:events[][1]`
+
+
+@dataclass
+class RowRelation:
+    """One field of a list of rows bounded by others of the same row (`starti <= endi`,
+    `durationi <= endi - starti + 1`) or differing from one (`ui != vi`)."""
+
+    owner: str  # the parameter (`events`)
+    field: int  # the field bounded or differing (`endDayi`: 1)
+    side: str  # lower | upper | differ
+    expr: str  # the bound's expression; for differ the other field's key
+    strict: bool
+    refs: dict[str, int]  # the expression's references -> their fields
+    plain: int | None  # the one field the expression is, where it is nothing more (a plain order)
+
+    @property
+    def op(self) -> str:
+        return "!=" if self.side == "differ" else (">" if self.side == "lower" else "<") + ("" if self.strict else "=")
+
+    def __str__(self) -> str:
+        return f"field {self.field} {self.op} {self.expr}"
+
+
+_ROW_OPS = {"!=": operator.ne, ">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
+
+
 @dataclass
 class Observed:
     """Per key, the numbers the examples show (values, lengths) and the characters of strings."""
@@ -208,7 +244,12 @@ class Space:
         self._keys = set(self.c.lower) | set(self.c.upper) | {k for pair in self.c.equal for k in pair}
         self._bounds: dict[str, tuple[list[Bound], list[Bound]]] = {}
         self._observed: dict[str, list[float]] = {}
+        self.row_relations = self._take_row_relations()
+        self._broken_rows: set[tuple[str, int]] = set()  # (owner, number) of row relations an example breaks
         self._drop_broken_bounds()
+        self.row_relations = {o: [r for n, r in enumerate(rels) if (o, n) not in self._broken_rows]
+                              for o, rels in self.row_relations.items()}
+        self._broken_rows.clear()
         self._bounds.clear()
         # scalars that size other parameters (`edges.length == n - 1`): drawn within the element budget
         words = {w for k in self._keys if k.startswith(("len:", "var:"))
@@ -317,8 +358,8 @@ class Space:
     def violations(self, values: list[Any]) -> list[str]:
         env, obs = self.env_of(values)
         lookup = self.lookup_in(env)
-        bad = (self._flag_violations(values) + self._aggregate_violations(values, lookup) + self._unequal(obs)
-               + self._ragged(values))
+        bad = (self._flag_violations(values, env) + self._aggregate_violations(values, lookup) + self._unequal(obs)
+               + self._ragged(values) + self._row_violations(values, lookup) + self._differing(env))
         keys = set(obs.numbers) | {self.groups.find(k) for k in env}
         for key in sorted(self.all_keys()):
             nums = list(obs.numbers.get(key, []))
@@ -369,16 +410,140 @@ class Space:
                 bad.append(f"{key} rectangular")
         return bad
 
-    def _flag_violations(self, values: list[Any]) -> list[str]:
+    def _flag_violations(self, values: list[Any], env: dict[str, Any]) -> list[str]:
         by_name = dict(zip(self.sig.names, values, strict=False))
         bad = []
         for key, flags in self.c.flags.items():
-            items, typ = by_name.get(key[4:]), self.types.get(key[4:])
-            if not isinstance(items, list) or typ is None or typ.kind != "list" or typ.inner.kind == "list":
-                continue  # on a grid the parser cannot tell `nums[i] is sorted` from `intervals is sorted`
+            items = self._flagged(key, by_name, env)
+            if items is None:
+                continue
             for flag in sorted(flags):
                 if not _flag_holds(flag, items):
                     bad.append(f"{key} flag {flag}")
+        for item, box in self.c.contains:
+            if not _contains(by_name.get(box), by_name.get(item)):
+                bad.append(f"val:{item} contained {box}")
+        return bad
+
+    def _flagged(self, key: str, by_name: dict[str, Any], env: dict[str, Any]) -> Any:
+        """What a flag on `key` is checked on: a list's items; a grid's rows (only `distinct` is
+        read on a grid: the parser cannot tell `nums[i] is sorted` from `intervals is sorted`); one
+        field of every row (`Each colori is distinct`); a number or length (`n is even`); a string
+        (`n does not have leading zeros`). None: nothing to check."""
+        m = _FIELD_KEY.match(key)
+        if m:
+            rows = by_name.get(m.group(1))
+            k = int(m.group(2))
+            return [r[k] for r in rows if isinstance(r, list) and len(r) > k] if isinstance(rows, list) else None
+        if key.startswith("len:") or key[4:] not in self.types or self.types[key[4:]].kind in ("int", "float"):
+            root = self.groups.find(key)
+            return env.get(root)
+        items, typ = by_name.get(key[4:]), self.types[key[4:]]
+        if typ.kind == "str":
+            return items if isinstance(items, str) else None
+        if not isinstance(items, list) or typ.kind != "list":
+            return None
+        if typ.inner.kind == "list":
+            return items if self.c.flags[key] <= {"distinct", "distinct-edges"} else None
+        return items
+
+    # --- relations between the fields of one row (`starti <= endi`, `ui != vi`) --------------------------
+    def _take_row_relations(self) -> dict[str, list[RowRelation]]:
+        """Per list-of-rows parameter, the bounds on one field that name another field of the same
+        row (`starti <= endi`), and the fields that must differ (`ui != vi`), taken out of the
+        per-key tables (no row is in `env`, so `range` could never evaluate them): checked and kept
+        row by row (`row_holds`; the generator's `Drawer._relate`)."""
+        out: dict[str, list[RowRelation]] = defaultdict(list)
+        for side, table in (("lower", self.c.lower), ("upper", self.c.upper)):
+            for key, bounds in table.items():
+                m = _FIELD_KEY.match(key)
+                if not m:
+                    continue
+                kept = []
+                for bound in bounds:
+                    rel = self._relation(m.group(1), int(m.group(2)), side, bound.expr, bound.strict)
+                    (out[m.group(1)].append(rel) if rel else kept.append(bound))
+                table[key] = kept
+        differ = []
+        for a, b in self.c.differ:
+            ma, mb = _FIELD_KEY.match(a), _FIELD_KEY.match(b)
+            if ma and mb and ma.group(1) == mb.group(1):
+                k = int(mb.group(2))
+                out[ma.group(1)].append(RowRelation(ma.group(1), int(ma.group(2)), "differ", b, False, {b: k}, k))
+            else:
+                differ.append((a, b))
+        self.c.differ = differ
+        return dict(out)
+
+    def _relation(self, owner: str, field: int, side: str, expr: str, strict: bool) -> RowRelation | None:
+        """A bound on field `field` of `owner`'s rows as a row relation; None where it names no
+        other field of the row (a constant, or other parameters only: `range` holds it)."""
+        tree = _parsed(expr)
+        refs = {}
+        for ref in _refs(tree):
+            m = _FIELD_KEY.match(self.keys.key(ref) or "")
+            if m and m.group(1) == owner:
+                refs[ref] = int(m.group(2))
+        if not refs:
+            return None
+        plain = refs.get(ast.unparse(tree)) if isinstance(tree, (ast.Name, ast.Attribute, ast.Subscript)) else None
+        return RowRelation(owner, field, side, expr, strict, refs, plain)
+
+    def row_holds(self, rel: RowRelation, row: list, lookup) -> bool:
+        """Whether one row keeps one relation (a row too short for its fields, or values that do
+        not compare, have nothing to say)."""
+        if rel.plain is not None:  # the common case, without a call per reference
+            try:
+                return _ROW_OPS[rel.op](row[rel.field], row[rel.plain])
+            except (IndexError, TypeError):
+                return True
+        if rel.field >= len(row) or any(k >= len(row) for k in rel.refs.values()):
+            return True
+        value, other = row[rel.field], self.row_bound(rel, row, lookup)
+        if other is None or not finite(value):
+            return True
+        return _ROW_OPS[rel.op](value, other)
+
+    def rows_hold(self, rel: RowRelation, rows: list, lookup) -> bool:
+        if rel.plain is not None:
+            op, a, b = _ROW_OPS[rel.op], rel.field, rel.plain
+            try:
+                return all(op(r[a], r[b]) for r in rows)
+            except (IndexError, TypeError):  # a short row or odd values somewhere: row by row
+                pass
+        return all(self.row_holds(rel, r, lookup) for r in rows)
+
+    def row_bound(self, rel: RowRelation, row: list, lookup) -> float | None:
+        """What a row relation holds its field to, on `row` (None where it does not evaluate)."""
+        if rel.plain is not None:
+            other = row[rel.plain]
+        else:
+            def look(ref: str):
+                k = rel.refs.get(ref)
+                return row[k] if k is not None else lookup(ref)
+            try:
+                other = evaluate(rel.expr, look)
+            except Unresolved:
+                return None
+        return other if finite(other) else None
+
+    def _row_violations(self, values: list[Any], lookup) -> list[str]:
+        by_name = dict(zip(self.sig.names, values, strict=False))
+        bad = []
+        for owner, rels in self.row_relations.items():
+            rows = [r for r in by_name.get(owner) or [] if isinstance(r, list)]
+            for n, rel in enumerate(rels):
+                if (owner, n) not in self._broken_rows and not self.rows_hold(rel, rows, lookup):
+                    bad.append(f"val:{owner}[] row {n} {rel}")
+        return bad
+
+    def _differing(self, env: dict[str, Any]) -> list[str]:
+        """Scalars the statement says differ (`x != y`) that are equal in this input."""
+        bad = []
+        for a, b in self.c.differ:
+            ra, rb = self.groups.find(a), self.groups.find(b)
+            if ra in env and rb in env and env[ra] == env[rb]:
+                bad.append(f"{a} differ {b}")
         return bad
 
     def _aggregate_violations(self, values: list[Any], lookup) -> list[str]:
@@ -419,6 +584,20 @@ class Space:
                 key, side, expr = (v.split(" ", 2) + [""])[:3]
                 if side == "equal":  # equal sizes are drawn equal; nothing to drop
                     continue
+                if side == "contained":
+                    self.c.contains = [(a, b) for a, b in self.c.contains if (f"val:{a}", b) != (key, expr)]
+                    self.dropped.append(f"{key} in {expr}")
+                    continue
+                if side == "differ":
+                    self.c.differ = [(a, b) for a, b in self.c.differ if (a, b) != (key, expr)]
+                    self.dropped.append(f"{key} != {expr}")
+                    continue
+                if side == "row":  # `val:events[] row N relation`: dropped below, numbers kept till then
+                    n, what = expr.split(" ", 1)
+                    if (key[4:-2], int(n)) not in self._broken_rows:
+                        self._broken_rows.add((key[4:-2], int(n)))
+                        self.dropped.append(f"row relation {what}")
+                    continue
                 if side == "flag":
                     self.c.flags[key].discard(expr)
                     self.dropped.append(f"flag {expr} of {key}")
@@ -438,10 +617,15 @@ class Space:
         """Constraints read off the examples for what the statement leaves unstated. Per key, always:
         a value's sign and choices, a length's least value and shape, a string's characters
         (`_infer_values`, `_infer_lengths`, `_infer_alphabets`). Between parameters only without a
-        Constraints section, which where present is taken as the whole list of relations (a
-        LeetCode statement's maxima and relations are kept exactly): `_infer_relations`."""
+        Constraints section, which where present is taken as the whole list of relations between
+        sizes (a LeetCode statement's maxima and relations are kept exactly): `_infer_relations`.
+        Always, what a statement often leaves to its examples and a breach of which fails correct
+        code: a row's field order (`_infer_row_orders`); with a section, a list's order and
+        distinctness where the examples show them beyond chance (`_infer_beyond_chance`)."""
         if not self.c.section and len(self.examples) >= 2:
             self._infer_relations()
+        self._infer_row_orders()
+        self._infer_beyond_chance()
         self._infer_lengths()
         self._infer_values()
         self._infer_alphabets()
@@ -581,6 +765,81 @@ class Space:
                 self.inferred.append(f"{key} flag {flag}: every example is")
                 return
 
+    def _infer_row_orders(self) -> None:
+        """Two numeric fields every row of every example keeps in order (an interval's `[start,
+        end]`, an edge's `[u, v]` listed smaller first), where the statement names the row's
+        fields (`intervals[i] = [starti, endi]`), bounds both alike and ties the pair by no relation,
+        over at least ROW_ORDER_ROWS rows in all with at least one step: kept as `<=` (not `<`:
+        equal ends are an edge case worth drawing). With or without a Constraints section: LeetCode
+        often leaves `start <= end` to its examples, and a reversed row fails correct code."""
+        for i, (name, typ) in enumerate(zip(self.sig.names, self.sig.types, strict=True)):
+            if typ.kind != "list" or typ.inner is None or typ.inner.kind != "list" or typ.inner.inner.kind not in ("int", "float"):
+                continue
+            rows = [r for ex in self.examples if len(ex) > i and isinstance(ex[i], list) for r in ex[i]]
+            if len(rows) < ROW_ORDER_ROWS or not all(isinstance(r, list) and all(map(finite, r)) for r in rows):
+                continue
+            named = {int(m.group(2)) for key in self.keys.fields.values()
+                     if (m := _FIELD_KEY.match(key)) and m.group(1) == name}
+            tied = {frozenset((r.field, k)) for r in self.row_relations.get(name, []) for k in r.refs.values()}
+            width = min(len(r) for r in rows)
+            for a, b in combinations(range(min(width, ROW_ORDER_FIELDS)), 2):
+                if frozenset((a, b)) in tied or not {a, b} <= named or self._field_range(name, a) != self._field_range(name, b):
+                    continue  # only records the statement names, and fields of one range (a start and an end)
+                pairs = [(r[a], r[b]) for r in rows]
+                if all(x <= y for x, y in pairs) and any(x < y for x, y in pairs):
+                    self._order_fields(name, a, b)
+                elif all(x >= y for x, y in pairs) and any(x > y for x, y in pairs):
+                    self._order_fields(name, b, a)
+
+    def _field_range(self, name: str, k: int) -> tuple[list[str], list[str]]:
+        """The stated bounds of field `k` of `name`'s rows (its cells' where it has none of its own)."""
+        lows, highs = self.bounds(f"val:{name}[][{k}]")
+        if not lows and not highs:
+            lows, highs = self.bounds(f"val:{name}[][]")
+        return sorted(b.expr for b in lows), sorted(b.expr for b in highs)
+
+    def _order_fields(self, name: str, low: int, high: int) -> None:
+        """Field `low` of every row of `name` at most field `high`, both ways round as the parser
+        records a stated `a <= b`."""
+        rels = self.row_relations.setdefault(name, [])
+        rels.append(RowRelation(name, low, "upper", f"{name}[i][{high}]", False, {f"{name}[i][{high}]": high}, high))
+        rels.append(RowRelation(name, high, "lower", f"{name}[i][{low}]", False, {f"{name}[i][{low}]": low}, low))
+        self.inferred.append(f"val:{name}[] field {low} <= field {high}: every example's rows")
+
+    def _infer_beyond_chance(self) -> None:
+        """With a Constraints section, a flat list's order and distinctness are inferred only where
+        the examples show them beyond chance (`_infer_order` needs less where no section states
+        anything): every example's list sorted (or descending) with less than CHANCE odds of that
+        happening to random lists (1 / n! each), or free of repeats with less than its CHANCE odds for
+        random draws from the values seen (the birthday bound). Where the statement flags the list
+        already, it holds."""
+        if not self.c.section:
+            return
+        for i, (name, typ) in enumerate(zip(self.sig.names, self.sig.types, strict=True)):
+            key = f"val:{name}"
+            if typ.kind != "list" or typ.inner is None or typ.inner.kind not in ("int", "float", "str") or self.c.flags.get(key):
+                continue
+            lists = [ex[i] for ex in self.examples if len(ex) > i and isinstance(ex[i], list)]
+            if not lists or not all(len({type(x) for x in v}) <= 1 for v in lists):
+                continue
+            odds = {"sorted": _sorted_chance(lists), "desc": _sorted_chance(lists),
+                    "distinct": _distinct_chance(lists, self._domain(f"{key}[]", lists))}
+            for flag in ("sorted", "desc", "distinct"):
+                if all(_flag_holds(flag, v) for v in lists) and odds[flag] < CHANCE[flag]:
+                    self.c.flags[key].add(flag)
+                    self.inferred.append(f"{key} flag {flag}: every example's, beyond chance")
+
+    def _domain(self, key: str, lists: list[list]) -> float:
+        """How many values an item of `key` may take: integers between its stated bounds (else the
+        span the examples show); strings and floats: unbounded (distinct by chance)."""
+        items = [x for v in lists for x in v]
+        if not items or not all(type(x) is int for x in items):
+            return math.inf
+        lo, hi = self.range(key, {})
+        lo = min(items) if lo is None else lo
+        hi = max(items) if hi is None else hi
+        return max(1, hi - lo + 1)
+
     def _infer_rectangular(self, name: str) -> None:
         key = f"len:{name}[]"
         i = self.sig.names.index(name)
@@ -595,6 +854,12 @@ class Space:
             self._equate(f"len:{name}", key, "square in every example")
 
 
+# Odds below which an order or distinctness the examples show is taken as the rule. Authors often
+# write examples in order (`["ale", "apple", "monkey"]`), so an order needs far lower odds than a
+# repeat-free list: a spurious order hides the bugs unsorted inputs show (tie-breaks, ordering).
+CHANCE = {"sorted": 1e-4, "desc": 1e-4, "distinct": 0.01}
+ROW_ORDER_ROWS = 4  # rows seen in all before an order every row keeps is taken as the rule (2^-4 by chance)
+ROW_ORDER_FIELDS = 4  # fields of a row compared pairwise (intervals, edges, weighted edges)
 CATEGORY_SEEN = 4  # at least this many observations ...
 CATEGORY_DISTINCT = 3  # ... of at most this many distinct values, some repeated: the key's only choices
 SHAPE_LENGTH = 3  # a length every example shares, up to this, is the parameter's shape (a pair, a character)
@@ -625,6 +890,24 @@ def _value_range(nums: list[float], scalar: bool) -> tuple[float | None, float |
     return low, None, why
 
 
+def _sorted_chance(lists: list[list]) -> float:
+    """The odds that lists of distinct random items come out sorted: 1 / n! each."""
+    odds = 1.0
+    for v in lists:
+        odds /= math.factorial(min(len(set(map(json.dumps, v))), 20))
+    return odds
+
+
+def _distinct_chance(lists: list[list], domain: float) -> float:
+    """The odds that lists of items drawn at random from `domain` values have no repeat: the
+    product of (1 - k / domain) per list."""
+    odds = 1.0
+    for v in lists:
+        for k in range(len(v)):
+            odds *= max(0.0, 1 - k / domain)
+    return odds
+
+
 def _no_lookup(ref: str):
     raise Unresolved(ref)
 
@@ -641,7 +924,13 @@ def _total_value(value: Any) -> float | None:
     return sum(value)
 
 
-def _flag_holds(flag: str, items: list) -> bool:
+def _flag_holds(flag: str, items: Any) -> bool:
+    if flag in ("even", "odd"):
+        return not finite(items) or (int(items) % 2 == 0) == (flag == "even")
+    if flag == "no-leading-zero":
+        return not isinstance(items, str) or len(items) < 2 or items[0] != "0"
+    if not isinstance(items, list):
+        return True
     try:
         if flag == "sorted":
             return all(a <= b for a, b in zip(items, items[1:], strict=False))
@@ -650,12 +939,34 @@ def _flag_holds(flag: str, items: list) -> bool:
     except TypeError:  # mixed types: nothing to say
         return True
     if flag == "distinct":
-        return len({json.dumps(x) for x in items}) == len(items)
+        return len({repr(x) for x in items}) == len(items)
+    if flag == "distinct-edges":  # rows as unordered pairs: `[2, 4]` repeats `[4, 2]`
+        return len({repr(undirected(x)) for x in items}) == len(items)
     if flag == "permutation":
         if not all(type(x) is int for x in items):
             return False
         start = min(items, default=0)
         return start in (0, 1) and sorted(items) == list(range(start, start + len(items)))
+    return True
+
+
+def undirected(row: Any) -> Any:
+    """A row as an undirected edge: its first two fields in order, the rest as they are."""
+    if isinstance(row, list) and len(row) >= 2:
+        try:
+            return sorted(row[:2]) + row[2:]
+        except TypeError:
+            return row
+    return row
+
+
+def _contains(box: Any, item: Any) -> bool:
+    """`item` occurs in `box` (a character or substring of a string, an item of a list); True where
+    either is missing or of other types (nothing to say)."""
+    if isinstance(box, str) and isinstance(item, str):
+        return item in box
+    if isinstance(box, list) and item is not None and not isinstance(item, list):
+        return item in box
     return True
 
 

@@ -1,0 +1,218 @@
+"""Generated inputs keep the constraints LeetCode states across values (issue 36): orders and
+arithmetic between the fields of one row (`starti <= endi`, `durationi <= endi - starti + 1`), fields
+that differ (`ui != vi`), distinct rows and fields, parity, `c occurs in s`, no leading zeros,
+character ranges, distinct items named in the prose, and "exactly one solution" (no generated
+inputs at all); and, with a Constraints section too, the relations the examples show beyond chance
+(a row's `[start, end]` order, a sorted or repeat-free list). No sandbox: only inputs are generated
+and checked."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+
+from microcoder.pipeline.testgen.functional import UNIQUE_ANSWER, generate_inputs, mutate_input
+from microcoder.pipeline.testgen.space import Space, format_input, parse_input
+from microcoder.pipeline.testgen.types import Signature, Type
+
+INT, STR = Type("int"), Type("str")
+LIST_INT, LIST_STR = Type("list", INT), Type("list", STR)
+GRID = Type("list", LIST_INT)
+
+
+def _space(names, types, statement, examples) -> Space:
+    return Space(Signature(list(names), list(types)), statement, [list(e) for e in examples])
+
+
+def _inputs(sp: Space, count: int = 40, **kw) -> list[list]:
+    base = {"seed": 0, "max_elements": 2_000, "max_input_bytes": 200_000, "existing": set(),
+            "tiers": ("edge", "random", "hack")}
+    cands = generate_inputs(sp, "p", count, **{**base, **kw})
+    assert len(cands) >= count // 2  # the narrower space still yields inputs
+    return [parse_input(c.input, len(sp.sig.names)) for c in cands]
+
+
+def _mutations(sp: Space, values: list, n: int = 200) -> list[list]:
+    rng, text, out = random.Random(0), format_input(values), []
+    for _ in range(n):
+        got = mutate_input(sp, text, rng, 200_000)
+        if got is not None:
+            out.append(parse_input(got, len(sp.sig.names)))
+            text = got
+    return out
+
+
+EVENTS = ("Constraints:\n\n1 <= events.length <= 10^5\nevents[i].length == 2\nevents[i] = [startDayi, endDayi]\n"
+          "1 <= startDayi <= endDayi <= 10^5\n")
+
+
+# --- stated relations, parsed -------------------------------------------------------------------------------
+def test_a_stated_order_between_fields_of_a_row_is_checked_and_kept():
+    sp = _space(["events"], [GRID], EVENTS, [[[[1, 2], [2, 3], [3, 4]]], [[[1, 2], [2, 3]]]])
+    assert sp.violations([[[3, 2]]]) and not sp.violations([[[2, 2], [1, 5]]])
+    inputs = _inputs(sp)
+    assert all(a <= b for (events,) in inputs for a, b in events)
+    assert any(a == b for (events,) in inputs for a, b in events)  # equal ends are still drawn
+    assert max(len(e) for (e,) in inputs) > 100
+
+
+def test_a_strict_order_and_arithmetic_between_fields():
+    statement = ("Constraints:\n\n1 <= tasks.length <= 2000\ntasks[i].length == 3\ntasks[i] = [starti, endi, durationi]\n"
+                 "1 <= starti < endi <= 2000\n1 <= durationi <= endi - starti + 1\n")
+    sp = _space(["tasks"], [GRID], statement, [[[[2, 3, 1], [4, 5, 1], [1, 5, 2]]], [[[1, 3, 2], [2, 5, 3]]]])
+    assert sp.violations([[[2, 2, 1]]]) and sp.violations([[[1, 3, 4]]]) and not sp.violations([[[1, 3, 3]]])
+    for (tasks,) in _inputs(sp):
+        assert all(s < e and 1 <= d <= e - s + 1 for s, e, d in tasks)
+
+
+def test_fields_that_differ_and_rows_without_repeats():
+    statement = ("Constraints:\n\n2 <= n <= 50\nedges[i].length == 2\nedges[i] = [ui, vi]\n1 <= ui, vi <= n\n"
+                 "ui != vi\nThere are no repeated edges.\n")
+    sp = _space(["n", "edges"], [INT, GRID], statement, [[6, [[1, 2], [1, 3], [3, 2]]], [7, [[1, 3], [4, 1]]]])
+    assert sp.violations([5, [[2, 2]]]) and sp.violations([5, [[1, 2], [1, 2]]])
+    assert sp.violations([5, [[1, 2], [2, 1]]])  # one undirected edge twice
+    assert not sp.violations([5, [[1, 2], [2, 3]]])
+    for _n, edges in _inputs(sp):
+        assert all(u != v for u, v in edges) and len({tuple(sorted(e)) for e in edges}) == len(edges)
+    points = "Constraints:\n\n1 <= points.length <= 100\npoints[i] = [xi, yi]\nAll the pairs (xi, yi) are distinct.\n"
+    sp = _space(["points"], [GRID], points, [[[[1, 2], [3, 4]]], [[[0, 5], [6, 1]]]])
+    assert sp.violations([[[1, 2], [1, 2]]]) and not sp.violations([[[1, 2], [2, 1]]])  # points: ordered
+
+
+def test_no_self_loops_or_repeated_edges_in_one_line():
+    statement = "Constraints:\n\n1 <= n <= 100\nedges[i] = [ai, bi]\nThere are no self-loops or repeated edges.\n"
+    sp = _space(["n", "edges"], [INT, GRID], statement, [[3, [[1, 2]]], [4, [[1, 3], [2, 3]]]])
+    assert sp.violations([3, [[2, 2]]]) and sp.violations([3, [[1, 2], [1, 2]]])
+
+
+def test_a_distinct_field_across_rows():
+    statement = ("Constraints:\n\n1 <= segments.length <= 2 * 10^4\nsegments[i].length == 3\nsegments[i] = [starti, endi, colori]\n"
+                 "1 <= starti < endi <= 10^5\n1 <= colori <= 10^9\nEach colori is distinct.\n")
+    sp = _space(["segments"], [GRID], statement, [[[[1, 4, 5], [4, 7, 7], [1, 7, 9]]], [[[1, 7, 9], [6, 8, 15]]]])
+    assert sp.violations([[[1, 2, 5], [3, 4, 5]]]) and not sp.violations([[[1, 2, 5], [3, 4, 6]]])
+    assert "distinct" not in sp.c.flags.get("val:segments", set())  # the field, not the rows or another list
+    for (segments,) in _inputs(sp):
+        assert len({c for _, _, c in segments}) == len(segments) and all(s < e for s, e, _ in segments)
+
+
+def test_parity_of_a_length_and_of_a_number():
+    sp = _space(["s"], [STR], "Constraints:\n\n2 <= s.length <= 1000\ns.length is even.\ns consists of lowercase letters.\n",
+                [["book"], ["textbook"]])
+    assert sp.violations(["abc"]) and not sp.violations(["ab"])
+    assert all(len(s) % 2 == 0 for (s,) in _inputs(sp))
+    sp = _space(["n"], [INT], "Constraints:\n\n2 <= n <= 500\nn is even.\n", [[4], [10]])
+    assert sp.violations([7]) and all(n % 2 == 0 for (n,) in _inputs(sp, count=20))
+
+
+def test_an_item_that_occurs_in_a_string():
+    statement = ("Constraints:\n\n1 <= s.length <= 10^4\ns[i] and c are lowercase English letters.\n"
+                 "It is guaranteed that c occurs at least once in s.\n")
+    sp = _space(["s", "c"], [STR, STR], statement, [["loveleetcode", "e"], ["aaab", "b"]])
+    assert sp.violations(["x", "a"]) and not sp.violations(["xa", "a"])
+    assert all(c in s for s, c in _inputs(sp))
+
+
+def test_no_leading_zeros_and_a_range_of_digits():
+    sp = _space(["n"], [STR], "Constraints:\n\n1 <= n.length <= 18\nn consists of only digits.\nn does not have leading zeros.\n",
+                [["123"], ["1"]])
+    assert sp.violations(["012"]) and not sp.violations(["0"]) and not sp.violations(["102"])
+    assert all(len(n) == 1 or n[0] != "0" for (n,) in _inputs(sp))
+    sp = _space(["keys"], [STR], "Constraints:\n\n1 <= keys.length <= 10^5\nkeys only consists of digits from '2' - '9'.\n",
+                [["22233"], ["2222"]])
+    assert sp.c.alphabets["val:keys"] == "23456789"
+
+
+def test_exactly_one_solution_gets_no_generated_inputs():
+    statement = ("Constraints:\n\n2 <= nums.length <= 10^4\n-10^9 <= nums[i] <= 10^9\n-10^9 <= target <= 10^9\n"
+                 "Only one valid answer exists.\n")
+    sp = _space(["nums", "target"], [LIST_INT, INT], statement, [[[2, 7, 11, 15], 9], [[3, 2, 4], 6]])
+    assert sp.c.unique_answer and "distinct" not in sp.c.flags.get("val:nums", set())
+    skipped: Counter = Counter()
+    assert generate_inputs(sp, "p", 10, seed=0, max_elements=100, max_input_bytes=10_000, existing=set(),
+                           skipped=skipped) == []
+    assert skipped == {UNIQUE_ANSWER: 1}
+    assert mutate_input(sp, "[2,7,11,15]\n9", random.Random(0), 10_000) is None
+    for phrase in ("It is guaranteed that the answer is unique.", "The tests are generated such that there is exactly one solution."):
+        assert _space(["nums"], [LIST_INT], f"Constraints:\n\n1 <= nums.length <= 10\n{phrase}\n", [[[1, 2]]]).c.unique_answer
+
+
+def test_distinct_items_named_in_the_prose():
+    statement = ("You are given a 0-indexed array of unique strings words.\n\nConstraints:\n\n1 <= words.length <= 5000\n"
+                 "0 <= words[i].length <= 300\nwords[i] consists of lowercase English letters.\n")
+    sp = _space(["words"], [LIST_STR], statement, [[["abcd", "dcba", "lls"]], [["bat", "tab", "cat"]]])
+    assert sp.violations([["a", "a"]]) and not sp.violations([["a", ""]])
+    assert all(len(set(w)) == len(w) for (w,) in _inputs(sp))
+
+
+# --- relations the examples show, with a Constraints section -------------------------------------------------
+def test_a_row_order_every_example_shows_is_inferred_for_named_fields_of_one_range():
+    statement = ("Constraints:\n\n1 <= tasks.length <= 2000\ntasks[i].length == 3\ntasks[i] = [starti, endi, durationi]\n"
+                 "1 <= starti, endi <= 2000\n1 <= durationi <= endi - starti + 1\n")
+    sp = _space(["tasks"], [GRID], statement, [[[[2, 3, 1], [4, 5, 1], [1, 5, 2]]], [[[1, 3, 2], [2, 5, 3], [5, 6, 2]]]])
+    assert "val:tasks[] field 0 <= field 1: every example's rows" in sp.inferred
+    assert not any("field 2" in x for x in sp.inferred)  # a duration is not in a start's range
+    assert sp.violations([[[5, 3, 1]]])
+    for (tasks,) in _inputs(sp):
+        assert all(s <= e and 1 <= d <= e - s + 1 for s, e, d in tasks)
+
+
+def test_no_row_order_for_unnamed_rows_grids_or_too_few_rows():
+    grid = "Constraints:\n\n1 <= grid.length <= 100\n0 <= grid[i][j] <= 10\n"
+    sp = _space(["grid"], [GRID], grid, [[[[0, 1], [2, 3]]], [[[1, 4], [0, 5]]]])
+    assert not sp.row_relations  # a grid of cells names no fields
+    few = "Constraints:\n\n1 <= pairs.length <= 100\npairs[i] = [ai, bi]\n0 <= ai, bi <= 10\n"
+    assert not _space(["pairs"], [GRID], few, [[[[0, 1]]], [[[1, 4], [3, 3]]]]).row_relations  # 3 rows: chance
+    assert _space(["pairs"], [GRID], few, [[[[0, 1], [2, 2]]], [[[1, 4], [3, 3]]]]).row_relations
+
+
+def test_an_inferred_row_order_never_overrides_a_stated_relation():
+    statement = "Constraints:\n\n2 <= n <= 50\nedges[i] = [ui, vi]\n1 <= ui, vi <= n\nui != vi\n"
+    sp = _space(["n", "edges"], [INT, GRID], statement, [[6, [[1, 2], [1, 3], [3, 4]]], [7, [[1, 3], [4, 5]]]])
+    assert [str(r) for r in sp.row_relations["edges"]] == ["field 0 != val:edges[][1]"]
+    assert not sp.violations([5, [[3, 1], [4, 2]]])
+
+
+def test_a_stated_relation_an_example_breaks_is_dropped():
+    statement = "Constraints:\n\n1 <= events.length <= 100\nevents[i] = [startDayi, endDayi]\n1 <= endDayi <= startDayi <= 100\n"
+    sp = _space(["events"], [GRID], statement, [[[[1, 2], [2, 3]]], [[[4, 5]]]])
+    assert not sp.violations([[[1, 2]]]) and sp.dropped  # misread (or misstated): the examples win
+
+
+def test_sorted_or_repeat_free_lists_beyond_chance_with_a_section():
+    statement = "Constraints:\n\n1 <= nums.length <= 10^4\n1 <= nums[i] <= 10\n"
+    sp = _space(["nums"], [LIST_INT], statement, [[[1, 2, 3, 5, 8, 9]], [[2, 4, 6, 7, 10]]])
+    assert sp.c.flags["val:nums"] == {"sorted"}  # 1 in 86,400 by chance; repeats: 1 in 22 (too likely)
+    assert all(n == sorted(n) for (n,) in _inputs(sp, count=20))
+    sp = _space(["nums"], [LIST_INT], statement, [[[3, 1, 4, 10, 5, 9, 2, 6]], [[7, 2, 8, 1, 9, 4, 6]]])
+    assert sp.c.flags["val:nums"] == {"distinct"}
+    assert all(len(set(n)) == len(n) for (n,) in _inputs(sp, count=20))
+    # short lists, or values from a wide range: what the examples show is chance
+    assert not _space(["nums"], [LIST_INT], statement, [[[1, 2, 3]], [[1, 9]]]).c.flags.get("val:nums")
+    wide = "Constraints:\n\n1 <= nums.length <= 10^4\n1 <= nums[i] <= 10^9\n"
+    assert "distinct" not in _space(["nums"], [LIST_INT], wide, [[[5, 1, 9, 3]], [[7, 2, 8]]]).c.flags.get("val:nums", set())
+
+
+# --- end to end: an intervals problem whose reference assumes start <= end ------------------------------------
+MERGE = ("Given an array of intervals where intervals[i] = [starti, endi], merge all overlapping intervals.\n\n"
+         "Constraints:\n\n1 <= intervals.length <= 10^4\nintervals[i].length == 2\n0 <= starti <= endi <= 10^4\n")
+
+
+def _merge(intervals: list[list[int]]) -> list[list[int]]:
+    """The reference: correct only where every start is at most its end."""
+    out: list[list[int]] = []
+    for s, e in sorted(intervals):
+        assert s <= e, "the reference assumes start <= end"
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return out
+
+
+def test_an_intervals_problem_gets_no_input_breaking_start_before_end():
+    sp = _space(["intervals"], [GRID], MERGE, [[[[1, 3], [2, 6], [8, 10], [15, 18]]], [[[1, 4], [4, 5]]]])
+    inputs = _inputs(sp, count=48, tiers=("edge", "random", "max", "hack"), max_input_bytes=1_000_000)
+    for (intervals,) in inputs + _mutations(sp, [[[1, 3], [2, 6], [8, 10]]]):
+        _merge(intervals)
+    assert json.dumps(inputs).count("[") > 1000  # large inputs too, not only the trivial ones
