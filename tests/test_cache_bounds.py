@@ -244,3 +244,25 @@ def test_the_http_cache_bound_is_a_scrape_param():
     assert ScrapeConfig(http_cache_max_mb=7).http_config().cache_max_mb == 7
     with pytest.raises(ValueError, match="cache_max_mb"):
         HttpConfig(cache_max_mb=0)
+
+
+def test_large_values_are_stored_compressed_and_text_rows_still_read(tmp_path):
+    """testgen's per-problem rows hold full-size tests (~3 MB a problem on real sources): zlib
+    makes them ~4x smaller; a row written as JSON text (an older file) still reads."""
+    import sqlite3
+
+    path = tmp_path / "c.sqlite"
+    big = {"tests": [{"input": " ".join(str(i) for i in range(20_000)), "output": "7\n"}]}
+    cache = ResultCache(path)
+    cache.put_many([("big", big), ("small", {"status": "AC"})])
+    cache.close()
+    db = sqlite3.connect(path)
+    raw = dict(db.execute("SELECT key, value FROM runs").fetchall())
+    assert isinstance(raw["big"], bytes) and len(raw["big"]) * 2 < len(json.dumps(big))
+    assert isinstance(raw["small"], str)
+    db.execute("UPDATE runs SET value = ? WHERE key = 'small'", (json.dumps({"status": "WA"}),))
+    db.commit()
+    db.close()
+    again = ResultCache(path)
+    assert again.get("big") == big and again.get("small") == {"status": "WA"}
+    again.close()
