@@ -116,8 +116,34 @@ def _eval(node: ast.expr, lookup) -> Any:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("min", "max") and node.args:
         return (min if node.func.id == "min" else max)(_eval(a, lookup) for a in node.args)
     if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)):
-        return lookup(ast.unparse(node))
-    raise Unresolved(f"unsupported expression {ast.unparse(node)!r}")
+        return lookup(_text_of(node))
+    raise Unresolved(f"unsupported expression ({type(node).__name__})")
+
+
+@functools.lru_cache(maxsize=65536)
+def _text_of(node: ast.expr) -> str:
+    """A reference's text (`ast.unparse` per evaluation was most of a draw's time: a row relation is
+    evaluated once per row). Nodes hash by identity and come from `_parsed`'s cache."""
+    return ast.unparse(node)
+
+
+def arithmetic(expr: str) -> bool:
+    """Whether `_eval` can read `expr` at all (numbers, references, + - * / // % **, min, max):
+    a bound that is not (`1 or queries[i][0]`, cut out of `x == 1 or x == 2`) never says anything,
+    and re-trying it on every row of every draw cost minutes."""
+    def ok(node: ast.AST) -> bool:
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+        if isinstance(node, ast.UnaryOp):
+            return isinstance(node.op, (ast.USub, ast.UAdd)) and ok(node.operand)
+        if isinstance(node, ast.BinOp):
+            return type(node.op) in _BINOPS and ok(node.left) and ok(node.right)
+        if isinstance(node, ast.Call):
+            return isinstance(node.func, ast.Name) and node.func.id in ("min", "max") and bool(node.args) \
+                and all(ok(a) for a in node.args)
+        return isinstance(node, (ast.Name, ast.Attribute, ast.Subscript))
+    tree = _parsed(expr)
+    return tree is not None and ok(tree)
 
 
 @dataclass
@@ -159,9 +185,13 @@ def constraint_lines(statement: str) -> list[str]:
         line = _MARKER.sub("", line.strip()).strip()
         if not line:
             continue
-        if re.match(r"(follow[- ]?up|note)\b|```|implement:", line, re.I):  # HumanEval: the signature follows
-            break
-        out.append(line)
+        if re.match(r"(follow[- ]?up|note)\b|```|implement:|#+\s*example|example\s*\d*\s*:", line, re.I):
+            break  # HumanEval: the signature follows; Markdown statements: the examples
+        quoted = re.findall(r"`([^`]+)`", line)
+        if quoted and not re.sub(r"`[^`]+`|[\s,.;]|and", "", line):  # `1 <= m, n <= 100`, `-100 <= x <= 100`.
+            out += [q.strip() for q in quoted]
+        else:
+            out.append(line)
     return out
 
 
@@ -329,6 +359,8 @@ _CONTAINS = re.compile(r"\b([A-Za-z_]\w*) (?:occurs|appears|is present)(?: at le
 _ROWS_DISTINCT = re.compile(r"no (?:self-loops or )?(?:repeated|duplicate|multiple) (?:edges|connections|points|pairs)"
                             r"|\b(?:pairs|points|edges|connections)\b.*\b(?:are|is) (?:all )?(?:unique|distinct)", re.I)
 _SELF_LOOPS = re.compile(r"no self-loops", re.I)
+_SENTENCE = re.compile(r"separated by a single space|no (?:leading or trailing|two consecutive|consecutive) spaces"
+                       r"|single space between|does not have leading or trailing spaces", re.I)
 _LEADING_ZERO = re.compile(r"^([A-Za-z_]\w*)\b.*\b(?:no|not? (?:have|has|contain)s?(?: any)?) leading zeros?", re.I)
 
 
@@ -349,6 +381,14 @@ def _parse_relations(text: str, keys: KeyMap, c: Constraints) -> bool:
         item, box = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
         if item in keys.params and box in keys.params:
             c.contains.append((item, box))
+            return True
+    if _SENTENCE.search(text):  # words separated by single spaces: the string named, else the only one
+        strings = [n for n, t in keys.params.items() if t.kind == "str"]
+        named = [n for n in strings if re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", text)]
+        target = named if named else strings if len(strings) == 1 else []
+        for name in target:
+            c.flags[f"val:{name}"].add("sentence")
+        if target:
             return True
     m = _LEADING_ZERO.search(text)
     if m and keys.params.get(m.group(1)) is not None and keys.params[m.group(1)].kind == "str":
@@ -387,11 +427,33 @@ def _targets(part: str, keys: KeyMap) -> list[str] | None:
     return out if names and all(out) else None
 
 
+_CHOICE = re.compile(r"^(\S+) == (-?\d+)(?: or \1 == (-?\d+))+$")
+
+
+def _parse_choice(text: str, keys: KeyMap, c: Constraints) -> bool:
+    """`queries[i][0] == 1 or queries[i][0] == 2`: consecutive integers are a range (other sets are
+    left unparsed: nothing here draws from a set)."""
+    m = _CHOICE.match(text)
+    key = keys.key(m.group(1)) if m else None
+    if not key:
+        return False
+    values = sorted({int(v) for v in re.findall(r"== (-?\d+)", text)})
+    if values != list(range(values[0], values[-1] + 1)):
+        return False
+    c.lower[key].append(Bound(str(values[0])))
+    c.upper[key].append(Bound(str(values[-1])))
+    return True
+
+
 def _parse_chain(text: str, keys: KeyMap, c: Constraints) -> bool:
+    if " or " in text:
+        return _parse_choice(text, keys, c)
     pieces = _CMP.split(text)
     parts, ops = [p.strip() for p in pieces[0::2]], pieces[1::2]
     if any(not p for p in parts):
         return False
+    if not all(_targets(p, keys) or arithmetic(to_python(p)) for p in parts):
+        return False  # a piece that is neither a key nor arithmetic: the line says something else
     found = False
     for left, op, right in zip(parts, ops, parts[1:], strict=False):
         lt, rt = _targets(left, keys), _targets(right, keys)

@@ -130,6 +130,9 @@ class Drawer:
         self._columns: dict[tuple[str, int], str] = {}
         self._free: set[str] = set()  # free names drawn (or being drawn) as sizes
         self._version = 0  # bumped whenever env changes (memoised bounds depend on it)
+        self._state: tuple[int, Any] = (-1, None)  # (version, env as a hashable value): `_env_state`
+        self._parities: dict[str, int | None] = {}
+        self._words_of: dict[str, list[str]] = {}
 
     def _set(self, root: str, value: Any) -> None:
         self.env[root] = value
@@ -139,13 +142,25 @@ class Drawer:
         if self.env.pop(root, None) is not None:
             self._version += 1
 
+    def _env_state(self) -> Any:
+        """What memoised bounds depend on: the values in `env` (not the version: a list's items unset
+        and redraw their width one by one, and bounds that came back to the same env were computed
+        again for each of 10^5 items)."""
+        if self._state[0] != self._version:
+            try:
+                state: Any = frozenset(self.env.items())
+            except TypeError:  # an unhashable value: by version, as before
+                state = ("version", self._version)
+            self._state = (self._version, state)
+        return self._state[1]
+
     @property
     def full_size(self) -> bool:
         return self.plan.tier in FULL_SIZE
 
     # sizes and numbers -----------------------------------------------------------------------------
     def _bounds(self, key: str, fallback: tuple[float, float], integral: bool = True) -> tuple[float, float]:
-        memo = (key, fallback, integral, self._version)
+        memo = (key, fallback, integral, self._env_state())
         if memo not in self._memo:
             self._memo[memo] = self._bounds_now(key, fallback, integral)
         return self._memo[memo]
@@ -194,8 +209,10 @@ class Drawer:
     def _parity(self, key: str, n: int, lo: float, hi: float) -> int:
         """`n` moved by one to the parity the statement states for `key` (`s.length is even`,
         `n is even`), staying within [lo, hi] where it can."""
-        flags = set().union(*(self.s.c.flags.get(k, set()) for k in self.s.groups.members(key, self.s.all_keys())))
-        want = 0 if "even" in flags else 1 if "odd" in flags else None
+        if key not in self._parities:  # the statement's flags do not change during a draw
+            flags = set().union(*(self.s.c.flags.get(k, set()) for k in self.s.groups.members(key, self.s.all_keys())))
+            self._parities[key] = 0 if "even" in flags else 1 if "odd" in flags else None
+        want = self._parities[key]
         if want is None or n % 2 == want:
             return n
         return n + 1 if n + 1 <= hi or n - 1 < lo else n - 1
@@ -204,16 +221,17 @@ class Drawer:
         """Names the statement introduces that no parameter carries (`adjacentPairs.length == n - 1`
         with `2 <= n <= 10^5`, `n` not a parameter) are drawn as sizes first, so bounds on them resolve."""
         keys = self.s.all_keys()
-        lows, highs = self.s.bounds(key)
-        for b in lows + highs:
-            for word in _words(b.expr):
-                var = f"var:{word}"
-                if var not in keys or var in self._free or self.s.groups.find(var) in self.env:
-                    continue
-                if any(_owner(k) for k in self.s.groups.members(var, keys)):
-                    continue  # a parameter carries it and is drawn in its turn
-                self._free.add(var)
-                self.length(var, budget)
+        if key not in self._words_of:
+            lows, highs = self.s.bounds(key)
+            self._words_of[key] = [w for b in lows + highs for w in _words(b.expr) if f"var:{w}" in keys]
+        for word in self._words_of[key]:
+            var = f"var:{word}"
+            if var in self._free or self.s.groups.find(var) in self.env:
+                continue
+            if any(_owner(k) for k in self.s.groups.members(var, keys)):
+                continue  # a parameter carries it and is drawn in its turn
+            self._free.add(var)
+            self.length(var, budget)
 
     def number(self, key: str, kind: str, store: bool = True) -> Any:
         store = store and "[]" not in key
@@ -418,6 +436,24 @@ class Drawer:
         return chars or string.ascii_lowercase
 
     def text(self, path: str, budget: int, mode: str | None = None, longest: bool = False) -> str:
+        out = self._text(path, budget, mode, longest)
+        if " " in out and "sentence" in self.s.c.flags.get(f"val:{path}", ()):
+            out = self._sentence(out, self._alphabet(path))
+        return out
+
+    def _sentence(self, text: str, chars: str) -> str:
+        """Words separated by single spaces (`sentence` flag): a leading, trailing or second space
+        becomes a letter of the alphabet (the length stays)."""
+        letters = chars.replace(" ", "")
+        if not letters:
+            return text
+        out = list(text)
+        for i, ch in enumerate(out):
+            if ch == " " and (i == 0 or i == len(out) - 1 or out[i - 1] == " "):
+                out[i] = self.rng.choice(letters)
+        return "".join(out)
+
+    def _text(self, path: str, budget: int, mode: str | None, longest: bool) -> str:
         key = f"len:{path}"
         if longest and self.s.groups.find(key) not in self.env:
             lo, hi = self._bounds(key, LEN_FALLBACK)
@@ -464,6 +500,8 @@ class Drawer:
         inner = typ.inner
         if self.s.tree_edges and path == name and inner.kind == "list" and inner.inner.kind == "int":
             return self.tree_edges(path, budget)
+        if path == name and name in self.s.parent_arrays:
+            return self.parent_array(path, budget, self.s.parent_arrays[name])
         flags = self.s.c.flags.get(f"val:{path}", set()) if path == name else set()
         if inner.kind == "list":
             return self.grid(inner, path, budget)
@@ -620,7 +658,32 @@ class Drawer:
             row += [column[i] for column in extra]
         if self.plan.shape != "path":
             self.rng.shuffle(out)
+        self._relate(f"{path}[]", out)  # `ui < vi` (stated, or every example's): nearly every random tree broke it
         return out
+
+    def parent_array(self, path: str, budget: int, binary: bool) -> list[int]:
+        """A random tree rooted at node 0 as its parent array (`parents[0] == -1`), the other labels
+        shuffled; at most two children a node in a binary tree; a chain for the `path` shape."""
+        n = max(1, self.length(f"len:{path}", budget))
+        order = list(range(1, n))
+        if self.plan.shape == "path":
+            self.applied = self.applied or n >= 3
+        else:
+            self.rng.shuffle(order)
+        order = [0, *order]
+        parents = [-1] * n
+        open_ = [0]  # nodes that may take another child
+        children = [0] * n
+        for k in range(1, n):
+            i = len(open_) - 1 if self.plan.shape == "path" else self.rng.randrange(len(open_))
+            p = open_[i]
+            parents[order[k]] = p
+            children[p] += 1
+            if binary and children[p] == 2:
+                open_[i] = open_[-1]
+                open_.pop()
+            open_.append(order[k])
+        return parents
 
     def row(self, typ: Type, path: str, budget: int) -> list:
         n = self.length(f"len:{path}", budget)

@@ -114,9 +114,10 @@ class Expected:
     reason: str | None
     agreeing: int  # references that finished in time and agreed on `output`
     time_s: float  # the slowest reference's run (what the test costs)
+    voters: tuple[int, ...] = ()  # which references those were (indices into `references_of`)
 
 
-def by_agreement(p: Problem, per_ref: list[Run], slow_limit_s: float) -> Expected:
+def by_agreement(p: Problem, per_ref: list[Run], slow_limit_s: float, index: list[int] | None = None) -> Expected:
     """The references' runs on one input, read as validate reads them: a reference that ran out of
     time or memory (or over `slow_limit_s`) or did not build does not vote; the input is dropped
     when a reference crashed on it (the input is suspect), when no reference finished, or when
@@ -127,13 +128,15 @@ def by_agreement(p: Problem, per_ref: list[Run], slow_limit_s: float) -> Expecte
     crashed = next((r for r in per_ref if not r.ok and r.status not in NO_VOTE), None)
     if crashed is not None:
         return Expected(None, f"reference {crashed.status}", 0, cost)
+    index = list(range(len(per_ref))) if index is None else index
+    voting = [k for k, r in zip(index, per_ref, strict=True) if r.ok and r.time_s <= slow_limit_s]
     voters = [r for r in per_ref if r.ok and r.time_s <= slow_limit_s]
     if not voters:
         silent = next((r for r in per_ref if not r.ok), None)
         return Expected(None, f"reference {silent.status}" if silent else "reference too slow", 0, cost)
     if not all(agree(p, voters[0].output, r.output) for r in voters[1:]):
         return Expected(None, "references disagree", 0, cost)
-    return Expected(voters[0].output, None, len(voters), cost)
+    return Expected(voters[0].output, None, len(voters), cost, tuple(voting))
 
 
 def references_of(p: Problem) -> list:
@@ -156,5 +159,6 @@ def reference_outputs(evaluator, items: list[tuple[Any, Problem, list[str]]], sl
     for key, p, inputs in items:
         runs = [out[(key, ri)] for ri in range(len(references_of(p)))]
         limit = slow_fraction * p.time_limit_s * scale
-        result[key] = [by_agreement(p, [r[i] for r in runs if i < len(r)], limit) for i in range(len(inputs))]
+        result[key] = [by_agreement(p, [r[i] for r in runs if i < len(r)], limit,
+                                    [ri for ri, r in enumerate(runs) if i < len(r)]) for i in range(len(inputs))]
     return result

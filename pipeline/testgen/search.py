@@ -84,6 +84,7 @@ class Kept:
     output: str
     agreeing: int
     search_round: int | None = None
+    voted: frozenset[tuple[str, str]] = frozenset()  # (language, code) of the references that agreed on it
 
 
 @dataclass
@@ -105,6 +106,8 @@ class Trial:
     dropped: Counter = field(default_factory=Counter)  # search candidates not added, by why
     spent_s: float = 0.0  # reference seconds the search used
     tried: list[str] = field(default_factory=list)  # the last round's inputs the references agreed on
+    voted_on_all: frozenset[tuple[str, str]] = frozenset()  # references whose own outputs every generated test holds
+    passed_by_vote: int = 0  # references not judged again on the generated tests (`measure`)
 
     def survivors(self, held_out: bool = False) -> list[int]:
         """The incorrect solutions passing every test so far: those the search hunts, or (`held_out`)
@@ -133,6 +136,12 @@ def voters(p: Problem, folds: int, seed: int) -> Problem:
         return p
     kept = [r for r, h in zip(refs, out, strict=True) if not h]
     return replace(p, reference_solutions=[r for r in p.reference_solutions if r not in refs or r in kept])
+
+
+def voted_by(p: Problem, e: Expected) -> frozenset[tuple[str, str]]:
+    """(language, code) of the references of `p` (the voting problem) that agreed on `e`."""
+    refs = references_of(p)
+    return frozenset((refs[k].language, refs[k].code) for k in e.voters)
 
 
 def solutions_of(p: Problem, mutants: int, seed: int, folds: int = 0, held_seed: int = 0) -> list[Solution]:
@@ -174,6 +183,8 @@ def measure(evaluator, trials: list[Trial]) -> None:
                     t.failed_new[i] = "generated"
             elif s != "AC":
                 t.failed_own.add(i)
+            elif _voted_on_all(t, i):
+                t.passed_by_vote += 1
             elif t.generated:
                 second.append((f"{t.key}#gen#{i}", f"{t.key}#gen", t.solutions[i].language, t.solutions[i].code))
     status = judge(evaluator, problems, second)
@@ -181,6 +192,14 @@ def measure(evaluator, trials: list[Trial]) -> None:
         for i in t.ran:
             if status.get(f"{t.key}#gen#{i}") in FAILS:
                 t.failed_new[i] = "generated"
+
+
+def _voted_on_all(t: Trial, i: int) -> bool:
+    """A voting reference whose own output, within slow_fraction of the limit, is every generated
+    test's expected output passes them by construction: judging it again there cost a quarter of
+    testgen's program time and could only repeat it."""
+    s = t.solutions[i]
+    return bool(t.generated) and s.role == "reference" and not s.held_out and (s.language, s.code) in t.voted_on_all
 
 
 def measure_searched(evaluator, trials: list[Trial]) -> None:
@@ -331,7 +350,8 @@ def _choose(t: Trial, rnd: int, agreed: list[tuple[Candidate, Expected]], kills:
         open_ -= kills[best]
     for ci, (c, e) in enumerate(agreed):
         if ci in chosen:
-            t.searched.append(Kept(replace(c, method="search", tier="hack"), e.output, e.agreeing, rnd))
+            t.searched.append(Kept(replace(c, method="search", tier="hack"), e.output, e.agreeing, rnd,
+                                   voted_by(t.problem, e)))
         elif not kills[ci]:
             t.dropped["separates no survivor"] += 1
         elif not kills[ci] & open_:

@@ -33,13 +33,14 @@ import json
 import math
 import operator
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
 from microcoder.pipeline.testgen.constraints import (
     _CMP,
+    _ZERO_WIDTH,
     Bound,
     Constraints,
     KeyMap,
@@ -176,6 +177,27 @@ def parse_input(text: str, n: int) -> list[Any] | None:
         return None
 
 
+def is_parent_array(parents: list, binary: bool) -> bool:
+    """`parents[0] == -1` and every other node's parent a node from which the root is reached."""
+    n = len(parents)
+    if not n or parents[0] != -1 or any(type(x) is not int or not 0 <= x < n for x in parents[1:]):
+        return False
+    if binary and max(Counter(parents[1:]).values(), default=0) > 2:
+        return False
+    depth = [0] + [-1] * (n - 1)  # -1: not reached yet, -2: on the path being followed
+    for start in range(1, n):
+        path, v = [], start
+        while depth[v] < 0:
+            if depth[v] == -2:
+                return False  # a cycle
+            depth[v] = -2
+            path.append(v)
+            v = parents[v]
+        for d, u in enumerate(reversed(path), start=depth[v] + 1):
+            depth[u] = d
+    return True
+
+
 def format_input(values: list[Any]) -> str:
     return "\n".join(json.dumps(v, separators=(",", ":"), ensure_ascii=False) for v in values)
 
@@ -237,6 +259,11 @@ class Space:
                                            "\n".join(self.c.lines), re.I))
         self.tree_edges = bool(re.search(r"valid tree|represents? a (valid )?tree|forms? a tree|edges? (of|form) a tree"
                                          r"|(input|graph|edges) (is|are) guaranteed to (be|form) a tree", statement, re.I))
+        # `parents[0] == -1` with a tree: a parent array (node i's parent; the root's is -1), binary or not
+        self.parent_arrays: dict[str, bool] = {
+            n: bool(re.search(r"binary tree", statement, re.I)) for n, t in self.types.items()
+            if t.kind == "list" and t.inner is not None and t.inner.kind == "int" and re.search(r"\btree\b", statement)
+            and re.search(rf"(?<![\w.]){re.escape(n)}\[0\]\s*(?:==|=)\s*-1\b", statement.translate(_ZERO_WIDTH))}
         self.aggregates = parse_aggregates(self.c.lines, self.keys)
         self.dropped: list[str] = []
         self.inferred: list[str] = []  # constraints read off the examples, as `key ... : why`
@@ -359,9 +386,11 @@ class Space:
         env, obs = self.env_of(values)
         lookup = self.lookup_in(env)
         bad = (self._flag_violations(values, env) + self._aggregate_violations(values, lookup) + self._unequal(obs)
-               + self._ragged(values) + self._row_violations(values, lookup) + self._differing(env))
+               + self._ragged(values) + self._row_violations(values, lookup) + self._differing(env)
+               + self._parent_violations(values))
         keys = set(obs.numbers) | {self.groups.find(k) for k in env}
-        for key in sorted(self.all_keys()):
+        own_rule = {f"val:{n}[]" for n in self.parent_arrays}  # -1 then node labels: `_parent_violations` holds them
+        for key in sorted(self.all_keys() - own_rule):
             nums = list(obs.numbers.get(key, []))
             root = self.groups.find(key)
             if not nums and root in env:
@@ -544,6 +573,17 @@ class Space:
             ra, rb = self.groups.find(a), self.groups.find(b)
             if ra in env and rb in env and env[ra] == env[rb]:
                 bad.append(f"{a} differ {b}")
+        return bad
+
+    def _parent_violations(self, values: list[Any]) -> list[str]:
+        """A parent array that is not one tree rooted at node 0 (each node's parent a node, no
+        cycle; at most two children each in a binary tree)."""
+        by_name = dict(zip(self.sig.names, values, strict=False))
+        bad = []
+        for name, binary in self.parent_arrays.items():
+            parents = by_name.get(name)
+            if isinstance(parents, list) and not is_parent_array(parents, binary):
+                bad.append(f"val:{name} is not a {'binary ' if binary else ''}tree's parent array")
         return bad
 
     def _aggregate_violations(self, values: list[Any], lookup) -> list[str]:
@@ -929,6 +969,8 @@ def _flag_holds(flag: str, items: Any) -> bool:
         return not finite(items) or (int(items) % 2 == 0) == (flag == "even")
     if flag == "no-leading-zero":
         return not isinstance(items, str) or len(items) < 2 or items[0] != "0"
+    if flag == "sentence":
+        return not isinstance(items, str) or not (items.startswith(" ") or items.endswith(" ") or "  " in items)
     if not isinstance(items, list):
         return True
     try:

@@ -205,28 +205,39 @@ def _stdio_candidates(works: list[_Work], cfg: TestgenConfig, ev) -> None:
 
 
 def _expected_outputs(works: list[_Work], cfg: TestgenConfig, ev) -> dict[str, list[Kept]]:
-    """Kept tests per problem, in candidate order, at most `need` each, within the time and byte budgets."""
-    expected = reference_outputs(ev, [(w.problem.id, hunt.voters(w.problem, cfg.held_out_folds, cfg.held_out_seed),
-                                       [c.input for c in w.candidates]) for w in works],
-                                 cfg.slow_fraction, cfg.max_output_bytes)
-    accepted: dict[str, list[Kept]] = {}
+    """Kept tests per problem, in candidate order, at most `need` each, within the time and byte
+    budgets. The references run on as many candidates as are still missing, round after round,
+    not on all of them at once: a third of the candidates (`overgenerate`) used to be run and then
+    dropped as surplus. The kept tests are the same either way (the first `need` that pass, in
+    order); a candidate never run is counted as surplus."""
+    accepted: dict[str, list[Kept]] = {w.problem.id: [] for w in works}
+    budget = {w.problem.id: [0.0, 0] for w in works}  # reference seconds and bytes spent
+    done = {w.problem.id: 0 for w in works}  # candidates run so far
+    voting = {w.problem.id: hunt.voters(w.problem, cfg.held_out_folds, cfg.held_out_seed) for w in works}
+    pending = list(works)
+    while pending:
+        take = {w.problem.id: w.candidates[done[w.problem.id]:done[w.problem.id] + w.need - len(accepted[w.problem.id])]
+                for w in pending}
+        expected = reference_outputs(ev, [(w.problem.id, voting[w.problem.id], [c.input for c in take[w.problem.id]])
+                                          for w in pending], cfg.slow_fraction, cfg.max_output_bytes)
+        for w in pending:
+            pid, got, spent = w.problem.id, accepted[w.problem.id], budget[w.problem.id]
+            done[pid] += len(take[pid])
+            for c, e in zip(take[pid], expected[pid], strict=True):
+                n = len(c.input.encode())
+                if e.output is None:
+                    w.dropped[e.reason] += 1
+                elif spent[0] + e.time_s > cfg.time_budget_s:
+                    w.dropped["over the time budget"] += 1
+                elif spent[1] + n > cfg.max_problem_bytes:
+                    w.dropped["over the problem byte budget"] += 1
+                else:
+                    spent[0], spent[1] = spent[0] + e.time_s, spent[1] + n
+                    got.append(Kept(c, e.output, e.agreeing, voted=hunt.voted_by(voting[pid], e)))
+        pending = [w for w in pending if len(accepted[w.problem.id]) < w.need and done[w.problem.id] < len(w.candidates)]
     for w in works:
-        got: list[Kept] = []
-        spent, size = 0.0, 0
-        for c, e in zip(w.candidates, expected[w.problem.id], strict=True):
-            n = len(c.input.encode())
-            if e.output is None:
-                w.dropped[e.reason] += 1
-            elif len(got) >= w.need:
-                w.dropped["surplus"] += 1
-            elif spent + e.time_s > cfg.time_budget_s:
-                w.dropped["over the time budget"] += 1
-            elif size + n > cfg.max_problem_bytes:
-                w.dropped["over the problem byte budget"] += 1
-            else:
-                spent, size = spent + e.time_s, size + n
-                got.append(Kept(c, e.output, e.agreeing))
-        accepted[w.problem.id] = got
+        if len(w.candidates) > done[w.problem.id]:
+            w.dropped["surplus"] += len(w.candidates) - done[w.problem.id]
     return accepted
 
 
@@ -235,7 +246,8 @@ def _trial(k: int, w: _Work, kept: list[Kept], cfg: TestgenConfig) -> Trial:
     return Trial(f"t{k}", hunt.voters(p, cfg.held_out_folds, cfg.held_out_seed),
                  [TestCase(x.candidate.input, x.output, "generated") for x in kept],
                  hunt.solutions_of(p, cfg.mutants, cfg.seed, cfg.held_out_folds, cfg.held_out_seed),
-                 space=w.space, generator=w.generator, validators=w.validators)
+                 space=w.space, generator=w.generator, validators=w.validators,
+                 voted_on_all=frozenset.intersection(*(x.voted for x in kept)) if kept else frozenset())
 
 
 def _provenance(x: Kept) -> dict[str, Any]:
@@ -270,6 +282,7 @@ def _process_batch(batch: list[_Work], cfg: TestgenConfig, ev) -> list[tuple[str
             "candidates": len(w.candidates), "dropped": dict(w.dropped), "info": w.info,
             "mutants": hunt.mutant_kills(t), "strength": hunt.strength_records(t) if measured else None,
             "search": hunt.search_record(t, n, held) if measured else None,
+            "references_passing_by_vote": t.passed_by_vote,
         }))
     return results
 
@@ -407,7 +420,7 @@ def _report_row(p: Problem, r: dict[str, Any]) -> dict[str, Any]:
             "dropped": r["dropped"], "by_method": dict(Counter(x["method"] for x in prov)),
             "by_tier": dict(Counter(x["tier"] for x in prov)), "agreement": _agreement(prov),
             "strength": r.get("strength"), "search": r.get("search"), "mutants": r.get("mutants"),
-            "info": r.get("info", {})}
+            "references_passing_by_vote": r.get("references_passing_by_vote", 0), "info": r.get("info", {})}
 
 
 def _agreement(provenance: list[dict[str, Any]]) -> dict[str, Any]:
@@ -431,6 +444,8 @@ def _figures(rows: list[dict[str, Any]], results: dict[int, dict[str, Any]]) -> 
             "inputs_dropped_by_reason": dict(sorted(dropped.items())),
             "plans_without_input_by_reason": dict(sorted(no_input.items())),
             "agreement": _agreement(prov), "strength": _strength_figures(rows),
+            # voting references not judged again on generated tests that hold their own outputs (`search._voted_on_all`)
+            "references_passing_by_vote": sum(r.get("references_passing_by_vote", 0) for r in rows),
             "search": _search_figures([r["search"] for r in rows if r.get("search")]),
             "mutants": _mutant_figures([r["mutants"] for r in rows if r.get("mutants")])}
 
