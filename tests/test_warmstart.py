@@ -304,3 +304,51 @@ def test_a_few_examples_train_for_max_epochs_not_max_steps():
     assert planned_steps(WarmStartConfig(max_steps=400, batch_size=4, max_epochs=None), 1) == 400
     with pytest.raises(ValueError, match="max_epochs"):
         WarmStartConfig(max_epochs=0)
+
+
+def test_on_cpu_only_the_answer_positions_are_scored_and_the_loss_is_the_same(tiny_model_dir):
+    """TRL's fused LM head scores every position on CPU (prompt tokens included: ~93% of the warm
+    start's); inside `score_answer_positions_only` it scores the labelled ones only, with the same
+    loss and gradients up to float rounding, and the switch is undone after."""
+    import torch
+    import trl.trainer.utils as fused
+    from transformers import AutoModelForCausalLM
+    from trl.trainer.utils import add_fused_lm_head
+
+    from microcoder.training.warmstart import score_answer_positions_only
+
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32)
+    add_fused_lm_head(model)
+    ids = torch.randint(3, model.config.vocab_size, (2, 40))
+    labels = ids.clone()
+    labels[:, :34] = -100  # a long prompt, a short answer
+    rows = []
+    real = fused._ChunkedLogProbFunction.apply
+
+    def counted(hidden, *args):
+        rows.append(hidden.shape[0])
+        return real(hidden, *args)
+
+    def loss_and_grad(scoped: bool):
+        model.zero_grad()
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(fused._ChunkedLogProbFunction, "apply", counted)
+            if scoped:
+                with score_answer_positions_only() as switched:
+                    assert switched
+                    out = model(input_ids=ids, labels=labels, fused_lm_head=True)
+            else:
+                out = model(input_ids=ids, labels=labels, fused_lm_head=True)
+        out.loss.backward()
+        return out.loss.detach(), model.get_output_embeddings().weight.grad.clone()
+
+    full_loss, full_grad = loss_and_grad(False)
+    answer_loss, answer_grad = loss_and_grad(True)
+    assert rows == [2 * 39, 2 * 6]  # every shifted position, then the labelled ones only
+    assert torch.allclose(full_loss, answer_loss, rtol=1e-5, atol=1e-6)
+    assert torch.allclose(full_grad, answer_grad, rtol=1e-4, atol=1e-6)
+    expected = torch.nn.functional.cross_entropy(
+        model(input_ids=ids).logits[:, :-1].reshape(-1, model.config.vocab_size), labels[:, 1:].reshape(-1))
+    assert torch.allclose(answer_loss, expected, rtol=1e-5)
+    assert not fused._use_triton(torch.device("cpu"))  # undone

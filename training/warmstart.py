@@ -24,12 +24,14 @@ vocabulary (read, kept = trained on, rejected by kind), settings.json records th
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import logging
 import math
 import re
 import shutil
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -310,6 +312,27 @@ def planned_steps(cfg: WarmStartConfig, examples: int) -> int:
     return max(1, min(cfg.max_steps, math.ceil(math.ceil(examples / cfg.batch_size) * cfg.max_epochs)))
 
 
+@contextlib.contextmanager
+def score_answer_positions_only() -> Iterator[bool]:
+    """TRL's fused LM head scores only the labelled positions where Triton runs (CUDA, XPU) and every
+    position elsewhere, to keep tile shapes fixed for compiled backends (Neuron); CPU compiles
+    nothing, and here ~93% of the positions are prompt (labels -100): scoring them all was half of
+    each step. The loss is the same sum over the same positions (it differs from the all-position
+    one in float rounding only). Yields whether TRL has the switch (an older or newer TRL without
+    it trains as it does)."""
+    import trl.trainer.utils as fused
+
+    original = getattr(fused, "_use_triton", None)
+    if original is None:
+        yield False
+        return
+    fused._use_triton = lambda device: device.type == "cpu" or original(device)
+    try:
+        yield True
+    finally:
+        fused._use_triton = original
+
+
 def _train(ctx: StageContext, problems: list[Problem], out_dir: Path) -> None:
     """Train on `problems` (the reader's rejects are already in `ctx`) into `out_dir`; the data's
     rejects and the training figures go to `ctx`."""
@@ -345,11 +368,15 @@ def _train(ctx: StageContext, problems: list[Problem], out_dir: Path) -> None:
             "weight_decay": cfg.weight_decay, "per_device_train_batch_size": cfg.batch_size, "seed": cfg.seed,
             "data_seed": cfg.seed, "max_length": None, "packing": False, "logging_steps": 10,
             "save_strategy": "no", "report_to": "none", "use_cpu": not torch.cuda.is_available(),
-            "dataloader_num_workers": 0, "disable_tqdm": not progress, **cfg.sft,
+            "dataloader_num_workers": 0, "disable_tqdm": not progress,
+            # TRL defaults it on (memory for time); the tiny model on CPU has memory to spare and the
+            # recomputation cost a sixth of each step (`sft: {gradient_checkpointing: true}` restores it)
+            "gradient_checkpointing": False, **cfg.sft,
         })
         dataset = Dataset.from_list([{"input_ids": r["input_ids"], "labels": r["labels"]} for r in data.rows])
         trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer)
-        result = trainer.train()
+        with score_answer_positions_only():
+            result = trainer.train()
         _replace_dir(out_dir, lambda tmp: (trainer.save_model(str(tmp)), tokenizer.save_pretrained(str(tmp))))
         if args.save_strategy == "no":
             shutil.rmtree(work, ignore_errors=True)
