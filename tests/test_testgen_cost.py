@@ -170,3 +170,37 @@ def test_words_separated_by_single_spaces_are_drawn_so():
     texts = [parse_input(c.input, 1)[0] for c in cands]
     assert len(texts) >= 25 and sum(" " in t for t in texts) >= 10
     assert all(t == " ".join(t.split()) for t in texts)
+
+
+def test_inputs_drawn_ahead_in_a_second_process_are_the_ones_drawn_in_line(tmp_path):
+    """Several batches: the next batch's inputs are drawn in a spawned process while this one is
+    judged (`_DrawAhead`); one batch: drawn in line. The same tests and records either way."""
+    problems = [functional("a", REFERENCE), functional("b", CRASHY), functional("c", REFERENCE)]
+    ahead = testgen_problems(problems, cfg(tmp_path / "1", batch_size=1, search_rounds=1), evaluator=EV, progress=False)
+    inline = testgen_problems(problems, cfg(tmp_path / "2", batch_size=8, search_rounds=1), evaluator=EV, progress=False)
+    assert [p.tests for p in ahead.kept] == [p.tests for p in inline.kept]
+    assert _unmeasured(ahead.report) == _unmeasured(inline.report)
+
+
+def _unmeasured(report: list[dict]) -> list[dict]:
+    """The report without the one measured figure (the search's reference seconds)."""
+    return [{**r, "search": {k: v for k, v in (r.get("search") or {}).items() if k != "reference_s"}} for r in report]
+
+
+def test_an_interrupted_draw_ahead_leaves_no_process(tmp_path, monkeypatch):
+    import multiprocessing
+
+    def boom(batch, cfg, ev):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(stage_mod, "_process_batch", boom)
+    problems = [functional(p, REFERENCE) for p in "abc"]
+    try:
+        testgen_problems(problems, cfg(tmp_path, batch_size=1), evaluator=EV, progress=False)
+    except BaseException as e:  # StageInterrupted
+        assert "rerun resumes" in str(e)
+    else:
+        raise AssertionError("not interrupted")
+    for child in multiprocessing.active_children():
+        child.join(timeout=5)
+    assert not multiprocessing.active_children()

@@ -259,11 +259,61 @@ def _provenance(x: Kept) -> dict[str, Any]:
     return prov
 
 
+def _draw(problems: list[tuple[Problem, int]], cfg: TestgenConfig) -> list[tuple[list[Candidate], Space | None, dict]]:
+    """The functional problems' candidate inputs (problem, tests missing): pure Python, no program
+    runs; in the look-ahead process (`_DrawAhead`) or here."""
+    out = []
+    for p, need in problems:
+        w = _Work(p, "", need)
+        _functional_candidates(w, cfg)
+        out.append((w.candidates, w.space, w.info))
+    return out
+
+
+class _DrawAhead:
+    """Draws the next batch's functional inputs in a second process while this one judges the
+    current batch: on real sources the draws were a third of testgen's CPU, run while the judges
+    waited (a thread held the GIL the judging needs: no gain, measured). The draws depend on the
+    problem and the seed only, so the inputs are the ones a serial run draws. `spawn`: this process
+    runs judge threads, which a fork would copy mid-flight."""
+
+    def __init__(self, chunks: list[list[_Work]], cfg: TestgenConfig):
+        self.chunks, self.cfg, self.futures = chunks, cfg, {}
+        self.pool = None
+        if len(chunks) > 1 and any(w.problem.style == "functional" for c in chunks for w in c):
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+            self._submit(0)
+
+    def _items(self, i: int) -> list[tuple[Problem, int]]:
+        return [(w.problem, w.need) for w in self.chunks[i] if w.problem.style == "functional"]
+
+    def _submit(self, i: int) -> None:
+        if self.pool is not None and i < len(self.chunks):
+            self.futures[i] = self.pool.submit(_draw, self._items(i), self.cfg)
+
+    def ready(self, i: int) -> list[_Work]:
+        """Chunk `i` with its functional inputs drawn; the next chunk's drawing started."""
+        future = self.futures.pop(i, None)
+        drawn = future.result() if future is not None else _draw(self._items(i), self.cfg)
+        self._submit(i + 1)
+        functional = [w for w in self.chunks[i] if w.problem.style == "functional"]
+        for w, (candidates, space, info) in zip(functional, drawn, strict=True):
+            w.candidates, w.space, w.info = candidates, space, info
+        return self.chunks[i]
+
+    def close(self) -> None:
+        if self.pool is not None:  # an interrupted stage does not wait for a draw in progress
+            for proc in list(getattr(self.pool, "_processes", {}).values()):
+                proc.kill()
+            self.pool.shutdown(wait=False, cancel_futures=True)
+
+
 def _process_batch(batch: list[_Work], cfg: TestgenConfig, ev) -> list[tuple[str, dict[str, Any]]]:
-    """Candidates, expected outputs, the first pass of the known solutions, the search, the records."""
-    for w in batch:
-        if w.problem.style == "functional":
-            _functional_candidates(w, cfg)
+    """Expected outputs (the functional candidates drawn already: `_DrawAhead`; the stdio ones
+    from their generators here), the first pass of the known solutions, the search, the records."""
     stdio = [w for w in batch if w.problem.style == "stdio"]
     if stdio:
         _stdio_candidates(stdio, cfg, ev)
@@ -343,14 +393,18 @@ def testgen_problems(problems: list[Problem], cfg: TestgenConfig, *, evaluator: 
 
             with make_evaluator(evaluator, executor=cfg.executor, ray_address=cfg.ray_address) as judge:
                 ev = CachedEvaluator(judge, runs, verdict_key(evaluator))  # program runs: one cache per run
-                for b in range(0, len(works), cfg.batch_size):
-                    chunk = works[b:b + cfg.batch_size]
-                    fresh = _process_batch([w for _, w in chunk], cfg, ev)
-                    cache.put_many(fresh)  # each batch as it ends: an interrupt costs the batch in progress only
-                    done += len(fresh)
-                    for (i, _), (_, value) in zip(chunk, fresh, strict=True):
-                        results[i] = value
-                    bar.update(len(chunk))
+                chunks = [works[b:b + cfg.batch_size] for b in range(0, len(works), cfg.batch_size)]
+                ahead = _DrawAhead([[w for _, w in chunk] for chunk in chunks], cfg)
+                try:
+                    for k, chunk in enumerate(chunks):
+                        fresh = _process_batch(ahead.ready(k), cfg, ev)
+                        cache.put_many(fresh)  # each batch as it ends: an interrupt costs the batch in progress only
+                        done += len(fresh)
+                        for (i, _), (_, value) in zip(chunk, fresh, strict=True):
+                            results[i] = value
+                        bar.update(len(chunk))
+                finally:
+                    ahead.close()
     except KeyboardInterrupt:  # SIGINT / SIGTERM (the judges are stopped): say what a rerun starts from
         from microcoder.pipeline.stage import StageInterrupted
 
