@@ -63,7 +63,7 @@ from microcoder.pipeline.testgen.stdio import (
 )
 from microcoder.pipeline.testgen.types import Unsupported, signature_of
 
-VERSION = "6"  # bump when generation changes: cached results of older versions are not reused
+VERSION = "7"  # bump when generation changes: cached results of older versions are not reused
 
 
 def judge_config(cfg: TestgenConfig, evaluator: EvaluatorConfig | None) -> EvaluatorConfig:
