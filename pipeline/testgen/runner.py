@@ -129,14 +129,14 @@ def by_agreement(p: Problem, per_ref: list[Run], slow_limit_s: float, index: lis
     if crashed is not None:
         return Expected(None, f"reference {crashed.status}", 0, cost)
     index = list(range(len(per_ref))) if index is None else index
-    voting = [k for k, r in zip(index, per_ref, strict=True) if r.ok and r.time_s <= slow_limit_s]
-    voters = [r for r in per_ref if r.ok and r.time_s <= slow_limit_s]
+    voting = [(k, r) for k, r in zip(index, per_ref, strict=True) if r.ok and r.time_s <= slow_limit_s]
+    voters = [r for _, r in voting]
     if not voters:
         silent = next((r for r in per_ref if not r.ok), None)
         return Expected(None, f"reference {silent.status}" if silent else "reference too slow", 0, cost)
     if not all(agree(p, voters[0].output, r.output) for r in voters[1:]):
         return Expected(None, "references disagree", 0, cost)
-    return Expected(voters[0].output, None, len(voters), cost, tuple(voting))
+    return Expected(voters[0].output, None, len(voters), cost, tuple(k for k, _ in voting))
 
 
 def references_of(p: Problem) -> list:
