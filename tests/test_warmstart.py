@@ -100,9 +100,10 @@ def _digest(folder: Path) -> str:
     return hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest()
 
 
-def _tiny_run(tmp_path: Path, name: str, model: Path, seed: int) -> dict:
+def _tiny_run(tmp_path: Path, name: str, model: Path, seed: int, threads: int = 2) -> dict:
     cfg = WarmStartConfig(max_steps=3, batch_size=2, learning_rate=1e-2, warmup_steps=0, max_problems=4,
-                          max_answer_tokens=None, max_length=None, seed=seed, sft={"logging_steps": 1})
+                          max_answer_tokens=None, max_length=None, seed=seed, sft={"logging_steps": 1},
+                          torch_threads=threads)
     return WarmStart().run(cfg, SEED, tmp_path / f"{name}-report", model_dir=tmp_path / name,
                            model=str(model), benchmarks=[str(BENCHMARK)], progress=False).stats
 
@@ -129,6 +130,14 @@ def test_same_seed_same_weights_and_the_weights_move(tmp_path, tiny_model_dir):
     for f in ("tokenizer.json", "config.json", "tokenizer_config.json"):
         assert (tmp_path / "a" / f).exists()
     assert not any(p.name.startswith(".a.") for p in tmp_path.iterdir())  # no leftovers next to the output
+
+
+def test_thread_count_does_not_move_the_weights(tmp_path, tiny_model_dir):
+    # torch_threads is a speed setting (2 by default: the stage runs alone): one thread must give
+    # the same weights bit for bit, or the count would be part of what a dataset version is
+    _tiny_run(tmp_path, "one", tiny_model_dir, seed=0, threads=1)
+    _tiny_run(tmp_path, "two", tiny_model_dir, seed=0, threads=2)
+    assert _digest(tmp_path / "one") == _digest(tmp_path / "two")
 
 
 def test_disabled_copies_the_base_model(tmp_path, tiny_model_dir):

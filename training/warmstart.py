@@ -71,7 +71,10 @@ class WarmStartConfig:
     system_prompt: str | None = field(default=None, metadata={"help": "As rollout: null = built-in, '' = none."})
     seed: int = field(default=0, metadata={"help": "Training seed (data order, dropout)."})
     dtype: str = field(default="float32", metadata={"help": "Weights dtype."})
-    torch_threads: int | None = field(default=1, metadata={"help": "torch CPU threads (null: unchanged)."})
+    torch_threads: int | None = field(default=2, metadata={
+        "help": "torch CPU threads (null: unchanged). The warm start runs alone in its stage: 2 threads take 0.69x "
+                "the time of 1 on the 2-core box, the weights bit for bit the same (checked on the default run's and the "
+                "real sources' examples)."})
     sft: dict[str, Any] = field(default_factory=dict, metadata={
         "help": "Extra trl.SFTConfig fields (trl's own typed config: names checked against it)."})
 
