@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from microcoder.pipeline import checked_tests
 from microcoder.pipeline.io import read_jsonl, shard_files
 from microcoder.pipeline.schema import Problem, validate_problem
 
@@ -67,6 +68,7 @@ def iter_records(path: str | Path) -> Iterator[tuple[dict[str, Any] | None, str 
     for f in files:
         try:
             pf = pq.ParquetFile(f)
+            checked_tests.take_metadata(pf.schema_arrow.metadata)  # tests the writing stage checked
             batches = pf.iter_batches(batch_size=1024)
             for batch in batches:
                 for row in batch.to_pylist():

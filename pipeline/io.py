@@ -138,6 +138,7 @@ def problems_to_table(problems: Iterable[Problem], extra_schema: pa.Schema | Non
     """Arrow table with the core schema first, then any extra columns the problems carry."""
     import pyarrow as pa
 
+    from microcoder.pipeline import checked_tests
     from microcoder.pipeline.schema import EXTRA_COLUMN_TYPES, PROBLEM_SCHEMA
 
     rows = [p.to_row() for p in problems]
@@ -155,7 +156,7 @@ def problems_to_table(problems: Iterable[Problem], extra_schema: pa.Schema | Non
         else:
             values = [r.get(name) for r in rows]
             fields.append(pa.field(name, pa.array(values).type))
-    schema = pa.schema(fields)
+    schema = pa.schema(fields, metadata=checked_tests.metadata_of(rows) or None)
     columns = {f.name: [r.get(f.name) for r in rows] for f in schema}
     return pa.Table.from_pydict(columns, schema=schema)
 

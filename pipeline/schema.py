@@ -375,12 +375,19 @@ def is_json(text: str) -> bool:
 
 
 def _functional_test_errors(i: int, t: dict[str, str]) -> list[str]:
+    from microcoder.pipeline import checked_tests
+
+    digest = checked_tests.digest(t)
+    if checked_tests.is_checked(digest):  # checked before: by this process, or the stage that wrote it
+        return []
     errs = []
     for n, line in enumerate(t["input"].split("\n")):
         if line.strip() and not is_json(line):
             errs.append(f"tests[{i}].input: line {n + 1} is not JSON (functional tests hold one JSON value per argument)")
     if not is_json(t["output"]):
         errs.append(f"tests[{i}].output: not JSON (functional tests hold the JSON of the return value)")
+    if not errs:
+        checked_tests.mark_checked(digest)
     return errs
 
 

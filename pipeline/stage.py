@@ -455,6 +455,24 @@ class Command:
         return cfg, evaluator
 
 
+def _schema_checked(kept: list, ctx: StageContext) -> list:
+    """The rows a stage writes pass the schema its readers apply: a stage writes no row the next
+    one would reject. Rows it read were checked then (cheap now: their functional tests are known
+    by digest, `checked_tests`); what it made (testgen's tests) is checked here once, and the file
+    records it for every later reader. A row that fails is a bug in the stage: a reject that says
+    so, not a row in the output."""
+    from microcoder.pipeline.schema import validate_problem
+
+    out = []
+    for p in kept:
+        errors = validate_problem(p)
+        if errors:
+            ctx.reject(p.id, "invalid output record (a bug in this stage): " + "; ".join(errors), p)
+        else:
+            out.append(p)
+    return out
+
+
 class Stage(Command):
     """One stage, run the same way by every command: `run` reads the problems with the tolerant
     reader (none where the stage has no problem input), records the reader's rejects, calls the
@@ -492,6 +510,7 @@ class Stage(Command):
             loaded = loaded.problems
         kept = self.process(loaded, ctx)
         if kept is not None:
+            kept = _schema_checked(kept, ctx)
             write_problems(out_dir / "problems.parquet", kept, extra_schema=self.problems_schema)
             ctx.stats.kept = len(kept)
         ctx.rejects.close()
