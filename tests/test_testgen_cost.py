@@ -174,9 +174,11 @@ def test_words_separated_by_single_spaces_are_drawn_so():
 
 def test_inputs_drawn_ahead_in_a_second_process_are_the_ones_drawn_in_line(tmp_path):
     """Several batches: the next batch's inputs are drawn in a spawned process while this one is
-    judged (`_DrawAhead`); one batch: drawn in line. The same tests and records either way."""
-    problems = [functional("a", REFERENCE), functional("b", CRASHY), functional("c", REFERENCE)]
-    ahead = testgen_problems(problems, cfg(tmp_path / "1", batch_size=1, search_rounds=1), evaluator=EV, progress=False)
+    judged (`_DrawAhead`; the first batch's first half there, its second half here); one batch:
+    drawn in line. The same tests and records either way."""
+    problems = [functional("a", REFERENCE), functional("b", CRASHY), functional("c", REFERENCE),
+                functional("d", REFERENCE)]
+    ahead = testgen_problems(problems, cfg(tmp_path / "1", batch_size=2, search_rounds=1), evaluator=EV, progress=False)
     inline = testgen_problems(problems, cfg(tmp_path / "2", batch_size=8, search_rounds=1), evaluator=EV, progress=False)
     assert [p.tests for p in ahead.kept] == [p.tests for p in inline.kept]
     assert _unmeasured(ahead.report) == _unmeasured(inline.report)

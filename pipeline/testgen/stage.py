@@ -274,8 +274,9 @@ class _DrawAhead:
     """Draws the next batch's functional inputs in a second process while this one judges the
     current batch: on real sources the draws were a third of testgen's CPU, run while the judges
     waited (a thread held the GIL the judging needs: no gain, measured). The draws depend on the
-    problem and the seed only, so the inputs are the ones a serial run draws. `spawn`: this process
-    runs judge threads, which a fork would copy mid-flight."""
+    problem and the seed only, so the inputs are the ones a serial run draws. The first chunk has
+    nothing to overlap: the second process draws its first half while this one draws the rest.
+    `spawn`: this process runs judge threads, which a fork would copy mid-flight."""
 
     def __init__(self, chunks: list[list[_Work]], cfg: TestgenConfig):
         self.chunks, self.cfg, self.futures = chunks, cfg, {}
@@ -285,7 +286,8 @@ class _DrawAhead:
             from concurrent.futures import ProcessPoolExecutor
 
             self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
-            self._submit(0)
+            first = self._items(0)
+            self.futures[0] = self.pool.submit(_draw, first[:len(first) // 2], self.cfg)
 
     def _items(self, i: int) -> list[tuple[Problem, int]]:
         return [(w.problem, w.need) for w in self.chunks[i] if w.problem.style == "functional"]
@@ -297,7 +299,14 @@ class _DrawAhead:
     def ready(self, i: int) -> list[_Work]:
         """Chunk `i` with its functional inputs drawn; the next chunk's drawing started."""
         future = self.futures.pop(i, None)
-        drawn = future.result() if future is not None else _draw(self._items(i), self.cfg)
+        if future is None:
+            drawn = _draw(self._items(i), self.cfg)
+        elif i == 0:  # the second half here, while the second process draws the first
+            items = self._items(0)
+            rest = _draw(items[len(items) // 2:], self.cfg)
+            drawn = future.result() + rest
+        else:
+            drawn = future.result()
         self._submit(i + 1)
         functional = [w for w in self.chunks[i] if w.problem.style == "functional"]
         for w, (candidates, space, info) in zip(functional, drawn, strict=True):
