@@ -171,7 +171,10 @@ def write_problems(path: str | os.PathLike, problems: Iterable[Problem], extra_s
         return write_jsonl(path, (p.to_dict() for p in problems))
     table = problems_to_table(problems, extra_schema)
     with atomic_path(path, ".parquet") as tmp:
-        pq.write_table(table, tmp, compression="zstd")
+        # no dictionaries: the tests' strings are nearly all distinct and up to MBs each, so Arrow
+        # built each page's dictionary only to drop it (1.2 of 2.7 s CPU on 640 MB of tests); zstd
+        # compresses the few repeated short columns as well (the file 0.05% larger)
+        pq.write_table(table, tmp, compression="zstd", use_dictionary=False)
     return len(problems)
 
 
