@@ -82,7 +82,7 @@ def test_the_digest_tells_input_from_output():
 
 @dataclasses.dataclass
 class _Config:
-    pass
+    """The stage below has no settings."""
 
 
 class _Breaks(Stage):
