@@ -11,6 +11,11 @@ Parts (--parts, comma-separated):
              generated tests alone (edge, random, max, hack; a problem counts in a tier's row only where
              it has a test of it), all kept tests, and the official tests (the adapter's converted
              check asserts: the labels' own source, so about 100/100 by construction).
+             `--sources leetcode-contest`: the 137 LeetCode contest problems of DeepSeek-Coder's
+             benchmark (Jul 2023 - Jan 2024) that LeetCodeDataset also has; testgen gets the row's
+             2-3 examples, the row's model-written response is labelled by the contest's ~100 tests
+             (real wrong model code, which the row's own 2-5 asserts call correct), and the contest's
+             tests, converted by the LeetCodeDataset adapter, are the official row.
   split      The split experiment. Per problem, a seeded half of the labelled pool (HumanEval: the
              samples, correct ones as references and incorrect ones as known-wrong solutions;
              LeetCodeDataset: our mutants of the reference and its too-slow quadratic variant as
@@ -187,6 +192,69 @@ def leetcode_pool(data: Path):
     return codes, script
 
 
+CONTEST = Path("leetcode_contest") / "20240121-Jul.jsonl"
+# LeetCodeDataset rows of the contest's problems: most are in the test splits; the first file wins.
+LCD_FILES = ("LeetCodeDataset-v0.2.0-test.jsonl.gz", "LeetCodeDataset-v0.1.0-test.jsonl.gz",
+             "LeetCodeDataset-v0.2.0-train.jsonl.gz")
+
+
+def contest_items(test: str) -> list[dict[str, str]]:
+    """The contest script's `test_input = {...}` / `assert my_solution.f(**test_input) == value` pairs as
+    LeetCodeDataset `input_output` items (each argument's and the value's own source text), so that
+    the LeetCodeDataset adapter converts them as it converts a row's examples."""
+    items, args = [], None
+    for node in ast.parse(test).body:
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
+                and [getattr(t, "id", None) for t in node.targets] == ["test_input"]):
+            args = ", ".join(f"{k.value} = {ast.get_source_segment(test, v)}"
+                             for k, v in zip(node.value.keys, node.value.values, strict=True)
+                             if isinstance(k, ast.Constant))
+        elif isinstance(node, ast.Assert) and args is not None and isinstance(node.test, ast.Compare):
+            items.append({"input": args, "output": ast.get_source_segment(test, node.test.comparators[0])})
+            args = None
+    return items
+
+
+def contest_problems(data: Path, dropped: Counter) -> tuple[list[Problem], list[Problem], dict[str, dict], dict[str, dict]]:
+    """(problems with the contest's ~100 tests, the same problems with their row's 2-3 examples, the
+    LeetCodeDataset rows, the contest rows) for the contest problems that LeetCodeDataset also has."""
+    from microcoder.pipeline.sources import leetcodedataset
+
+    contest = {r["meta"]["titleSlug"]: r for r in (json.loads(x) for x in open(data / CONTEST))}
+    rows: dict[str, dict] = {}
+    for name in LCD_FILES:
+        for x in gzip.open(data / "leetcodedataset" / name, "rt"):
+            r = json.loads(x)
+            rows.setdefault(r["task_id"], r)
+    official, given = [], []
+    for slug, crow in contest.items():
+        if slug not in rows:
+            dropped["contest problems not in LeetCodeDataset"] += 1
+            continue
+        full = leetcodedataset.convert({**rows[slug], "input_output": contest_items(crow["test"])}, "leetcodedataset")
+        own = leetcodedataset.convert(rows[slug], "leetcodedataset")
+        if not isinstance(full, Problem) or not isinstance(own, Problem) or not ts.python_reference(own):
+            dropped[f"contest tests not convertible: {getattr(full, 'code', None) or getattr(own, 'code', '')}"] += 1
+            continue
+        official.append(full)
+        given.append(own)
+    return official, given, rows, contest
+
+
+def contest_pool(rows: dict[str, dict], contest: dict[str, dict]):
+    """(codes of a problem: its LeetCodeDataset row's model-written `response`, the contest's own test
+    script of a code: ~100 asserts, a label far stronger than the row's 2-5)."""
+    def codes(p: Problem) -> list[str] | None:
+        row = rows.get(p.source_id)
+        blocks = _FENCE.findall(row["response"]) if row else []
+        return [f"{row['prompt']}\n{blocks[-1]}"] if blocks else None
+
+    def script(p: Problem, code: str) -> str:
+        return f"{code}\n\n{contest[p.source_id]['test']}\n"
+
+    return codes, script
+
+
 def labelled(problems: list[Problem], codes_of, script_of, kind: str, ev, cache_file: Path,
              dropped: Counter) -> list[ts.Solution]:
     """The distinct codes of each problem, labelled by their official check run in the sandbox
@@ -298,6 +366,11 @@ def part_model_code(name: str, args, cfg: ts.Configs, judge: Judge, pool: dict[s
         given = [replace(p, tests=docstring_tests(p)) for p in official]  # testgen sees the docstring's examples only
         codes, script = humaneval_pool(args.data, args.samples)
         kind = "samples"
+    elif name == "leetcode-contest":  # the row's examples to testgen; the contest's ~100 tests label and judge
+        official, given, rows, contest = contest_problems(args.data, dropped)
+        official, given = (ts.pick(x, args.limit or 10**9, args.pick) for x in (official, given))
+        codes, script = contest_pool(rows, contest)
+        kind = "responses"
     else:
         loaded = [p for p in ts.load_leetcodedataset(args.data, args.workdir)[0] if ts.python_reference(p)]
         official = given = ts.pick(loaded, args.limit or 10**9, args.pick)  # its own tests are its 2-3 examples
@@ -327,6 +400,7 @@ def part_model_code(name: str, args, cfg: ts.Configs, judge: Judge, pool: dict[s
     for pid, v in kept.items():
         ref = ts.Solution(f"{pid}#canonical", pid, "references", by_id[pid].reference_solutions[0].code, True)
         items_all.append((f"{ref.sid}@kept", replace(v, time_limit_s=PROBE_S), ref))
+        items_first.append((f"{ref.sid}@official", replace(by_id[pid], time_limit_s=PROBE_S), ref))
     runs = judge.runs(items_all, "all")
     runs.update(judge.runs(items_first, "first-failure"))
     rows: dict[str, list[tuple[bool, bool | None]]] = {tier: [] for tier in (*TIERS, "all kept", "official")}
@@ -360,7 +434,10 @@ def part_model_code(name: str, args, cfg: ts.Configs, judge: Judge, pool: dict[s
             "tests_kept": sum(len(p.tests) for p in kept.values()),
             "tiers_kept": dict(sum((Counter(tiers_of(p, own[p.id]).values()) for p in kept.values()), Counter())),
             "testgen_strength": tg.stats.figures.get("strength"), "validate_strength": va.stats.figures["strength"],
-            "disputed": disputed, "wall_s": round(time.monotonic() - t0, 1)}
+            "disputed": disputed, "wall_s": round(time.monotonic() - t0, 1),
+            # a cross-check of the official tests' conversion: the canonical solution should pass them all
+            "canonical_failing_official": sorted(pid for pid in kept if failed(runs.get(f"{pid}#canonical@official"),
+                                                 set(range(len(by_id[pid].tests)))))}
 
 
 # --- part: split ------------------------------------------------------------------------------------------------
@@ -524,7 +601,7 @@ def rate(r: dict[str, Any] | None, side: str) -> str:
 
 
 def print_report(results: dict[str, Any]) -> None:
-    for name in ("humaneval", "leetcodedataset"):
+    for name in ("humaneval", "leetcodedataset", "leetcode-contest"):
         he = results.get(name)
         if not he:
             continue
@@ -533,7 +610,8 @@ def print_report(results: dict[str, Any]) -> None:
         log("| tests | problems | TPR (correct passing) | TNR (incorrect failing) |\n|---|---|---|---|")
         for tier, r in he["table"].items():
             log(f"| {tier} | {r['problems']} | {rate(r, 'tpr')} | {rate(r, 'tnr')} |")
-        log(f"\nkept tests by tier: {he['tiers_kept']}; left out: {he['dropped']}")
+        log(f"\nkept tests by tier: {he['tiers_kept']}; left out: {he['dropped']}; the canonical solution "
+            f"fails the official tests of: {he['canonical_failing_official'] or 'none'}")
     for key, sp in results.items():
         if not key.startswith("split:"):
             continue
@@ -572,9 +650,12 @@ def print_report(results: dict[str, Any]) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--parts", default="models,split,timelimit", help="models, split, timelimit (needs models).")
-    ap.add_argument("--sources", default="humaneval,leetcodedataset")
+    ap.add_argument("--sources", default="humaneval,leetcodedataset",
+                    help="humaneval, leetcodedataset, leetcode-contest (models part: LeetCodeDataset's responses "
+                         "on DeepSeek-Coder's LeetCode contest problems, labelled by the contest's ~100 tests).")
     ap.add_argument("--limit", type=int, default=40, help="Problems per source (0: all).")
-    ap.add_argument("--pick", choices=("spread", "first"), default="spread")
+    ap.add_argument("--pick", choices=("spread", "spread-shifted", "first"), default="spread",
+                    help="spread: evenly over the file; spread-shifted: half a step later (none of spread's).")
     ap.add_argument("--samples", type=int, default=100, help="CodeGen-16B samples per HumanEval problem (humaneval part).")
     ap.add_argument("--split-samples", type=int, default=20, help="Samples per problem in the split part.")
     ap.add_argument("--mutants", type=int, default=16, help="Our mutants per LeetCodeDataset problem (split part).")

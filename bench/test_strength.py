@@ -149,11 +149,15 @@ LOADERS = {"leetcodedataset": load_leetcodedataset, "humaneval": load_humaneval,
 
 
 def pick(problems: list[Problem], limit: int, how: str) -> list[Problem]:
-    """`limit` problems: the first ones, or spread evenly over the file (closer to the whole split's mix)."""
+    """`limit` problems: the first ones, or spread evenly over the file (closer to the whole split's mix).
+    `spread-shifted` takes the problems half a step after `spread`'s: as well spread, none of them
+    the same (for a figure on problems that no rule was read from)."""
     if limit >= len(problems):
         return list(problems)
     if how == "first":
         return problems[:limit]
+    if how == "spread-shifted":
+        return [problems[(2 * i + 1) * len(problems) // (2 * limit)] for i in range(limit)]
     return [problems[i * len(problems) // limit] for i in range(limit)]
 
 
@@ -692,7 +696,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sources", default=",".join(SOURCES), help=f"Comma-separated, of {', '.join(SOURCES)}.")
     ap.add_argument("--limit", type=int, default=30, help="Problems per source.")
-    ap.add_argument("--pick", choices=("spread", "first"), default="spread",
+    ap.add_argument("--pick", choices=("spread", "spread-shifted", "first"), default="spread",
                     help="spread: evenly over each file (the whole split's mix); first: the first --limit.")
     ap.add_argument("--samples", type=int, default=20, help="CodeGen-16B samples per HumanEval problem (0: none).")
     ap.add_argument("--mutants", type=int, default=8, help="Mutants of the first reference per problem.")
