@@ -154,6 +154,14 @@ def docstring_tests(p: Problem) -> list[TestCase]:
         return []
 
 
+def picked(problems: list[Problem], args) -> list[Problem]:
+    """The problems --limit and --pick choose, or those --ids names (source ids: `HumanEval/115`)."""
+    if args.ids:
+        ids = set(args.ids.split(","))
+        return [p for p in problems if p.source_id in ids]
+    return ts.pick(problems, args.limit or 10**9, args.pick)
+
+
 # --- the labelled pool ----------------------------------------------------------------------------------------
 def humaneval_pool(data: Path, per_problem: int):
     """(codes of a problem: its CodeGen-16B samples, the official check script of a code)."""
@@ -362,18 +370,18 @@ def part_model_code(name: str, args, cfg: ts.Configs, judge: Judge, pool: dict[s
 
     dropped: Counter = Counter()
     if name == "humaneval":
-        official = ts.pick(ts.load_humaneval(args.data, args.workdir)[0], args.limit or 10**9, args.pick)
+        official = picked(ts.load_humaneval(args.data, args.workdir)[0], args)
         given = [replace(p, tests=docstring_tests(p)) for p in official]  # testgen sees the docstring's examples only
         codes, script = humaneval_pool(args.data, args.samples)
         kind = "samples"
     elif name == "leetcode-contest":  # the row's examples to testgen; the contest's ~100 tests label and judge
         official, given, rows, contest = contest_problems(args.data, dropped)
-        official, given = (ts.pick(x, args.limit or 10**9, args.pick) for x in (official, given))
+        official, given = (picked(x, args) for x in (official, given))
         codes, script = contest_pool(rows, contest)
         kind = "responses"
     else:
         loaded = [p for p in ts.load_leetcodedataset(args.data, args.workdir)[0] if ts.python_reference(p)]
-        official = given = ts.pick(loaded, args.limit or 10**9, args.pick)  # its own tests are its 2-3 examples
+        official = given = picked(loaded, args)  # its own tests are its 2-3 examples
         codes, script = leetcode_pool(args.data)
         kind = "responses"
     dropped["problems without an example (testgen from the signature alone)"] = sum(not p.tests for p in given)
@@ -444,13 +452,13 @@ def part_model_code(name: str, args, cfg: ts.Configs, judge: Judge, pool: dict[s
 def split_pool(name: str, args, cfg: ts.Configs, judge: Judge, dropped: Counter) -> tuple[list[Problem], list[ts.Solution]]:
     """The problems as the pipeline gets them (the given half attached) and the whole labelled pool."""
     if name == "humaneval":
-        official = ts.pick(ts.load_humaneval(args.data, args.workdir)[0], args.limit or 10**9, args.pick)
+        official = picked(ts.load_humaneval(args.data, args.workdir)[0], args)
         problems = [replace(p, tests=docstring_tests(p)) for p in official]
         codes, script = humaneval_pool(args.data, args.split_samples)
         pool = labelled(official, codes, script, "samples", judge.ev, args.cache / "labels-humaneval.json", dropped)
     else:
         loaded = [p for p in ts.load_leetcodedataset(args.data, args.workdir)[0] if ts.python_reference(p)]
-        problems = ts.pick(loaded, args.limit or 10**9, args.pick)
+        problems = picked(loaded, args)
         pool = []
         for p in problems:  # testgen draws no mutants of its own here (part_split): ours are the whole pool
             pool += ts.draw_mutants(p, args.mutants, args.seed, replace(cfg.testgen, mutants=0))
@@ -610,6 +618,9 @@ def print_report(results: dict[str, Any]) -> None:
         log("| tests | problems | TPR (correct passing) | TNR (incorrect failing) |\n|---|---|---|---|")
         for tier, r in he["table"].items():
             log(f"| {tier} | {r['problems']} | {rate(r, 'tpr')} | {rate(r, 'tnr')} |")
+        statuses = Counter(d["status"] for d in he["disputed"])
+        log(f"\ncorrect-labelled code failing a kept test, by its first failure (AC: right answer, over the "
+            f"limit): {dict(statuses.most_common())}")
         log(f"\nkept tests by tier: {he['tiers_kept']}; left out: {he['dropped']}; the canonical solution "
             f"fails the official tests of: {he['canonical_failing_official'] or 'none'}")
     for key, sp in results.items():
@@ -656,6 +667,7 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=40, help="Problems per source (0: all).")
     ap.add_argument("--pick", choices=("spread", "spread-shifted", "first"), default="spread",
                     help="spread: evenly over the file; spread-shifted: half a step later (none of spread's).")
+    ap.add_argument("--ids", default=None, help="Only these problems (comma-separated source ids), instead of --limit.")
     ap.add_argument("--samples", type=int, default=100, help="CodeGen-16B samples per HumanEval problem (humaneval part).")
     ap.add_argument("--split-samples", type=int, default=20, help="Samples per problem in the split part.")
     ap.add_argument("--mutants", type=int, default=16, help="Our mutants per LeetCodeDataset problem (split part).")
