@@ -12,8 +12,8 @@ import json
 import random
 from collections import Counter
 
-from microcoder.pipeline.testgen.functional import UNIQUE_ANSWER, generate_inputs, mutate_input
-from microcoder.pipeline.testgen.space import Space, format_input, parse_input
+from microcoder.pipeline.testgen.functional import generate_inputs, mutate_input
+from microcoder.pipeline.testgen.space import UNIQUE_ANSWER, UNMODELLED, Space, format_input, parse_input
 from microcoder.pipeline.testgen.types import Signature, Type
 
 INT, STR = Type("int"), Type("str")
@@ -96,6 +96,34 @@ def test_a_distinct_field_across_rows():
         assert len({c for _, _, c in segments}) == len(segments) and all(s < e for s, e, _ in segments)
 
 
+def test_each_rows_order_and_distinct_items_are_kept():
+    # LeetCode's maximum-spending-after-buying-items and minimum-number-of-people-to-teach
+    spending = ("Constraints:\n\n1 <= m == values.length <= 10\n1 <= n == values[i].length <= 10^4\n"
+                "1 <= values[i][j] <= 10^6\nvalues[i] are sorted in non-increasing order.\n")
+    sp = _space(["values"], [GRID], spending, [[[[8, 5, 2], [6, 4, 1], [9, 7, 3]]], [[[10, 8, 6, 4, 2], [9, 7, 5, 3, 1]]]])
+    assert sp.c.flags["val:values[]"] == {"desc"} and not sp.c.flags.get("val:values")
+    assert sp.violations([[[1, 2], [2, 1]]]) and not sp.violations([[[2, 1], [5, 5]]])
+    inputs = _inputs(sp)
+    assert all(row == sorted(row, reverse=True) for (values,) in inputs for row in values)
+    assert any(len(values) > 1 and values != sorted(values, reverse=True) for (values,) in inputs)  # not the rows
+    teach = ("Constraints:\n\n2 <= n <= 500\nlanguages.length == m\n1 <= m <= 500\n1 <= languages[i].length <= n\n"
+             "1 <= languages[i][j] <= n\nlanguages[i] contains only unique values\n")
+    sp = _space(["n", "languages"], [INT, GRID], teach, [[2, [[1], [2], [1, 2]]], [3, [[2], [1, 3], [1, 2], [3]]]])
+    assert sp.c.flags["val:languages[]"] == {"distinct"}
+    assert sp.violations([3, [[2, 2]]]) and not sp.violations([3, [[1, 2], [1, 2]]])  # rows may repeat
+    for _n, languages in _inputs(sp):
+        assert all(len(set(row)) == len(row) for row in languages)
+    strict = "Constraints:\n\n1 <= mat.length <= 500\n1 <= mat[i][j] <= 10^4\nmat[i] is sorted in strictly increasing order.\n"
+    sp = _space(["mat"], [GRID], strict, [[[[1, 2, 3], [2, 4, 5]]], [[[1, 2, 3], [2, 3, 4]]]])
+    assert sp.c.flags["val:mat[]"] == {"sorted", "distinct"} and sp.violations([[[1, 1, 2]]])
+    for (mat,) in _inputs(sp):
+        assert all(a < b for row in mat for a, b in zip(row, row[1:]))
+    # the rows apart from each other, as before: `All points[i] are distinct`
+    apart = "Constraints:\n\n1 <= points.length <= 50\npoints[i].length == 2\n0 <= points[i][j] <= 50\nAll points[i] are distinct.\n"
+    sp = _space(["points"], [GRID], apart, [[[[1, 1], [2, 2]]], [[[3, 1], [1, 3]]]])
+    assert not sp.c.flags.get("val:points[]") and sp.violations([[[1, 1], [1, 1]]])
+
+
 def test_parity_of_a_length_and_of_a_number():
     sp = _space(["s"], [STR], "Constraints:\n\n2 <= s.length <= 1000\ns.length is even.\ns consists of lowercase letters.\n",
                 [["book"], ["textbook"]])
@@ -135,6 +163,47 @@ def test_exactly_one_solution_gets_no_generated_inputs():
     assert mutate_input(sp, "[2,7,11,15]\n9", random.Random(0), 10_000) is None
     for phrase in ("It is guaranteed that the answer is unique.", "The tests are generated such that there is exactly one solution."):
         assert _space(["nums"], [LIST_INT], f"Constraints:\n\n1 <= nums.length <= 10\n{phrase}\n", [[[1, 2]]]).c.unique_answer
+
+
+MOUNTAIN = ("Constraints:\n\n3 <= arr.length <= 10^5\n0 <= arr[i] <= 10^6\narr is guaranteed to be a mountain array.\n")
+
+
+def test_a_constraint_no_rule_models_gets_no_generated_inputs_unless_asked():
+    sp = _space(["arr"], [LIST_INT], MOUNTAIN, [[[0, 1, 0]], [[0, 2, 1, 0]]])
+    assert sp.unmodelled == ["arr is guaranteed to be a mountain array."]
+    skipped: Counter = Counter()
+    assert generate_inputs(sp, "p", 10, seed=0, max_elements=100, max_input_bytes=10_000, existing=set(),
+                           skipped=skipped) == []
+    assert skipped == {UNMODELLED: 1}
+    assert mutate_input(sp, "[0,1,0]", random.Random(0), 10_000) is None
+    drawn = Space(sp.sig, MOUNTAIN, [[[0, 1, 0]], [[0, 2, 1, 0]]], draw_unmodelled=True)  # testgen's `draw`
+    assert drawn.unmodelled and len(_inputs(drawn)) >= 20
+
+
+def test_a_line_the_examples_show_was_misread_is_unmodelled():
+    # "sorted and rotated" reads as sorted; the examples are not, so it is dropped: nothing models it
+    rotated = "Constraints:\n\n1 <= n <= 5000\n-5000 <= nums[i] <= 5000\nnums is sorted and rotated between 1 and n times.\n"
+    sp = _space(["nums"], [LIST_INT], rotated, [[[3, 4, 5, 1, 2]], [[4, 5, 6, 7, 0, 1, 2]]])
+    assert sp.unmodelled == ["nums is sorted and rotated between 1 and n times."] and sp.blocked() == UNMODELLED
+    # a misread alphabet (`lower and upper case` read as upper case only) is read off the examples instead
+    sp = _space(["s"], [STR], "Constraints:\n\n1 <= s.length <= 100\ns contains only lower and upper case English letters.\n",
+                [["leEeetcode"], ["abBAcC"]])
+    assert "alphabet of val:s" in sp.dropped and sp.unmodelled == []
+
+
+def test_lines_that_other_rules_read_are_not_unmodelled():
+    tree = ("Constraints:\n\nThe number of nodes in the tree is n.\n1 <= n <= 10^4\nedges.length == n - 1\n"
+            "edges represents a valid tree.\n1 <= m * n <= 10^5\n")
+    sp = _space(["n", "edges"], [INT, GRID], tree, [[3, [[0, 1], [1, 2]]], [2, [[0, 1]]]])
+    assert sp.unmodelled == []
+    grid = "Constraints:\n\n1 <= grid.length <= 50\ngrid[i][j] is either 0 or 1.\nThe answer fits in an int.\n"
+    sp = _space(["grid"], [GRID], grid, [[[[0, 1], [1, 1]]], [[[0]]]])
+    assert sp.unmodelled == [] and sp.c.lower["val:grid[][]"][0].expr == "0" and sp.c.upper["val:grid[][]"][0].expr == "1"
+    for (g,) in _inputs(sp):
+        assert {x for row in g for x in row} <= {0, 1}
+    # prose without a Constraints section (HumanEval's docstrings) describes; it lists no promises
+    prose = _space(["arr"], [LIST_INT], "Given a mountain array arr, return the peak's index.", [[[0, 1, 0]]])
+    assert prose.unmodelled == [] and not prose.blocked()
 
 
 def test_distinct_items_named_in_the_prose():

@@ -357,3 +357,28 @@ def test_a_regenerated_problem_takes_its_runs_from_the_run_cache(run, monkeypatc
     assert [p.tests for p in again.kept] == [p.tests for p in result.kept]
     assert [p.meta for p in again.kept] == [p.meta for p in result.kept]
     assert len(seen) == 1 and seen[0][0] == 0 and seen[0][1] > 0, seen
+
+
+def test_every_setting_that_shapes_the_tests_keys_the_cache():
+    """A setting missing from KNOBS would let a rerun reuse tests generated under another value."""
+    import dataclasses
+
+    not_shaping = {"executor", "ray_address", "cache_max_mb", "batch_size", "limit", "cache_path",
+                   "stdio_generators", "generator_model"}  # where, how much, which problems; generators key apart
+    fields = {f.name for f in dataclasses.fields(TestgenConfig)}
+    assert fields - not_shaping == set(stage_mod.KNOBS)
+
+
+def test_an_unmodelled_constraint_passes_the_problem_through_and_says_why(tmp_path):
+    statement = STATEMENT + "nums is guaranteed to be a mountain array.\n"
+    p = replace(functional("mountain", REFERENCE), statement=statement)
+    skip = testgen_problems([p], cfg(tmp_path, mutants=0, search_rounds=0), evaluator=EV, progress=False)
+    assert skip.kept[0].tests == p.tests  # the examples only
+    s = skip.stats.as_dict()
+    assert s["passed_through_by_reason"] == {stage_mod.UNMODELLED: 1}
+    assert skip.report[0]["info"]["unmodelled_constraints"] == ["nums is guaranteed to be a mountain array."]
+    drawn = testgen_problems([p], cfg(tmp_path, mutants=0, search_rounds=0, unmodelled_constraints="draw"),
+                             evaluator=EV, progress=False)
+    assert len(drawn.kept[0].tests) == 12
+    with pytest.raises(ValueError, match="unmodelled_constraints"):
+        cfg(tmp_path, unmodelled_constraints="maybe")

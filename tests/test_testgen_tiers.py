@@ -337,7 +337,9 @@ adjacentPairs[i].length == 2
 
 def test_a_size_named_by_no_parameter_is_drawn_first():
     # `n` sizes adjacentPairs but is no parameter: once, sizes fell back to twice the examples'
-    sp = _space(["adjacentPairs"], [GRID], RESTORE_ARRAY, [[[[2, 1], [3, 4], [3, 2]]]])
+    # (`-10^5 <= nums[i], ui, vi` bounds the hidden nums, which no rule models: drawn all the same here)
+    sp = Space(Signature(["adjacentPairs"], [GRID]), RESTORE_ARRAY, [[[[2, 1], [3, 4], [3, 2]]]], draw_unmodelled=True)
+    assert sp.unmodelled == ["-105 <= nums[i], ui, vi <= 105"]
     cands = _generate(sp, tiers=("edge", "max"))
     by_label = {c.generator: parse_input(c.input, 1)[0] for c in cands}
     assert len(by_label["max:random"]) == 10**5 - 1 and {len(p) for p in by_label["max:random"]} == {2}

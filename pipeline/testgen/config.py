@@ -63,6 +63,10 @@ class TestgenConfig(ExecutionFields):
                 "(no vote on outputs, not hunted by the search) and is only measured (0 or 1: none)."})
     held_out_seed: int = field(default=0, metadata={"help": "Seed of the held-out share (with the problem id and each "
                                                             "solution's code: never timing or order)."})
+    unmodelled_constraints: str = field(default="skip", metadata={
+        "help": "A functional problem whose Constraints section has a line about an input that no rule models "
+                "(`arr is guaranteed to be a mountain array`): skip (no generated input: a drawn one may break it, "
+                "and a correct solution then fails its test) or draw (more tests, some of them invalid)."})
     batch_size: int = field(default=32, metadata={"help": "Problems per evaluator batch (and per cache commit)."})
     limit: int | None = field(default=None, metadata={"help": "Generate for at most this many problems (the rest pass through, counted)."})
     cache_path: str = field(default=".cache/microcoder/testgen.sqlite", metadata={"help": "Result cache (not a DVC output)."})
@@ -77,6 +81,8 @@ class TestgenConfig(ExecutionFields):
         if self.max_input_bytes < 1 or self.max_problem_bytes < self.max_input_bytes:
             raise ValueError(f"max_input_bytes must be >= 1 and max_problem_bytes >= max_input_bytes, got "
                              f"{self.max_input_bytes} and {self.max_problem_bytes}")
+        if self.unmodelled_constraints not in ("skip", "draw"):
+            raise ValueError(f"unmodelled_constraints must be skip or draw, got {self.unmodelled_constraints!r}")
         if self.held_out_folds < 0:
             raise ValueError(f"held_out_folds must be >= 0, got {self.held_out_folds}")
         if self.search_rounds < 0 or self.search_inputs < 1 or self.search_max_tests < 0 or self.search_budget_s < 0:

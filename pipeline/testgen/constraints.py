@@ -48,7 +48,7 @@ _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\ufeff\xa0"), " ")
 _TARGET = re.compile(r"^[A-Za-z_]\w*(\[[A-Za-z_0-9]+\])*(\.(length|val|size))?$")
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:\s*(?:\^|\*\*)\s*(\d+))?(?![\w.])")
 _FIELDS = re.compile(r"(\w+)\[i\]\s*=\s*\[([^\]\n]+)\]")
-_RANGE = re.compile(r"(?:the )?(.+?) (?:is|are) in the range \[([^,\]]+),\s*([^\]]+)\]", re.I)
+_RANGE = re.compile(r"(?:the )?(.+?) (?:is|are|will be) in the range \[([^,\]]+),\s*([^\]]+)\]", re.I)
 _NODES = re.compile(r"number of nodes", re.I)
 _MARKER = re.compile(r"^(?:[-*•]|\d{1,2}[.)])\s+")  # a list marker: `- `, `* `, `1. `
 _LEN_CALL = re.compile(r"\blen\(\s*([A-Za-z_]\w*)\s*\)")  # `len(arr)` in a docstring: `arr.length`
@@ -345,6 +345,9 @@ def _parse_line(line: str, keys: KeyMap, c: Constraints) -> bool:
             found = True
     elif _CMP.search(text) and not re.search(r"[A-Za-z]{3,} [A-Za-z]{3,} [A-Za-z]{3,}", text):
         found = _parse_chain(text, keys, c)
+    elif _CHOICE_WORDS.match(text):  # `grid[i][j] is either 0 or 1`: as `== 0 or == 1`
+        name, values = _CHOICE_WORDS.match(text).group(1), re.findall(r"-?\d+", _CHOICE_WORDS.match(text).group(2))
+        found = _parse_choice(" or ".join(f"{name} == {v}" for v in values), keys, c)
     found = _parse_relations(text, keys, c) or found
     found = _parse_words(text, keys, c) or found
     return found
@@ -427,6 +430,7 @@ def _targets(part: str, keys: KeyMap) -> list[str] | None:
     return out if names and all(out) else None
 
 
+_CHOICE_WORDS = re.compile(r"^(\S+) is (?:either )?((?:-?\d+, )*-?\d+,? or -?\d+)$")
 _CHOICE = re.compile(r"^(\S+) == (-?\d+)(?: or \1 == (-?\d+))+$")
 
 
@@ -521,10 +525,17 @@ def _parse_words(text: str, keys: KeyMap, c: Constraints) -> bool:
     if re.search(r"sorted|non-?decreasing|ascending|increasing order", low):
         desc = re.search(r"non-?increasing|descending|(?<!non-)(?<!non)decreasing order", low)
         flags.add("desc" if desc else "sorted")
+        if re.search(r"strictly (?:increasing|decreasing)", low):  # no two equal
+            flags.add("distinct")
     if re.search(r"\bdistinct\b|\bunique\b", low) and not _UNIQUE_ANSWER.search(text) and not _rows_named_distinct(text, keys):
         flags.add("distinct")
     if "permutation" in low:
         flags.add("permutation")
+    by_row = _row_flags(text, keys, flags)
+    for n, row_flags in by_row.items():
+        c.flags[f"val:{n}[]"] |= row_flags
+    if by_row:
+        return True
     if flags:
         lists = [n for n in named if keys.params[n].kind == "list"]
         if not lists and "permutation" not in flags:
@@ -533,6 +544,29 @@ def _parse_words(text: str, keys: KeyMap, c: Constraints) -> bool:
             c.flags[f"val:{n}"] |= flags
         found = True
     return found
+
+
+def _row_flags(text: str, keys: KeyMap, flags: set[str]) -> dict[str, set[str]]:
+    """Flags a line states of each row of a list of lists: `values[i] are sorted in non-increasing
+    order`, `mat[i] is a non-decreasing array`, `Each row is sorted`, `All the values of rooms[i] are
+    unique`, `languages[i] contains only unique values`. Not `All points[i] are distinct` (the rows
+    apart from each other: `_distinct_rows`), nor `grid[i][j]` (every cell)."""
+    order = flags & {"sorted", "desc"}
+    if not flags - {"permutation"}:
+        return {}
+    grids = [n for n, t in keys.params.items() if t.kind == "list" and t.inner is not None and t.inner.kind == "list"
+             and t.inner.inner is not None and t.inner.inner.kind in ("int", "float", "str")]
+    out: dict[str, set[str]] = {}
+    for n in grids:
+        row = rf"(?<![\w.]){re.escape(n)}\[[a-z]\](?![\[\w])"
+        if not re.search(row, text) and not (len(grids) == 1 and re.search(r"\b(?:each|every) row\b", text, re.I)):
+            continue
+        items_of_row = re.search(rf"\b(?:of|in)\s+(?:each\s+)?{row}|{row}\s+(?:contains?|consists?|is an?\b|has)", text)
+        if order:
+            out[n] = set(flags - {"permutation"})
+        elif items_of_row:
+            out[n] = {"distinct"} & flags
+    return {n: f for n, f in out.items() if f}
 
 
 def _rows_named_distinct(text: str, keys: KeyMap) -> bool:

@@ -598,7 +598,8 @@ class Drawer:
         else:
             width = max(1, int(wlo if wlo == whi else (wlo + min(whi, budget)) // 2))
         rows = self.length(f"len:{path}", max(1, math.isqrt(budget) if square else budget // width))
-        if fixed and inner.inner.kind in ("int", "float") and rows:
+        row_flags = self.s.c.flags.get(f"val:{path}[]", set())
+        if fixed and inner.inner.kind in ("int", "float") and rows and "distinct" not in row_flags:
             width = self.length(f"len:{path}[]", max(1, int(wlo), budget // rows))
             out = self.cells(inner.inner.kind, f"{path}[]", rows, width)
             return self._distinct_rows(path, out, lambda k: self.cells(inner.inner.kind, f"{path}[]", k, width))
@@ -688,6 +689,9 @@ class Drawer:
     def row(self, typ: Type, path: str, budget: int) -> list:
         n = self.length(f"len:{path}", budget)
         leaf = typ.inner
+        flags = self.s.c.flags.get(f"val:{path}", set())  # of each row: `values[i] are sorted`, `rooms[i] are unique`
+        if leaf.kind == "int" and "distinct" in flags:
+            return self._ordered(self._distinct_ints(f"val:{path}[]", n), flags)
         if leaf.kind in ("int", "float"):
             out: list = []
             k = 0
@@ -698,10 +702,13 @@ class Drawer:
                     end += 1
                 out += self.numbers(key, leaf.kind, end - k)
                 k = end
-            out = self._ordered(out, set())
+            out = self._ordered(out, flags)
             self._relate(path, [out])  # after the plan's order, which would reorder a row's fields
             return out
-        return [self.value(path, leaf, f"{path}[]", max(1, budget // max(n, 1))) for _ in range(n)]
+        items = [self.value(path, leaf, f"{path}[]", max(1, budget // max(n, 1))) for _ in range(n)]
+        if "distinct" in flags:
+            items = _redraw_duplicates(items, lambda: self.value(path, leaf, f"{path}[]", max(1, budget // max(n, 1))))
+        return self._ordered(items, flags) if flags & {"sorted", "desc"} else items
 
     def cells(self, kind: str, path: str, rows: int, width: int) -> list[list]:
         """A rows x width grid of numbers, drawn a column group at a time (no bound depends on the
@@ -719,7 +726,7 @@ class Drawer:
                 row += flat[r * span:(r + 1) * span]
             k = end
         for row in out:
-            self._ordered(row, set())
+            self._ordered(row, self.s.c.flags.get(f"val:{path}", set()))
         for k in range(width):  # `Each colori is distinct`: that field's column drawn distinct
             if kind == "int" and "distinct" in self.s.c.flags.get(f"val:{path}[{k}]", ()):
                 column = self._distinct_ints(self._column_key(path, k), rows)
@@ -998,10 +1005,6 @@ def edge_key(row: Any) -> str:
 
 
 # generation -------------------------------------------------------------------------------------------
-# A statement promising one answer ("exactly one solution", "Only one valid answer exists") gets no
-# generated input: a drawn input may have several answers (or none), and the one the reference picks
-# is then not the only right one; no cheap input-side check tells (measured: two-sum, bench/README.md).
-UNIQUE_ANSWER = "answer unique: a generated input may have several answers"
 
 
 def generate_inputs(space: Space, problem_id: str, count: int, *, seed: int, max_elements: int,
@@ -1017,8 +1020,8 @@ def generate_inputs(space: Space, problem_id: str, count: int, *, seed: int, max
     if unknown:
         raise ValueError(f"unknown tiers {sorted(unknown)} (known: {', '.join(TIERS)})")
     skipped = skipped if skipped is not None else Counter()
-    if space.c.unique_answer:  # no input-side check can promise the one answer the statement does
-        skipped[UNIQUE_ANSWER] += 1
+    if space.blocked():  # one answer promised, or a promise about the input no rule models
+        skipped[space.blocked()] += 1
         return []
     full_left = 8 * max_input_bytes if max_problem_bytes is None else max_problem_bytes
     plans = _plans(space, count, tiers)
@@ -1176,7 +1179,7 @@ def mutate_input(space: Space, text: str, rng: random.Random, max_input_bytes: i
     item duplicated or removed, a segment reversed, one character changed), formatted, within
     `max_input_bytes` and passing `space.violations`; None after MUTATION_TRIES failed tries."""
     values = parse_input(text, len(space.sig.names))
-    if values is None or space.c.unique_answer:
+    if values is None or space.blocked():
         return None
     bounds = Drawer(space, rng, Plan("max", "random"), 1)  # values stay where the generator draws them
     bounds.env, _ = space.env_of(values)  # `k <= nums.length` evaluates against this input

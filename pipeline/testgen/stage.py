@@ -50,7 +50,7 @@ from microcoder.pipeline.testgen.config import TestgenConfig
 from microcoder.pipeline.testgen.functional import Candidate, case_seed, example_values, generate_inputs
 from microcoder.pipeline.testgen.runner import reference_outputs
 from microcoder.pipeline.testgen.search import Kept, Trial
-from microcoder.pipeline.testgen.space import Space
+from microcoder.pipeline.testgen.space import UNIQUE_ANSWER, UNMODELLED, Space
 from microcoder.pipeline.testgen.stdio import (
     Generator,
     Plan,
@@ -63,7 +63,8 @@ from microcoder.pipeline.testgen.stdio import (
 )
 from microcoder.pipeline.testgen.types import Unsupported, signature_of
 
-VERSION = "7"  # bump when generation changes: cached results of older versions are not reused
+_BLOCKED = {UNIQUE_ANSWER, UNMODELLED}  # a space that draws nothing, and why (testgen.space)
+VERSION = "8"  # bump when generation changes: cached results of older versions are not reused
 
 
 def judge_config(cfg: TestgenConfig, evaluator: EvaluatorConfig | None) -> EvaluatorConfig:
@@ -76,7 +77,7 @@ def judge_config(cfg: TestgenConfig, evaluator: EvaluatorConfig | None) -> Evalu
 # the params that decide a problem's generated tests (the executor, batch size and cache path do not)
 KNOBS = ("target_tests", "seed", "max_elements", "max_input_bytes", "max_problem_bytes", "max_output_bytes",
          "overgenerate", "slow_fraction", "time_budget_s", "mutants", "search_rounds", "search_inputs",
-         "search_budget_s", "search_max_tests", "held_out_folds", "held_out_seed")
+         "search_budget_s", "search_max_tests", "held_out_folds", "held_out_seed", "unmodelled_constraints")
 
 
 def problem_key(p: Problem, cfg: TestgenConfig, generator: Generator | None, evaluator: EvaluatorConfig) -> str:
@@ -155,11 +156,14 @@ def _functional_candidates(w: _Work, cfg: TestgenConfig) -> None:
     except Unsupported as e:
         w.info["unsupported"] = str(e)
         return
-    w.space = Space(sig, p.statement, example_values(sig, [t.input for t in p.tests]))
+    w.space = Space(sig, p.statement, example_values(sig, [t.input for t in p.tests]),
+                    draw_unmodelled=cfg.unmodelled_constraints == "draw")
     w.info["constraints_parsed"] = len(w.space.c.lines) - len(w.space.c.unparsed)
     w.info["constraints_unparsed"] = len(w.space.c.unparsed)
     w.info["bounds_dropped_by_examples"] = w.space.dropped
     w.info["inferred_from_examples"] = w.space.inferred  # what the examples were taken to show (no stated bound)
+    if w.space.unmodelled:
+        w.info["unmodelled_constraints"] = w.space.unmodelled
     count = int(w.need * cfg.overgenerate) + 2
     skipped: Counter[str] = Counter()  # plans that gave no input (a draw breaking a constraint is redrawn)
     w.candidates = generate_inputs(w.space, p.id, count, seed=cfg.seed, max_elements=cfg.max_elements,
@@ -457,14 +461,22 @@ def _assemble(problems: list[Problem], skips: dict[int, str], results: dict[int,
         meta = {**p.meta, "testgen": {"version": VERSION, "seed": cfg.seed, "tests": r["provenance"]}}
         kept.append(replace(p, tests=p.tests + tests, meta=meta))
         if not tests:
-            skipped["signature not supported" if r.get("info", {}).get("unsupported")
-                    else "no generated input survived"] += 1
+            skipped[_why_no_test(r.get("info", {}))] += 1
         report.append(_report_row(p, r))
     figures = {"problems_augmented": sum(1 for r in report if r["tests_added"]),
                "passed_through_by_reason": dict(sorted(skipped.items())),
                **_figures([r for r in report if r["status"] != "skipped"], results), "wall_s": round(wall_s, 1),
                "cache": cache}
     return TestgenResult(kept, report, StageStats(unit="problems", read=len(problems), kept=len(kept), figures=figures))
+
+
+def _why_no_test(info: dict[str, Any]) -> str:
+    """Why a problem got no generated test: its signature, a space that draws nothing (one answer
+    promised, an unmodelled constraint), else every input was dropped."""
+    if info.get("unsupported"):
+        return "signature not supported"
+    blocked = sorted(_BLOCKED & set(info.get("plans_without_input") or {}))
+    return blocked[0] if blocked else "no generated input survived"
 
 
 def generated_group(p: Problem) -> str | None:
