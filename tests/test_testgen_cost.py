@@ -206,3 +206,36 @@ def test_an_interrupted_draw_ahead_leaves_no_process(tmp_path, monkeypatch):
     for child in multiprocessing.active_children():
         child.join(timeout=5)
     assert not multiprocessing.active_children()
+
+
+def test_the_drawing_process_ends_when_testgen_is_killed(tmp_path):
+    """SIGKILL gives testgen no `finally`: its spawned drawing process must notice on its own (it
+    waited on its queue for good, 30 minutes and counting, before `exit_with_parent`)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import multiprocessing, os, sys\n"
+        "from concurrent.futures import ProcessPoolExecutor\n"
+        "from microcoder.pipeline.testgen.stage import exit_with_parent\n"
+        "if __name__ == '__main__':\n"
+        "    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context('spawn'),\n"
+        "                               initializer=exit_with_parent, initargs=(os.getpid(),))\n"
+        "    print(pool.submit(os.getpid).result(), flush=True)\n"
+        "    os.kill(os.getpid(), 9)\n")
+    path = tmp_path / "killed.py"
+    path.write_text(script)
+    out = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == -signal.SIGKILL, out.stderr
+    worker = int(out.stdout.split()[0])
+    for _ in range(300):  # it checks once a second; a loaded machine may take longer
+        try:
+            os.kill(worker, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.kill(worker, signal.SIGKILL)
+    raise AssertionError(f"the drawing process {worker} outlived its parent by 30 s")

@@ -29,7 +29,9 @@ re-executes nothing; the program runs behind them are cached per run in the same
 from __future__ import annotations
 
 import json
+import os
 import statistics
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -274,6 +276,18 @@ def _draw(problems: list[tuple[Problem, int]], cfg: TestgenConfig) -> list[tuple
     return out
 
 
+def exit_with_parent(parent: int) -> None:
+    """A pool worker's initializer: the worker ends once `parent` has (a testgen killed by a signal
+    left its drawing process waiting on its queue for good: the queue holds a write end of its own
+    pipe, so no EOF ever comes)."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
 class _DrawAhead:
     """Draws the next batch's functional inputs in a second process while this one judges the
     current batch: on real sources the draws were a third of testgen's CPU, run while the judges
@@ -289,7 +303,8 @@ class _DrawAhead:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
-            self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+            self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                                            initializer=exit_with_parent, initargs=(os.getpid(),))
             first = self._items(0)
             self.futures[0] = self.pool.submit(_draw, first[:len(first) // 2], self.cfg)
 
