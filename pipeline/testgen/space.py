@@ -328,10 +328,11 @@ class Space:
     def _unmodelled_lines(self) -> list[str]:
         """The Constraints section's lines about an input that no rule here models (`arr is
         guaranteed to be a mountain array`, `time is a valid string in the format "hh:mm"`, `Every
-        node has either 0 or 2 children`): a drawn value may break them. Lines another part reads
-        (aggregates, a valid tree, a binary search tree, unique node values, a parent array) are
-        modelled; prose statements without a section (HumanEval's) have none: their sentences are
-        a description, not a list of promises."""
+        node has either 0 or 2 children`), or whose reading the examples broke (`_misread`): a
+        drawn value may break them. Lines another part reads (aggregates, node counts, field names,
+        a valid tree, a binary search tree, unique node values, a parent array) are modelled; prose
+        statements without a section (HumanEval's) have none: their sentences are a description,
+        not a list of promises."""
         if not self.c.section:
             return []
         handled = {a.line for a in self.aggregates} | {line for line in self.c.lines if _node_counts([line])}
@@ -510,13 +511,11 @@ class Space:
         by_name = dict(zip(self.sig.names, values, strict=False))
         bad = []
         for key, flags in self.c.flags.items():
-            rows = self._flagged_rows(key, by_name)
-            for items in rows if rows is not None else [self._flagged(key, by_name, env)]:
-                if items is None:
-                    continue
-                for flag in sorted(flags):
-                    if not _flag_holds(flag, items) and f"{key} flag {flag}" not in bad:
-                        bad.append(f"{key} flag {flag}")
+            rows = self._flagged_rows(key, by_name)  # each row's flags, or the one thing flagged
+            groups = rows if rows is not None else [self._flagged(key, by_name, env)]
+            for flag in sorted(flags):
+                if any(items is not None and not _flag_holds(flag, items) for items in groups):
+                    bad.append(f"{key} flag {flag}")
         for item, box in self.c.contains:
             if not _contains(by_name.get(box), by_name.get(item)):
                 bad.append(f"val:{item} contained {box}")
