@@ -247,7 +247,7 @@ def _observe(path: str, typ: Type, value: Any, obs: Observed, top: bool = False)
 # is then not the only right one; no cheap input-side check tells (measured: two-sum, bench/README.md).
 UNIQUE_ANSWER = "answer unique: a generated input may have several answers"
 # Nor does one with a constraint line about an input that no rule models (issue 36: on 100
-# LeetCodeDataset problems no rule was read from, 7 of the 14 correct responses that generated tests
+# LeetCodeDataset problems no rule was read from, 8 of the 14 correct responses that generated tests
 # failed were failed on inputs breaking such a line; bench/README.md).
 UNMODELLED = "unmodelled constraint: a generated input may break it"
 _BST = re.compile(r"binary search tree|\bBST\b")
