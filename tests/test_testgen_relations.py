@@ -141,6 +141,35 @@ def test_an_item_that_occurs_in_a_string():
     assert all(c in s for s, c in _inputs(sp))
 
 
+def test_a_value_promised_present_is_put_in_and_checked():
+    # LeetCodeDataset's maximum-odd-binary-number and 01-matrix: a draw of one character or a small
+    # sparse grid breaks the promise, and the answer then has no meaning (no odd number, no 0 to reach)
+    statement = "Constraints:\n\n1 <= s.length <= 100\ns consists only of '0' and '1'.\ns contains at least one '1'.\n"
+    sp = _space(["s"], [STR], statement, [["010"], ["0101"]])
+    assert sp.c.present == [("1", "s")] and sp.c.alphabets["val:s"] == "01" and sp.unmodelled == []
+    assert sp.violations(["000"]) and not sp.violations(["001"])
+    assert all("1" in s for (s,) in _inputs(sp))
+    statement = ("Constraints:\n\nm == mat.length\nn == mat[i].length\n1 <= m, n <= 10^4\nmat[i][j] is either 0 or 1.\n"
+                 "There is at least one 0 in mat.\n")
+    sp = _space(["mat"], [GRID], statement, [[[[0, 0, 0], [0, 1, 0]]], [[[1, 1], [0, 1]]]])
+    assert sp.c.present == [(0, "mat")] and sp.unmodelled == [] and sp.blocked() is None
+    assert sp.violations([[[1, 1], [1, 1]]]) and not sp.violations([[[1, 1], [1, 0]]])
+    assert all(any(0 in row for row in g) for (g,) in _inputs(sp, count=16, max_elements=4))
+    # an example without it: the line was misread, dropped like a broken bound
+    sp = _space(["s"], [STR], statement.replace("mat", "s"), [["111"]])
+    assert sp.c.present == []
+
+
+def test_an_adjacent_order_is_a_sorted_flag():
+    statement = "Constraints:\n\n2 <= n <= 1000\n1 <= releaseTimes[i] <= 10^9\nreleaseTimes[i] < releaseTimes[i+1]\n"
+    sp = _space(["releaseTimes"], [LIST_INT], statement, [[[9, 29, 49, 50]], [[12, 23, 36, 46, 62]]])
+    assert sp.c.flags["val:releaseTimes"] == {"sorted", "distinct"} and sp.unmodelled == []
+    assert all(r == sorted(set(r)) for (r,) in _inputs(sp))
+    sp = _space(["nums"], [LIST_INT], "Constraints:\n\n2 <= nums.length <= 10^5\n1 <= nums[i] <= nums[i + 1] <= 10^4\n",
+                [[[2, 3, 5]], [[1, 4, 6, 8, 10]]])
+    assert sp.c.flags["val:nums"] == {"sorted"}
+
+
 def test_no_leading_zeros_and_a_range_of_digits():
     sp = _space(["n"], [STR], "Constraints:\n\n1 <= n.length <= 18\nn consists of only digits.\nn does not have leading zeros.\n",
                 [["123"], ["1"]])
@@ -189,6 +218,17 @@ def test_a_line_the_examples_show_was_misread_is_unmodelled():
     sp = _space(["s"], [STR], "Constraints:\n\n1 <= s.length <= 100\ns contains only lower and upper case English letters.\n",
                 [["leEeetcode"], ["abBAcC"]])
     assert "alphabet of val:s" in sp.dropped and sp.unmodelled == []
+
+
+def test_a_line_read_as_bounds_that_never_evaluate_is_unmodelled():
+    # `triangle[i - 1]` is no key: the bound is kept but never evaluates, so nothing models the line
+    statement = ("Constraints:\n\n1 <= triangle.length <= 200\ntriangle[0].length == 1\n"
+                 "triangle[i].length == triangle[i - 1].length + 1\n-10^4 <= triangle[i][j] <= 10^4\n")
+    sp = _space(["triangle"], [GRID], statement, [[[[2], [3, 4], [6, 5, 7]]], [[[-10]]]])
+    assert sp.unmodelled == ["triangle[i].length == triangle[i - 1].length + 1"] and sp.blocked() == UNMODELLED
+    # a bound naming only what is no input describes the input (`n == grid.length`, where n is it)
+    sp = _space(["n"], [INT], "Constraints:\n\nn == grid.length\n1 <= n <= 5000\n", [[1], [5000]])
+    assert sp.unmodelled == [] and sp.blocked() is None
 
 
 def test_lines_that_other_rules_read_are_not_unmodelled():

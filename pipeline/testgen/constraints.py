@@ -161,6 +161,7 @@ class Constraints:
     flags: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # key -> sorted, desc, distinct, permutation
     differ: list[tuple[str, str]] = field(default_factory=list)  # key pairs that differ (`ui != vi`: per row)
     contains: list[tuple[str, str]] = field(default_factory=list)  # (item, container) parameters: `c occurs in s`
+    present: list[tuple[Any, str]] = field(default_factory=list)  # (value, parameter): `s contains at least one '1'`
     unique_answer: bool = False  # "exactly one solution": an input of several answers has no one expected output
     lines: list[str] = field(default_factory=list)
     unparsed: list[str] = field(default_factory=list)
@@ -169,7 +170,7 @@ class Constraints:
     def describe(self) -> dict[str, Any]:
         return {"lower": {k: [b.expr for b in v] for k, v in sorted(self.lower.items())},
                 "upper": {k: [b.expr for b in v] for k, v in sorted(self.upper.items())},
-                "equal": self.equal, "differ": self.differ, "contains": self.contains,
+                "equal": self.equal, "differ": self.differ, "contains": self.contains, "present": self.present,
                 "unique_answer": self.unique_answer, "alphabets": dict(sorted(self.alphabets.items())),
                 "flags": {k: sorted(v) for k, v in sorted(self.flags.items())}}
 
@@ -335,6 +336,8 @@ def _parse_line(line: str, keys: KeyMap, c: Constraints) -> bool:
     text = re.sub(r"(?<=[\w)\]\s])=(?=[\s\w(-])", "==", line.rstrip("."))  # `a.length = b.length`
     text = text.replace("===", "==").replace("≤", "<=").replace("≥", ">=").replace("–", "-").replace("−", "-")
     found = False
+    if _parse_present(text, keys, c):  # before the alphabet's reading: `s contains at least one '1'` is no alphabet
+        return True
     m = _RANGE.search(text)
     if m:
         what, lo, hi = m.group(1), to_python(m.group(2)), to_python(m.group(3))
@@ -349,6 +352,7 @@ def _parse_line(line: str, keys: KeyMap, c: Constraints) -> bool:
         name, values = _CHOICE_WORDS.match(text).group(1), re.findall(r"-?\d+", _CHOICE_WORDS.match(text).group(2))
         found = _parse_choice(" or ".join(f"{name} == {v}" for v in values), keys, c)
     found = _parse_relations(text, keys, c) or found
+    found = _parse_adjacent(text, keys, c) or found
     found = _parse_words(text, keys, c) or found
     return found
 
@@ -365,6 +369,50 @@ _SELF_LOOPS = re.compile(r"no self-loops", re.I)
 _SENTENCE = re.compile(r"separated by a single space|no (?:leading or trailing|two consecutive|consecutive) spaces"
                        r"|single space between|does not have leading or trailing spaces", re.I)
 _LEADING_ZERO = re.compile(r"^([A-Za-z_]\w*)\b.*\b(?:no|not? (?:have|has|contain)s?(?: any)?) leading zeros?", re.I)
+
+
+_ADJACENT = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\[i\]\s*(<=|<|>=|>)\s*\1\[i\s*\+\s*1\]")
+_ORDER = {"<=": {"sorted"}, "<": {"sorted", "distinct"}, ">=": {"desc"}, ">": {"desc", "distinct"}}
+
+
+def _parse_adjacent(text: str, keys: KeyMap, c: Constraints) -> bool:
+    """`releaseTimes[i] < releaseTimes[i+1]`, `nums[i] <= nums[i + 1]`: the list is sorted (strictly:
+    distinct too; `>`, `>=` descending)."""
+    found = False
+    for m in _ADJACENT.finditer(text):
+        typ = keys.params.get(m.group(1))
+        if typ is not None and typ.kind == "list":
+            c.flags[f"val:{m.group(1)}"] |= _ORDER[m.group(2)]
+            found = True
+    return found
+
+
+_LITERAL = r"""'[^']'|"[^"]"|-?\d+"""
+_PRESENT = re.compile(rf"^(?:the input is generated such that |it is guaranteed that )?(?:"
+                      rf"there (?:is|will be|exists) at least one (?P<v1>{_LITERAL}) in (?P<b1>[A-Za-z_]\w*)"
+                      rf"|(?P<b2>[A-Za-z_]\w*) (?:contains|has) at least one (?P<v2>{_LITERAL}))\.?$", re.I)
+
+
+def _parse_present(text: str, keys: KeyMap, c: Constraints) -> bool:
+    """`s contains at least one '1'`, `There is at least one 0 in mat`: the value occurs in the
+    parameter (a character of a string, an item of a list at any depth). A drawn input gets it put
+    in (a random draw of a long binary string rarely lacks a '1'; a small or sparse one does)."""
+    m = _PRESENT.match(text.strip())
+    if not m:
+        return False
+    literal, name = (m.group("v1"), m.group("b1")) if m.group("v1") else (m.group("v2"), m.group("b2"))
+    typ = keys.params.get(name)
+    if typ is None:
+        return False
+    quoted = literal[0] in "'\""
+    if typ.is_stringy():
+        value: Any = literal[1:-1] if quoted else literal
+    elif typ.leaf().kind == "int" and not quoted:
+        value = int(literal)
+    else:
+        return False
+    c.present.append((value, name))
+    return True
 
 
 def _parse_relations(text: str, keys: KeyMap, c: Constraints) -> bool:

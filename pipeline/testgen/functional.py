@@ -29,7 +29,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from microcoder.pipeline.testgen.space import Space, format_input, parse_input, undirected
+from microcoder.pipeline.testgen.space import Space, format_input, has_value, parse_input, undirected
 from microcoder.pipeline.testgen.types import Signature, Type
 
 INT_FALLBACK = (0, 100)
@@ -392,6 +392,9 @@ class Drawer:
             values[name] = self.value(name, self.s.types[name], name, self.max_elements)
         for item, box in self.s.c.contains:  # `c occurs at least once in s`: put it there
             values[box] = _put(values.get(box), values.get(item), self.rng)
+        for value, box in self.s.c.present:  # `s contains at least one '1'`: likewise
+            if not has_value(values.get(box), value):
+                values[box] = _put_deep(values.get(box), value, self.rng)
         return [values[n] for n in self.s.sig.names]
 
     def order(self) -> list[str]:
@@ -811,6 +814,20 @@ def _put(box: Any, item: Any, rng: random.Random) -> Any:
         return box[:i] + item + box[i + len(item):]
     if isinstance(box, list) and box and item is not None and not isinstance(item, list) and item not in box:
         box[rng.randrange(len(box))] = item
+    return box
+
+
+def _put_deep(box: Any, value: Any, rng: random.Random) -> Any:
+    """`box` with one of its leaves (a character of a string, an item of a list) at a random place
+    replaced by `value`, in a random non-empty row at each depth; unchanged where it has none."""
+    if isinstance(box, str) and isinstance(value, str) and 0 < len(value) <= len(box):
+        i = rng.randrange(len(box) - len(value) + 1)
+        return box[:i] + value + box[i + len(value):]
+    if isinstance(box, list) and box:
+        rows = [i for i, x in enumerate(box) if not isinstance(x, (list, str)) or x]
+        if rows:
+            i = rng.choice(rows)
+            box[i] = _put_deep(box[i], value, rng) if isinstance(box[i], (list, str)) else value
     return box
 
 

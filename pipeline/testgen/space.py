@@ -313,9 +313,27 @@ class Space:
                 made, kept = made + len(bounds), kept + sum(b.expr in now for b in bounds)
         for key, flags in got.flags.items():
             made, kept = made + len(flags), kept + len(flags & self.c.flags.get(key, set()))
+        made, kept = made + len(got.present), kept + sum(x in self.c.present for x in got.present)
         # an alphabet the examples broke is read off them instead (`_infer_alphabets`): still modelled
         made, kept = made + len(got.alphabets), kept + sum(k in self.c.alphabets for k in got.alphabets)
         return made > 0 and kept == 0
+
+    def _unevaluable(self, line: str) -> bool:
+        """Whether all a line was read as are bounds on a parameter that never evaluate: they name
+        a part of one that no key stands for (`triangle[i].length == triangle[i - 1].length + 1`,
+        `grid[0][0] == grid[m - 1][n - 1] == 0`), so nothing models the line. A bound naming only
+        what is no input (`n == grid.length` where `n` is the input) says nothing to break."""
+        got = Constraints()
+        if not _parse_line(line, self.keys, got) or any(
+                (got.flags, got.alphabets, got.equal, got.differ, got.contains, got.present, got.unique_answer)):
+            return False
+
+        def never(expr: str) -> bool:
+            refs = [r for r in _refs(_parsed(expr)) if not r.startswith(_SUM_LEN) and self.keys.key(r) is None]
+            return _parsed(expr) is None or any(re.match(r"\w*", r).group(0) in self.types for r in refs)
+
+        bounds = [b for table in (got.lower, got.upper) for row in table.values() for b in row]
+        return bool(bounds) and all(never(b.expr) for b in bounds)
 
     def blocked(self) -> str | None:
         """Why no input is drawn from this space (None: inputs are drawn)."""
@@ -339,7 +357,8 @@ class Space:
         trees = [n for n, t in self.types.items() if t.kind in ("tree", "linked")]
         names = [*self.sig.names, *self.keys.fields]
         out = []
-        for line in self.c.unparsed + [x for x in self.c.lines if x not in self.c.unparsed and self._misread(x)]:
+        read_wrong = [x for x in self.c.lines if x not in self.c.unparsed and (self._misread(x) or self._unevaluable(x))]
+        for line in self.c.unparsed + read_wrong:
             if line in handled or (self.tree_edges and _TREE_EDGES.search(line)) or (self.bst and _BST.search(line)):
                 continue
             if _FIELDS.search(line.translate(_ZERO_WIDTH)):  # `events[i] = [startDayi, endDayi]` names the fields
@@ -519,6 +538,9 @@ class Space:
         for item, box in self.c.contains:
             if not _contains(by_name.get(box), by_name.get(item)):
                 bad.append(f"val:{item} contained {box}")
+        for value, box in self.c.present:
+            if box in by_name and not has_value(by_name[box], value):
+                bad.append(f"val:{box} present {value!r}")
         return bad
 
     def _flagged_rows(self, key: str, by_name: dict[str, Any]) -> list | None:
@@ -704,6 +726,10 @@ class Space:
                 if side == "contained":
                     self.c.contains = [(a, b) for a, b in self.c.contains if (f"val:{a}", b) != (key, expr)]
                     self.dropped.append(f"{key} in {expr}")
+                    continue
+                if side == "present":
+                    self.c.present = [(x, b) for x, b in self.c.present if (f"val:{b}", repr(x)) != (key, expr)]
+                    self.dropped.append(f"{expr} in {key}")
                     continue
                 if side == "differ":
                     self.c.differ = [(a, b) for a, b in self.c.differ if (a, b) != (key, expr)]
@@ -1077,6 +1103,16 @@ def undirected(row: Any) -> Any:
         except TypeError:
             return row
     return row
+
+
+def has_value(box: Any, value: Any) -> bool:
+    """`value` occurs in `box`: a character of a string, an item of a list at any depth."""
+    if isinstance(box, str):
+        return isinstance(value, str) and value in box
+    if isinstance(box, list):
+        return any(has_value(x, value) if isinstance(x, (list, str)) else type(x) is type(value) and x == value
+                   for x in box)
+    return False
 
 
 def _contains(box: Any, item: Any) -> bool:
