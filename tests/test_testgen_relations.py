@@ -170,6 +170,69 @@ def test_an_adjacent_order_is_a_sorted_flag():
     assert sp.c.flags["val:nums"] == {"sorted"}
 
 
+def test_values_at_fixed_places():
+    # cherry-pickup, escape-the-spreading-fire, faulty-keyboard, ambiguous-coordinates, latest-time
+    grid = ("Constraints:\n\nm == grid.length\nn == grid[i].length\n2 <= m, n <= 300\n0 <= grid[i][j] <= 2\n"
+            "grid[0][0] == grid[m - 1][n - 1] == 0\n")
+    sp = _space(["grid"], [GRID], grid, [[[[0, 2, 0], [0, 1, 0]]], [[[0, 0], [2, 0]]]])
+    assert sp.c.positions == [("grid", (0, 0), "==", 0), ("grid", (-1, -1), "==", 0)] and sp.unmodelled == []
+    assert sp.violations([[[0, 1], [1, 2]]]) and not sp.violations([[[0, 1], [1, 0]]])
+    assert all(g[0][0] == 0 and g[-1][-1] == 0 for (g,) in _inputs(sp))
+    keyboard = "Constraints:\n\n1 <= s.length <= 100\ns consists of lowercase English letters.\ns[0] != 'i'\n"
+    sp = _space(["s"], [STR], keyboard, [["string"], ["poiinter"]])
+    assert sp.c.positions == [("s", (0,), "!=", "i")] and sp.violations(["is"]) and sp.violations([""])
+    assert all(s and s[0] != "i" for (s,) in _inputs(sp))
+    brackets = ("Constraints:\n\n4 <= s.length <= 12\ns[0] == '(' and s[s.length - 1] == ')'.\n"
+                "The rest of s are digits.\n")
+    sp = _space(["s"], [STR], brackets, [["(123)"], ["(0123)"]])
+    assert sp.c.positions == [("s", (0,), "==", "("), ("s", (-1,), "==", ")")]
+    colon = _space(["s"], [STR], 'Constraints:\n\ns.length == 5\ns[2] is equal to the character ":".\n', [["1?:?4"]])
+    assert colon.c.positions == [("s", (2,), "==", ":")] and all(s[2] == ":" for (s,) in _inputs(colon, count=10))
+    # one place's character range is no alphabet of the whole string: unread, so unmodelled
+    chess = "Constraints:\n\ncoordinates.length == 2\n'a' <= coordinates[0] <= 'h'\n'1' <= coordinates[1] <= '8'\n"
+    assert len(_space(["coordinates"], [STR], chess, [["a1"], ["h3"]]).unmodelled) == 2
+
+
+def test_an_excluded_value_a_parity_of_length_and_choices():
+    sp = _space(["asteroids"], [LIST_INT], "Constraints:\n\n2 <= asteroids.length <= 10^4\n-1000 <= asteroids[i] <= 1000\n"
+                "asteroids[i] != 0\n", [[[5, 10, -5]], [[8, -8]]])
+    assert sp.c.excluded == [("val:asteroids[]", 0)] and sp.violations([[1, 0]]) and not sp.violations([[1, -1]])
+    assert all(0 not in a for (a,) in _inputs(sp))
+    sp = _space(["nums"], [LIST_INT], "Constraints:\n\n2 <= nums.length <= 100\nnums.length % 2 == 0\n1 <= nums[i] <= 100\n",
+                [[[5, 4, 2, 3]], [[2, 5]]])
+    assert sp.c.flags["len:nums"] == {"even"} and all(len(n) % 2 == 0 for (n,) in _inputs(sp))
+    sp = _space(["s"], [STR], "Constraints:\n\n2 <= s.length <= 10^5\ns has an even length.\ns[i] is either '0' or '1'.\n",
+                [["1001"], ["10"]])
+    assert sp.c.flags["len:s"] == {"even"} and sp.c.alphabets["val:s"] == "01" and sp.unmodelled == []
+    sp = _space(["matrix"], [Type("list", LIST_STR)], "Constraints:\n\n1 <= rows, cols <= 200\nmatrix[i][j] is '0' or '1'.\n",
+                [[[["1", "0"], ["1", "1"]]]])
+    assert sp.c.alphabets["val:matrix[][]"] == "01" and sp.unmodelled == []
+    sp = _space(["s"], [STR], "Constraints:\n\n1 <= s.length <= 50\n'0' <= s[i] <= '9'\n", [["52233"]])
+    assert sp.c.alphabets["val:s"] == "0123456789" and sp.unmodelled == []
+    sp = _space(["grid1", "grid2"], [GRID, GRID], "Constraints:\n\n1 <= m, n <= 500\n"
+                "grid1[i][j] and grid2[i][j] are either 0 or 1.\n", [[[[1, 0]], [[1, 1]]]])
+    assert [b.expr for b in sp.c.upper["val:grid2[][]"]] == ["1"] and sp.unmodelled == []
+    sp = _space(["rungs"], [LIST_INT], "Constraints:\n\n1 <= rungs.length <= 10^5\nrungs is strictly increasing.\n",
+                [[[1, 3, 5, 10]], [[3, 6, 8, 10]]])
+    assert sp.c.flags["val:rungs"] == {"sorted", "distinct"}
+
+
+def test_a_promise_is_unmodelled_even_naming_no_parameter():
+    # most-frequent-ids: the promise names no parameter, and a drawn negative count breaks it
+    statement = ("Constraints:\n\n1 <= nums.length == freq.length <= 10^5\n-10^5 <= freq[i] <= 10^5\nfreq[i] != 0\n"
+                 "The input is generated such that the occurrences of an ID will not be negative in any step.\n")
+    sp = _space(["nums", "freq"], [LIST_INT, LIST_INT], statement, [[[2, 3], [3, 2]]])
+    assert sp.unmodelled == ["The input is generated such that the occurrences of an ID will not be negative in any step."]
+    # the answer's size is no promise about the input (Python's integers are exact)
+    sp = _space(["n"], [INT], "Constraints:\n\n1 <= n <= 10^5\nThe test cases are generated so that the answer fits "
+                "in a 32-bit integer.\n", [[3]])
+    assert sp.unmodelled == []
+    # an alphabet of some places only is no alphabet: "except s[2]", "for i > 0"
+    sp = _space(["color"], [STR], "Constraints:\n\ncolor.length == 7\ncolor[0] == '#'\ncolor[i] is either digit or "
+                "character in the range ['a', 'f'] for i > 0.\n", [["#09f166"], ["#4e3fe1"]])
+    assert sp.c.positions == [("color", (0,), "==", "#")] and len(sp.unmodelled) == 1
+
+
 def test_no_leading_zeros_and_a_range_of_digits():
     sp = _space(["n"], [STR], "Constraints:\n\n1 <= n.length <= 18\nn consists of only digits.\nn does not have leading zeros.\n",
                 [["123"], ["1"]])

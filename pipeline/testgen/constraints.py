@@ -162,6 +162,9 @@ class Constraints:
     differ: list[tuple[str, str]] = field(default_factory=list)  # key pairs that differ (`ui != vi`: per row)
     contains: list[tuple[str, str]] = field(default_factory=list)  # (item, container) parameters: `c occurs in s`
     present: list[tuple[Any, str]] = field(default_factory=list)  # (value, parameter): `s contains at least one '1'`
+    excluded: list[tuple[str, Any]] = field(default_factory=list)  # (key, value): `nums[i] != 0`
+    # (parameter, index path with -1 for the last, == or !=, value): `grid[0][0] == grid[m - 1][n - 1] == 0`
+    positions: list[tuple[str, tuple[int, ...], str, Any]] = field(default_factory=list)
     unique_answer: bool = False  # "exactly one solution": an input of several answers has no one expected output
     lines: list[str] = field(default_factory=list)
     unparsed: list[str] = field(default_factory=list)
@@ -171,6 +174,7 @@ class Constraints:
         return {"lower": {k: [b.expr for b in v] for k, v in sorted(self.lower.items())},
                 "upper": {k: [b.expr for b in v] for k, v in sorted(self.upper.items())},
                 "equal": self.equal, "differ": self.differ, "contains": self.contains, "present": self.present,
+                "excluded": self.excluded, "positions": self.positions,
                 "unique_answer": self.unique_answer, "alphabets": dict(sorted(self.alphabets.items())),
                 "flags": {k: sorted(v) for k, v in sorted(self.flags.items())}}
 
@@ -338,6 +342,10 @@ def _parse_line(line: str, keys: KeyMap, c: Constraints) -> bool:
     found = False
     if _parse_present(text, keys, c):  # before the alphabet's reading: `s contains at least one '1'` is no alphabet
         return True
+    if _parse_positions(text, keys, c) or _parse_excluded(text, keys, c) or _parse_char_range(text, keys, c):
+        return True
+    text = _PARITY_OF.sub(lambda m: f"{m.group(1)} is {'even' if m.group(2) == '0' else 'odd'}", text)
+    text = _EVEN_LENGTH.sub(lambda m: f"{m.group(1)}.length is {m.group(2)}", text)
     m = _RANGE.search(text)
     if m:
         what, lo, hi = m.group(1), to_python(m.group(2)), to_python(m.group(3))
@@ -348,9 +356,10 @@ def _parse_line(line: str, keys: KeyMap, c: Constraints) -> bool:
             found = True
     elif _CMP.search(text) and not re.search(r"[A-Za-z]{3,} [A-Za-z]{3,} [A-Za-z]{3,}", text):
         found = _parse_chain(text, keys, c)
-    elif _CHOICE_WORDS.match(text):  # `grid[i][j] is either 0 or 1`: as `== 0 or == 1`
-        name, values = _CHOICE_WORDS.match(text).group(1), re.findall(r"-?\d+", _CHOICE_WORDS.match(text).group(2))
-        found = _parse_choice(" or ".join(f"{name} == {v}" for v in values), keys, c)
+    elif _CHOICE_WORDS.match(text):  # `grid[i][j] is either 0 or 1`: as `== 0 or == 1` (each name of `a and b are`)
+        names, values = _CHOICE_WORDS.match(text).group(1), re.findall(r"-?\d+", _CHOICE_WORDS.match(text).group(2))
+        read = [_parse_choice(" or ".join(f"{name} == {v}" for v in values), keys, c) for name in names.split(" and ")]
+        found = all(read)
     found = _parse_relations(text, keys, c) or found
     found = _parse_adjacent(text, keys, c) or found
     found = _parse_words(text, keys, c) or found
@@ -388,6 +397,71 @@ def _parse_adjacent(text: str, keys: KeyMap, c: Constraints) -> bool:
 
 
 _LITERAL = r"""'[^']'|"[^"]"|-?\d+"""
+_PARITY_OF = re.compile(r"^([A-Za-z_][\w.\[\]]*) % 2 == ([01])$")  # `nums.length % 2 == 0`: as `... is even`
+_EVEN_LENGTH = re.compile(r"^([A-Za-z_]\w*) has an? (even|odd) length$", re.I)
+_INDEXED = re.compile(r"^([A-Za-z_]\w*)((?:\[[^\[\]]+\])+)$")
+
+
+def _literal(text: str, typ: Any) -> tuple[bool, Any]:
+    """A quoted character or an integer as a value of `typ`'s leaves: (whether it is one, the value)."""
+    text = text.strip()
+    quoted = len(text) == 3 and text[0] == text[2] and text[0] in "'\""
+    if typ.is_stringy() and quoted:
+        return True, text[1]
+    if typ.leaf().kind == "int" and re.fullmatch(r"-?\d+", text):
+        return True, int(text)
+    return False, None
+
+
+def _index_path(brackets: str) -> tuple[int, ...] | None:
+    """`[0][m - 1]` as (0, -1): a number, or anything minus one read as the last index."""
+    out = []
+    for part in re.findall(r"\[([^\[\]]+)\]", brackets):
+        part = part.strip()
+        if re.fullmatch(r"\d+", part):
+            out.append(int(part))
+        elif re.fullmatch(r"[A-Za-z_][\w.]*\s*-\s*1", part):
+            out.append(-1)
+        else:
+            return None
+    return tuple(out)
+
+
+def _parse_positions(text: str, keys: KeyMap, c: Constraints) -> bool:
+    """Values at fixed places: `s[0] != 'i'`, `s[2] is equal to the character ":"`, `s[0] == '(' and
+    s[s.length - 1] == ')'`, `grid[0][0] == grid[m - 1][n - 1] == 0` (`m - 1`: the last index).
+    Every clause of the line must read so, or none is taken."""
+    text = re.sub(r"\s+is equal to(?: the character)?\s+", " == ", text.strip())
+    found: list[tuple[str, tuple[int, ...], str, Any]] = []
+    for clause in re.split(r"\s+and\s+", text):
+        pieces = [p.strip() for p in _CMP.split(clause)]
+        terms, ops = pieces[0::2], pieces[1::2]
+        if not ops or any(op not in ("==", "!=") for op in ops) or (len(ops) > 1 and "!=" in ops):
+            return False
+        places = [_INDEXED.match(t) for t in terms[:-1]]
+        if not all(places):
+            return False
+        for m in places:
+            name, path = m.group(1), _index_path(m.group(2))
+            typ = keys.params.get(name)
+            if typ is None or path is None or len(path) > typ.depth() + (typ.leaf().kind == "str"):
+                return False
+            ok, value = _literal(terms[-1], typ)
+            if not ok:
+                return False
+            found.append((name, path, ops[-1], value))
+    c.positions += found
+    return True
+
+
+def _parse_excluded(text: str, keys: KeyMap, c: Constraints) -> bool:
+    """`nums[i] != 0`, `freq[i] != 0`: a value no item takes."""
+    m = re.fullmatch(r"([A-Za-z_][\w.\[\]]*)\s*!=\s*(-?\d+)", text.strip())
+    key = keys.key(m.group(1)) if m else None
+    if not key or not key.startswith("val:"):
+        return False
+    c.excluded.append((key, int(m.group(2))))
+    return True
 _PRESENT = re.compile(rf"^(?:the input is generated such that |it is guaranteed that )?(?:"
                       rf"there (?:is|will be|exists) at least one (?P<v1>{_LITERAL}) in (?P<b1>[A-Za-z_]\w*)"
                       rf"|(?P<b2>[A-Za-z_]\w*) (?:contains|has) at least one (?P<v2>{_LITERAL}))\.?$", re.I)
@@ -478,7 +552,7 @@ def _targets(part: str, keys: KeyMap) -> list[str] | None:
     return out if names and all(out) else None
 
 
-_CHOICE_WORDS = re.compile(r"^(\S+) is (?:either )?((?:-?\d+, )*-?\d+,? or -?\d+)$")
+_CHOICE_WORDS = re.compile(r"^(\S+(?: and \S+)*) (?:is|are) (?:either )?((?:-?\d+, )*-?\d+,? or -?\d+)$")
 _CHOICE = re.compile(r"^(\S+) == (-?\d+)(?: or \1 == (-?\d+))+$")
 
 
@@ -541,11 +615,28 @@ def _parse_chain(text: str, keys: KeyMap, c: Constraints) -> bool:
     return found
 
 
+# An alphabet for some places only ("All characters except s[2] are digits", "... for i > 0"): no
+# alphabet of the whole string; unread, the line stays unmodelled.
+_SCOPED = re.compile(r"\bexcept\b|\bfor i\s*[<>=!]")
+_CHAR_RANGE = re.compile(r"'(.)'\s*<=\s*([A-Za-z_]\w*)\[[a-z]\](?:\[[a-z]\])?\s*<=\s*'(.)'")
+
+
+def _parse_char_range(text: str, keys: KeyMap, c: Constraints) -> bool:
+    """`'0' <= s[i] <= '9'`, `'a' <= suits[i] <= 'd'`: every character in the range (not one place's:
+    `'a' <= coordinates[0] <= 'h'` is unread)."""
+    m = _CHAR_RANGE.fullmatch(text.strip())
+    typ = keys.params.get(m.group(2)) if m else None
+    if typ is None or not typ.is_stringy() or m.group(1) > m.group(3):
+        return False
+    c.alphabets[f"val:{m.group(2)}" + "[]" * typ.depth()] = "".join(map(chr, range(ord(m.group(1)), ord(m.group(3)) + 1)))
+    return True
+
+
 def _parse_words(text: str, keys: KeyMap, c: Constraints) -> bool:
     low = text.lower()
     named = [n for n in keys.params if re.search(rf"(?<![\w.\[]){re.escape(n)}(\[[a-z]\])*(?![\w(])", text)]
     found = False
-    if re.search(r"consist|contain|only|either|characters|letters|digits|is one of", low):
+    if re.search(r"consist|contain|only|either|characters|letters|digits|is one of|'.' or '.'", low) and not _SCOPED.search(low):
         lower = re.search(r"lower\s*-?\s*case", low)
         upper = re.search(r"upper\s*-?\s*case", low)
         if lower or upper:
@@ -570,8 +661,8 @@ def _parse_words(text: str, keys: KeyMap, c: Constraints) -> bool:
                 c.alphabets[key] = chars
             found = bool(targets)
     flags = set()
-    if re.search(r"sorted|non-?decreasing|ascending|increasing order", low):
-        desc = re.search(r"non-?increasing|descending|(?<!non-)(?<!non)decreasing order", low)
+    if re.search(r"sorted|non-?decreasing|ascending|increasing order|strictly (?:increasing|decreasing)", low):
+        desc = re.search(r"non-?increasing|descending|(?<!non-)(?<!non)decreasing order|strictly decreasing", low)
         flags.add("desc" if desc else "sorted")
         if re.search(r"strictly (?:increasing|decreasing)", low):  # no two equal
             flags.add("distinct")

@@ -395,7 +395,25 @@ class Drawer:
         for value, box in self.s.c.present:  # `s contains at least one '1'`: likewise
             if not has_value(values.get(box), value):
                 values[box] = _put_deep(values.get(box), value, self.rng)
+        for key, value in self.s.c.excluded:  # `nums[i] != 0`: another value in its place
+            owner = key[4:].split("[", 1)[0]
+            if owner in values:
+                values[owner] = _replace_leaves(values[owner], key.count("[]"), value, self.other_than(key, value))
+        for name, path, op, value in self.s.c.positions:  # `grid[0][0] == 0`, `s[0] != 'i'`
+            typ = self.s.types[name]
+            key = f"val:{name}" + "[]" * (typ.depth() if isinstance(value, str) else len(path))
+            other = self.other_than(key, value)
+            values[name] = _set_at(values[name], path, lambda got, v=value, o=other, eq=op == "==":
+                                   v if eq else o if type(got) is type(v) and got == v else got)
         return [values[n] for n in self.s.sig.names]
+
+    def other_than(self, key: str, value: Any) -> Any:
+        """A value for `key` that is not `value`: the next integer within the key's bounds, or
+        another character of its alphabet."""
+        if isinstance(value, str):
+            return next((ch for ch in self.s.c.alphabets.get(key) or "ab" if ch != value), "b" if value == "a" else "a")
+        _, hi = self.s.range(key, {})
+        return value + 1 if hi is None or value + 1 <= hi else value - 1
 
     def order(self) -> list[str]:
         """Parameters whose bounds name other parameters come after them."""
@@ -828,6 +846,27 @@ def _put_deep(box: Any, value: Any, rng: random.Random) -> Any:
         if rows:
             i = rng.choice(rows)
             box[i] = _put_deep(box[i], value, rng) if isinstance(box[i], (list, str)) else value
+    return box
+
+
+def _replace_leaves(box: Any, depth: int, value: Any, other: Any) -> Any:
+    """`box` with every item `depth` lists down that equals `value` replaced by `other`."""
+    if depth == 0:
+        return other if type(box) is type(value) and box == value else box
+    return [_replace_leaves(x, depth - 1, value, other) for x in box] if isinstance(box, list) else box
+
+
+def _set_at(box: Any, path: tuple[int, ...], change: Any) -> Any:
+    """`box` with the item or character at `path` (-1: the last) replaced by `change(it)`; unchanged
+    where it has no such place (the check then rejects the input)."""
+    if not path:
+        return change(box)
+    i = path[0]
+    if isinstance(box, list) and -len(box) <= i < len(box):
+        box[i] = _set_at(box[i], path[1:], change)
+    elif isinstance(box, str) and len(path) == 1 and -len(box) <= i < len(box):
+        j = i % len(box)
+        box = box[:j] + change(box[j]) + box[j + 1:]
     return box
 
 

@@ -250,6 +250,13 @@ UNIQUE_ANSWER = "answer unique: a generated input may have several answers"
 # LeetCodeDataset problems no rule was read from, 8 of the 14 correct responses that generated tests
 # failed were failed on inputs breaking such a line; bench/README.md).
 UNMODELLED = "unmodelled constraint: a generated input may break it"
+# A line that says it is a promise about the input is one, whether it names a parameter or not ("The
+# input is generated such that the occurrences of an ID will not be negative in any step"); not one
+# bounding the answer's size (an exact answer is exact in Python at any size).
+_PROMISE = re.compile(r"generated (?:such that|in a way|so that)|guaranteed|(?:input|test cases?|tests) (?:is|are) "
+                      r"(?:such|generated)", re.I)
+_ANSWER_SIZE = re.compile(r"\b(?:answer|output|result)s?\b.*\b(?:fits?|range|less than|at most|exceed|does not "
+                          r"exceed|bits?|integer)\b", re.I)
 _BST = re.compile(r"binary search tree|\bBST\b")
 _UNIQUE_NODES = re.compile(r"(unique|distinct) values?|values? (of|in) the (tree|nodes?) (are|is) (unique|distinct)", re.I)
 _TREE_EDGES = re.compile(r"valid tree|represents? a (valid )?tree|forms? a tree|edges? (of|form) a tree"
@@ -313,9 +320,14 @@ class Space:
                 made, kept = made + len(bounds), kept + sum(b.expr in now for b in bounds)
         for key, flags in got.flags.items():
             made, kept = made + len(flags), kept + len(flags & self.c.flags.get(key, set()))
-        made, kept = made + len(got.present), kept + sum(x in self.c.present for x in got.present)
-        # an alphabet the examples broke is read off them instead (`_infer_alphabets`): still modelled
-        made, kept = made + len(got.alphabets), kept + sum(k in self.c.alphabets for k in got.alphabets)
+        for mine, theirs in ((got.present, self.c.present), (got.excluded, self.c.excluded),
+                             (got.positions, self.c.positions)):
+            made, kept = made + len(mine), kept + sum(x in theirs for x in mine)
+        # an alphabet the examples broke is read off them instead (`_infer_alphabets`): still modelled,
+        # unless the line is a promise ("generated such that there is at least one time ... "?" ...")
+        promise = bool(_PROMISE.search(line))
+        made, kept = made + len(got.alphabets), kept + sum(
+            k in self.c.alphabets and not (promise and f"alphabet of {k}" in self.dropped) for k in got.alphabets)
         return made > 0 and kept == 0
 
     def _unevaluable(self, line: str) -> bool:
@@ -325,7 +337,8 @@ class Space:
         what is no input (`n == grid.length` where `n` is the input) says nothing to break."""
         got = Constraints()
         if not _parse_line(line, self.keys, got) or any(
-                (got.flags, got.alphabets, got.equal, got.differ, got.contains, got.present, got.unique_answer)):
+                (got.flags, got.alphabets, got.equal, got.differ, got.contains, got.present, got.excluded,
+                 got.positions, got.unique_answer)):
             return False
 
         def never(expr: str) -> bool:
@@ -367,7 +380,8 @@ class Space:
                     re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", line) for n in self.parent_arrays):
                 continue
             named = any(re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", line) for n in names)
-            if named or (trees and re.search(r"\b(?:node|nodes|tree|leaf|leaves|root)\b", line, re.I)):
+            promise = _PROMISE.search(line) and not _ANSWER_SIZE.search(line)  # about the input, named or not
+            if named or promise or (trees and re.search(r"\b(?:node|nodes|tree|leaf|leaves|root)\b", line, re.I)):
                 out.append(line)
         return out
 
@@ -541,7 +555,24 @@ class Space:
         for value, box in self.c.present:
             if box in by_name and not has_value(by_name[box], value):
                 bad.append(f"val:{box} present {value!r}")
+        for key, value in self.c.excluded:
+            nums = self.seen_numbers(key, by_name)
+            if any(type(x) is type(value) and x == value for x in nums):
+                bad.append(f"{key} excluded {value!r}")
+        for name, path, op, value in self.c.positions:
+            if name in by_name and not position_holds(by_name[name], path, op, value):
+                bad.append(f"val:{name} position {position_text(path, op, value)}")
         return bad
+
+    def seen_numbers(self, key: str, by_name: dict[str, Any]) -> list[Any]:
+        """The values of `key` (`val:nums[]`) in an input."""
+        owner = key[4:].split("[", 1)[0]
+        if owner not in by_name:
+            return []
+        items = [by_name[owner]]
+        for _ in range(key.count("[]")):
+            items = [x for row in items if isinstance(row, list) for x in row]
+        return items
 
     def _flagged_rows(self, key: str, by_name: dict[str, Any]) -> list | None:
         """The rows a flag on `val:values[]` is checked on, one by one (`values[i] are sorted`);
@@ -730,6 +761,15 @@ class Space:
                 if side == "present":
                     self.c.present = [(x, b) for x, b in self.c.present if (f"val:{b}", repr(x)) != (key, expr)]
                     self.dropped.append(f"{expr} in {key}")
+                    continue
+                if side == "excluded":
+                    self.c.excluded = [(k, x) for k, x in self.c.excluded if (k, repr(x)) != (key, expr)]
+                    self.dropped.append(f"{key} != {expr}")
+                    continue
+                if side == "position":
+                    self.c.positions = [q for q in self.c.positions
+                                        if (f"val:{q[0]}", position_text(*q[1:])) != (key, expr)]
+                    self.dropped.append(f"{key}{expr}")
                     continue
                 if side == "differ":
                     self.c.differ = [(a, b) for a, b in self.c.differ if (a, b) != (key, expr)]
@@ -1103,6 +1143,26 @@ def undirected(row: Any) -> Any:
         except TypeError:
             return row
     return row
+
+
+def position_text(path: tuple[int, ...], op: str, value: Any) -> str:
+    return "".join(f"[{i}]" for i in path) + f" {op} {value!r}"
+
+
+def value_at(box: Any, path: tuple[int, ...]) -> tuple[bool, Any]:
+    """(whether `box` has that place, the value there): a list's item or a string's character."""
+    for i in path:
+        if not isinstance(box, (list, str)) or not -len(box) <= i < len(box):
+            return False, None
+        box = box[i]
+    return True, box
+
+
+def position_holds(box: Any, path: tuple[int, ...], op: str, value: Any) -> bool:
+    """`s[0] != 'i'`, `grid[-1][-1] == 0`; a place the input does not have breaks the promise."""
+    there, got = value_at(box, path)
+    same = there and type(got) is type(value) and got == value
+    return there and (same if op == "==" else not same)
 
 
 def has_value(box: Any, value: Any) -> bool:
