@@ -233,6 +233,26 @@ def test_a_promise_is_unmodelled_even_naming_no_parameter():
     assert sp.c.positions == [("color", (0,), "==", "#")] and len(sp.unmodelled) == 1
 
 
+def test_a_promise_in_the_prose_a_neighbour_order_and_a_valid_format_are_unmodelled():
+    # held-out LeetCodeDataset problems whose correct responses generated inputs failed (spread-quarter)
+    swaps = ("We make nums1 and nums2 strictly increasing.\nThe test cases are generated so that the given input "
+             "always makes it possible.\n\nExample 1:\n\nInput: nums1 = [1,3], nums2 = [1,2]\n\n"
+             "Constraints:\n\n2 <= nums1.length <= 10^5\nnums2.length == nums1.length\n0 <= nums1[i], nums2[i] <= 2 * 10^5\n")
+    sp = _space(["nums1", "nums2"], [LIST_INT, LIST_INT], swaps, [[[1, 3], [1, 2]]])
+    assert sp.unmodelled == ["The test cases are generated so that the given input always makes it possible."]
+    fuel = "Constraints:\n\n1 <= target <= 10^9\n0 <= stations.length <= 500\n1 <= positioni < positioni+1 < target\n"
+    sp = _space(["target", "stations"], [INT, GRID], fuel, [[100, [[10, 60], [20, 30]]]])
+    assert sp.unmodelled == ["1 <= positioni < positioni+1 < target"]
+    expression = ("Constraints:\n\n3 <= s.length <= 31\n"
+                  "s represents a valid expression that contains only digits 0-9, '+', and '*' only.\n")
+    sp = _space(["s"], [STR], expression, [["7+3*1*2"], ["3+5*2"]])
+    assert sp.unmodelled == ["s represents a valid expression that contains only digits 0-9, '+', and '*' only."]
+    # the answer's size in the prose, and an order of neighbours read as one, stay modelled
+    sized = "The test cases are generated so that the answer fits in a 32-bit integer.\n\n" + \
+            "Constraints:\n\n1 <= nums.length <= 10\n1 <= nums[i] <= nums[i + 1] <= 10^4\n"
+    assert _space(["nums"], [LIST_INT], sized, [[[1, 2]]]).unmodelled == []
+
+
 def test_no_leading_zeros_and_a_range_of_digits():
     sp = _space(["n"], [STR], "Constraints:\n\n1 <= n.length <= 18\nn consists of only digits.\nn does not have leading zeros.\n",
                 [["123"], ["1"]])

@@ -257,6 +257,12 @@ _PROMISE = re.compile(r"generated (?:such that|in a way|so that)|guaranteed|(?:i
                       r"(?:such|generated)", re.I)
 _ANSWER_SIZE = re.compile(r"\b(?:answer|output|result)s?\b.*\b(?:fits?|range|less than|at most|exceed|does not "
                           r"exceed|bits?|integer)\b", re.I)
+# A line about the next or previous item (`1 <= positioni < positioni+1 < target`) that no adjacency
+# rule read as an order: the chain's other readings do not hold the order.
+_NEIGHBOUR = re.compile(r"\w(?:\[\s*[ij]\s*[+-]\s*1\s*\]|i[+-]1\b)")
+# "s represents a valid expression that contains only digits 0-9, '+', and '*'": the characters are
+# read, the format is not.
+_VALID = re.compile(r"\bvalid\b|\bwell-formed\b|\bbalanced\b", re.I)
 _BST = re.compile(r"binary search tree|\bBST\b")
 _UNIQUE_NODES = re.compile(r"(unique|distinct) values?|values? (of|in) the (tree|nodes?) (are|is) (unique|distinct)", re.I)
 _TREE_EDGES = re.compile(r"valid tree|represents? a (valid )?tree|forms? a tree|edges? (of|form) a tree"
@@ -266,6 +272,7 @@ _TREE_EDGES = re.compile(r"valid tree|represents? a (valid )?tree|forms? a tree|
 class Space:
     def __init__(self, sig: Signature, statement: str, examples: list[list[Any]], draw_unmodelled: bool = False):
         self.sig = sig
+        self.statement = statement
         self.draw_unmodelled = draw_unmodelled  # draw even where `unmodelled` lists lines (testgen.unmodelled_constraints)
         self.types = dict(zip(sig.names, sig.types, strict=True))
         self.keys = KeyMap(self.types, statement)
@@ -310,9 +317,14 @@ class Space:
     def _misread(self, line: str) -> bool:
         """Whether the examples broke all a line was read as (`nums is sorted and rotated` read as
         sorted, then dropped): read wrongly, so nothing models it."""
+        made, kept = self._kept_reading(line)
+        return made > 0 and kept == 0
+
+    def _kept_reading(self, line: str) -> tuple[int, int]:
+        """(how many things `line` reads as, how many of them the space still holds)."""
         got = Constraints()
         if not _parse_line(line, self.keys, got):
-            return False
+            return 0, 0
         made = kept = 0
         for side, table in (("lower", got.lower), ("upper", got.upper)):
             for key, bounds in table.items():
@@ -328,13 +340,13 @@ class Space:
         promise = bool(_PROMISE.search(line))
         made, kept = made + len(got.alphabets), kept + sum(
             k in self.c.alphabets and not (promise and f"alphabet of {k}" in self.dropped) for k in got.alphabets)
-        return made > 0 and kept == 0
+        return made, kept
 
     def _unevaluable(self, line: str) -> bool:
         """Whether all a line was read as are bounds on a parameter that never evaluate: they name
-        a part of one that no key stands for (`triangle[i].length == triangle[i - 1].length + 1`,
-        `grid[0][0] == grid[m - 1][n - 1] == 0`), so nothing models the line. A bound naming only
-        what is no input (`n == grid.length` where `n` is the input) says nothing to break."""
+        a part of one that no key stands for (`triangle[i].length == triangle[i - 1].length + 1`), so
+        nothing models the line. A bound naming only what is no input (`n == grid.length` where `n`
+        is the input) says nothing to break."""
         got = Constraints()
         if not _parse_line(line, self.keys, got) or any(
                 (got.flags, got.alphabets, got.equal, got.differ, got.contains, got.present, got.excluded,
@@ -348,6 +360,19 @@ class Space:
         bounds = [b for table in (got.lower, got.upper) for row in table.values() for b in row]
         return bool(bounds) and all(never(b.expr) for b in bounds)
 
+    def _partly_read(self, line: str) -> bool:
+        """Whether a line says more than what it was read as: an order between neighbouring items
+        read as something else, or a valid format read as its characters only."""
+        got = Constraints()
+        _parse_line(line, self.keys, got)
+        ordered = any(flags & {"sorted", "desc"} for flags in got.flags.values())
+        if _NEIGHBOUR.search(line) and not ordered and not got.positions:
+            return True
+        other = (got.lower, got.upper, got.flags, got.equal, got.differ, got.contains, got.present, got.excluded,
+                 got.positions, got.unique_answer)
+        return bool(_VALID.search(line) and got.alphabets and not any(other)
+                    and not _TREE_EDGES.search(line) and not _BST.search(line))
+
     def blocked(self) -> str | None:
         """Why no input is drawn from this space (None: inputs are drawn)."""
         if self.c.unique_answer:
@@ -359,9 +384,11 @@ class Space:
     def _unmodelled_lines(self) -> list[str]:
         """The Constraints section's lines about an input that no rule here models (`arr is
         guaranteed to be a mountain array`, `time is a valid string in the format "hh:mm"`, `Every
-        node has either 0 or 2 children`), or whose reading the examples broke (`_misread`): a
-        drawn value may break them. Lines another part reads (aggregates, node counts, field names,
-        a valid tree, a binary search tree, unique node values, a parent array) are modelled; prose
+        node has either 0 or 2 children`), or whose reading the examples broke (`_misread`), never
+        evaluates (`_unevaluable`) or says more (`_partly_read`); and the sentences before the
+        section that say they are promises (`body_promises`) and restate no line read: a drawn
+        value may break them. Lines another part reads (aggregates, node counts, field names, a
+        valid tree, a binary search tree, unique node values, a parent array) are modelled; prose
         statements without a section (HumanEval's) have none: their sentences are a description,
         not a list of promises."""
         if not self.c.section:
@@ -370,8 +397,10 @@ class Space:
         trees = [n for n, t in self.types.items() if t.kind in ("tree", "linked")]
         names = [*self.sig.names, *self.keys.fields]
         out = []
-        read_wrong = [x for x in self.c.lines if x not in self.c.unparsed and (self._misread(x) or self._unevaluable(x))]
-        for line in self.c.unparsed + read_wrong:
+        read_wrong = [x for x in self.c.lines if x not in self.c.unparsed and (
+            self._misread(x) or self._unevaluable(x) or self._partly_read(x))]
+        restated = [x for x in body_promises(self.statement) if 0 < self._kept_reading(x)[0] == self._kept_reading(x)[1]]
+        for line in self.c.unparsed + read_wrong + [x for x in body_promises(self.statement) if x not in restated]:
             if line in handled or (self.tree_edges and _TREE_EDGES.search(line)) or (self.bst and _BST.search(line)):
                 continue
             if _FIELDS.search(line.translate(_ZERO_WIDTH)):  # `events[i] = [startDayi, endDayi]` names the fields
@@ -1143,6 +1172,20 @@ def undirected(row: Any) -> Any:
         except TypeError:
             return row
     return row
+
+
+def body_promises(statement: str) -> list[str]:
+    """Sentences before a Constraints section that say they are promises about the input ("The test
+    cases are generated so that the given input always makes it possible", "It is guaranteed an
+    answer exists"), but not the answer's size. Only where there is a section: HumanEval's
+    docstrings describe."""
+    text = statement.translate(_ZERO_WIDTH)
+    m = re.search(r"^\s*Constraints\s*:?\s*$", text, re.M | re.I) or re.search(r"Constraints\s*:", text, re.I)
+    if not m:
+        return []
+    body = re.split(r"^\s*(?:\*\*)?Example\b", text[:m.start()], maxsplit=1, flags=re.M | re.I)[0]
+    sentences = re.split(r"(?<=[.!?])\s+|\n+", body)
+    return [x.strip() for x in sentences if _PROMISE.search(x) and not _ANSWER_SIZE.search(x)]
 
 
 def position_text(path: tuple[int, ...], op: str, value: Any) -> str:
