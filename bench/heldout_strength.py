@@ -665,9 +665,10 @@ def main() -> None:
                     help="humaneval, leetcodedataset, leetcode-contest (models part: LeetCodeDataset's responses "
                          "on DeepSeek-Coder's LeetCode contest problems, labelled by the contest's ~100 tests).")
     ap.add_argument("--limit", type=int, default=40, help="Problems per source (0: all).")
-    ap.add_argument("--pick", choices=("spread", "spread-shifted", "spread-quarter", "first"), default="spread",
-                    help="spread: evenly over the file; spread-shifted: half a step later (none of spread's); "
-                         "spread-quarter: a quarter step later (none of either's).")
+    ap.add_argument("--pick", choices=ts.PICKS, default="spread",
+                    help="spread: evenly over the file; spread-shifted, spread-quarter, spread-three-quarters: half, "
+                         "a quarter, three quarters of a step later (disjoint sets: a fresh one after rules were read "
+                         "from the last one's failures).")
     ap.add_argument("--ids", default=None, help="Only these problems (comma-separated source ids), instead of --limit.")
     ap.add_argument("--samples", type=int, default=100, help="CodeGen-16B samples per HumanEval problem (humaneval part).")
     ap.add_argument("--split-samples", type=int, default=20, help="Samples per problem in the split part.")

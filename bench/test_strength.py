@@ -148,19 +148,24 @@ def load_mbpp(data: Path, workdir: Path) -> tuple[list[Problem], Counter]:
 LOADERS = {"leetcodedataset": load_leetcodedataset, "humaneval": load_humaneval, "mbpp": load_mbpp}
 
 
+PICKS = ("spread", "spread-shifted", "spread-quarter", "spread-three-quarters", "first")
+
+
 def pick(problems: list[Problem], limit: int, how: str) -> list[Problem]:
     """`limit` problems: the first ones, or spread evenly over the file (closer to the whole split's mix).
     `spread-shifted` takes the problems half a step after `spread`'s: as well spread, none of them
-    the same (for a figure on problems that no rule was read from); `spread-quarter` a quarter step
-    after (none of either's: for a figure once rules were read from `spread-shifted`'s too)."""
+    the same (for a figure on problems that no rule was read from); `spread-quarter` and
+    `spread-three-quarters` a quarter and three quarters of a step after (none of the others': a
+    fresh set each time rules were read from the last one's failures)."""
     if limit >= len(problems):
         return list(problems)
     if how == "first":
         return problems[:limit]
     if how == "spread-shifted":
         return [problems[(2 * i + 1) * len(problems) // (2 * limit)] for i in range(limit)]
-    if how == "spread-quarter":
-        return [problems[(4 * i + 1) * len(problems) // (4 * limit)] for i in range(limit)]
+    if how in ("spread-quarter", "spread-three-quarters"):
+        offset = 1 if how == "spread-quarter" else 3
+        return [problems[(4 * i + offset) * len(problems) // (4 * limit)] for i in range(limit)]
     return [problems[i * len(problems) // limit] for i in range(limit)]
 
 
@@ -699,9 +704,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sources", default=",".join(SOURCES), help=f"Comma-separated, of {', '.join(SOURCES)}.")
     ap.add_argument("--limit", type=int, default=30, help="Problems per source.")
-    ap.add_argument("--pick", choices=("spread", "spread-shifted", "spread-quarter", "first"), default="spread",
-                    help="spread: evenly over each file (the whole split's mix); spread-shifted, spread-quarter: "
-                         "half, a quarter step later (disjoint sets); first: the first --limit.")
+    ap.add_argument("--pick", choices=PICKS, default="spread",
+                    help="spread: evenly over each file (the whole split's mix); spread-shifted, spread-quarter, "
+                         "spread-three-quarters: half, a quarter, three quarters of a step later (disjoint sets); "
+                         "first: the first --limit.")
     ap.add_argument("--samples", type=int, default=20, help="CodeGen-16B samples per HumanEval problem (0: none).")
     ap.add_argument("--mutants", type=int, default=8, help="Mutants of the first reference per problem.")
     ap.add_argument("--seed", type=int, default=25, help="Seed of our mutant draw (not testgen's).")
