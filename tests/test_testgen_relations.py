@@ -408,3 +408,17 @@ def test_an_intervals_problem_gets_no_input_breaking_start_before_end():
     for (intervals,) in inputs + _mutations(sp, [[[1, 3], [2, 6], [8, 10]]]):
         _merge(intervals)
     assert json.dumps(inputs).count("[") > 1000  # large inputs too, not only the trivial ones
+
+
+def test_range_and_answer_size_readings_search_in_linear_time_with_the_same_reading():
+    # both were one pattern with `.*` or `(.+?)` before a tail: quadratic on a long line (seconds per
+    # 14 KB); now the tail is found first. The readings stay those of the old patterns.
+    from microcoder.pipeline.testgen.constraints import _range
+    from microcoder.pipeline.testgen.space import _answer_size
+
+    assert _range("The number of nodes in the tree is in the range [1, 10^4].") == (
+        "number of nodes in the tree", "1", "10^4")
+    assert _range("a\nnums[i] will be in the range [0, n - 1]") == ("nums[i]", "0", "n - 1")
+    assert _range(" is in the range [1, 2]") is None and _range("x is in the range [1, 2") is None
+    assert _answer_size("The test cases are generated so that the answer fits in a 32-bit integer.")
+    assert not _answer_size("It is guaranteed an answer exists.") and not _answer_size("integer answer")

@@ -48,7 +48,21 @@ _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\ufeff\xa0"), " ")
 _TARGET = re.compile(r"^[A-Za-z_]\w*(\[[A-Za-z_0-9]+\])*(\.(length|val|size))?$")
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:\s*(?:\^|\*\*)\s*(\d+))?(?![\w.])")
 _FIELDS = re.compile(r"(\w+)\[i\]\s*=\s*\[([^\]\n]+)\]")
-_RANGE = re.compile(r"(?:the )?(.+?) (?:is|are|will be) in the range \[([^,\]]+),\s*([^\]]+)\]", re.I)
+# `X is in the range [a, b]`: the tail is found first and X is what comes before it on the line; a
+# bound is at most 200 characters of one line. (Unbounded, the lazy `(.+?)` before the tail and a
+# bound without its `]` each took quadratic time: 2.4 s on a 14 KB line.)
+_RANGE_TAIL = re.compile(r" (?:is|are|will be) in the range \[([^,\]\n]{1,200}),\s*([^\]\n]{1,200})\]", re.I)
+
+
+def _range(text: str) -> tuple[str, str, str] | None:
+    """(what, low, high) of the first `what is in the range [low, high]`; `what` is the rest of its
+    line before the tail."""
+    for m in _RANGE_TAIL.finditer(text):
+        what = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
+        what = what[4:] if what[:4].lower() == "the " and len(what) > 4 else what
+        if what:
+            return what, m.group(1), m.group(2)
+    return None
 _NODES = re.compile(r"number of nodes", re.I)
 _MARKER = re.compile(r"^(?:[-*•]|\d{1,2}[.)])\s+")  # a list marker: `- `, `* `, `1. `
 _LEN_CALL = re.compile(r"\blen\(\s*([A-Za-z_]\w*)\s*\)")  # `len(arr)` in a docstring: `arr.length`
@@ -346,9 +360,9 @@ def _parse_line(line: str, keys: KeyMap, c: Constraints) -> bool:
         return True
     text = _PARITY_OF.sub(lambda m: f"{m.group(1)} is {'even' if m.group(2) == '0' else 'odd'}", text)
     text = _EVEN_LENGTH.sub(lambda m: f"{m.group(1)}.length is {m.group(2)}", text)
-    m = _RANGE.search(text)
-    if m:
-        what, lo, hi = m.group(1), to_python(m.group(2)), to_python(m.group(3))
+    ranged = _range(text)
+    if ranged:
+        what, lo, hi = ranged[0], to_python(ranged[1]), to_python(ranged[2])
         key = "len:nodes" if _NODES.search(what) else keys.key(what.split()[-1])
         if key:
             c.lower[key].append(Bound(lo))

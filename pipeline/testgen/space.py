@@ -255,8 +255,16 @@ UNMODELLED = "unmodelled constraint: a generated input may break it"
 # bounding the answer's size (an exact answer is exact in Python at any size).
 _PROMISE = re.compile(r"generated (?:such that|in a way|so that)|guaranteed|(?:input|test cases?|tests) (?:is|are) "
                       r"(?:such|generated)", re.I)
-_ANSWER_SIZE = re.compile(r"\b(?:answer|output|result)s?\b.*\b(?:fits?|range|less than|at most|exceed|does not "
-                          r"exceed|bits?|integer)\b", re.I)
+_ANSWER_WORD = re.compile(r"\b(?:answer|output|result)s?\b", re.I)
+_SIZE_WORD = re.compile(r"\b(?:fits?|range|less than|at most|exceed|bits?|integer)\b", re.I)
+
+
+def _answer_size(text: str) -> bool:
+    """Whether a promise bounds the answer's size (`the answer fits in a 32-bit integer`): a size
+    word after an answer word. Two linear searches: one pattern with `.*` between them took
+    quadratic time on a long line (14 s on 56 KB of "answer")."""
+    m = _ANSWER_WORD.search(text)
+    return bool(m and _SIZE_WORD.search(text, m.end()))
 # A line about the next or previous item (`1 <= positioni < positioni+1 < target`) that no adjacency
 # rule read as an order: the chain's other readings do not hold the order.
 _NEIGHBOUR = re.compile(r"\w(?:\[\s*[ij]\s*[+-]\s*1\s*\]|i[+-]1\b)")
@@ -312,6 +320,7 @@ class Space:
                  for b in self.c.lower.get(k, []) + self.c.upper.get(k, []) for w in re.findall(r"[A-Za-z_]\w*", b.expr)}
         self.size_names = {n for n in sig.names if n in words}
         self._infer()
+        self._readings: dict[str, tuple[bool, Constraints]] = {}
         self.unmodelled = self._unmodelled_lines()
 
     def _misread(self, line: str) -> bool:
@@ -320,10 +329,17 @@ class Space:
         made, kept = self._kept_reading(line)
         return made > 0 and kept == 0
 
+    def _reading(self, line: str) -> tuple[bool, Constraints]:
+        """(whether `line` alone reads as anything, what it was read as), parsed once per line."""
+        if line not in self._readings:
+            got = Constraints()
+            self._readings[line] = (_parse_line(line, self.keys, got), got)
+        return self._readings[line]
+
     def _kept_reading(self, line: str) -> tuple[int, int]:
         """(how many things `line` reads as, how many of them the space still holds)."""
-        got = Constraints()
-        if not _parse_line(line, self.keys, got):
+        found, got = self._reading(line)
+        if not found:
             return 0, 0
         made = kept = 0
         for side, table in (("lower", got.lower), ("upper", got.upper)):
@@ -347,8 +363,8 @@ class Space:
         a part of one that no key stands for (`triangle[i].length == triangle[i - 1].length + 1`), so
         nothing models the line. A bound naming only what is no input (`n == grid.length` where `n`
         is the input) says nothing to break."""
-        got = Constraints()
-        if not _parse_line(line, self.keys, got) or any(
+        found, got = self._reading(line)
+        if not found or any(
                 (got.flags, got.alphabets, got.equal, got.differ, got.contains, got.present, got.excluded,
                  got.positions, got.unique_answer)):
             return False
@@ -363,8 +379,7 @@ class Space:
     def _partly_read(self, line: str) -> bool:
         """Whether a line says more than what it was read as: an order between neighbouring items
         read as something else, or a valid format read as its characters only."""
-        got = Constraints()
-        _parse_line(line, self.keys, got)
+        _, got = self._reading(line)
         ordered = any(flags & {"sorted", "desc"} for flags in got.flags.values())
         if _NEIGHBOUR.search(line) and not ordered and not got.positions:
             return True
@@ -399,8 +414,8 @@ class Space:
         out = []
         read_wrong = [x for x in self.c.lines if x not in self.c.unparsed and (
             self._misread(x) or self._unevaluable(x) or self._partly_read(x))]
-        restated = [x for x in body_promises(self.statement) if 0 < self._kept_reading(x)[0] == self._kept_reading(x)[1]]
-        for line in self.c.unparsed + read_wrong + [x for x in body_promises(self.statement) if x not in restated]:
+        promises = [x for x in body_promises(self.statement) if not 0 < self._kept_reading(x)[0] == self._kept_reading(x)[1]]
+        for line in self.c.unparsed + read_wrong + promises:  # a promise restating a line read is read
             if line in handled or (self.tree_edges and _TREE_EDGES.search(line)) or (self.bst and _BST.search(line)):
                 continue
             if _FIELDS.search(line.translate(_ZERO_WIDTH)):  # `events[i] = [startDayi, endDayi]` names the fields
@@ -409,7 +424,7 @@ class Space:
                     re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", line) for n in self.parent_arrays):
                 continue
             named = any(re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", line) for n in names)
-            promise = _PROMISE.search(line) and not _ANSWER_SIZE.search(line)  # about the input, named or not
+            promise = _PROMISE.search(line) and not _answer_size(line)  # about the input, named or not
             if named or promise or (trees and re.search(r"\b(?:node|nodes|tree|leaf|leaves|root)\b", line, re.I)):
                 out.append(line)
         return out
@@ -1185,7 +1200,7 @@ def body_promises(statement: str) -> list[str]:
         return []
     body = re.split(r"^\s*(?:\*\*)?Example\b", text[:m.start()], maxsplit=1, flags=re.M | re.I)[0]
     sentences = re.split(r"(?<=[.!?])\s+|\n+", body)
-    return [x.strip() for x in sentences if _PROMISE.search(x) and not _ANSWER_SIZE.search(x)]
+    return [x.strip() for x in sentences if _PROMISE.search(x) and not _answer_size(x)]
 
 
 def position_text(path: tuple[int, ...], op: str, value: Any) -> str:
