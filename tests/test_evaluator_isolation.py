@@ -255,9 +255,10 @@ if forked == 0:
     os._exit(0)
 os.close(r)
 execd = subprocess.Popen(["/bin/sleep", "30"])
-for _ in range(200):  # (Popen returns at the exec, a moment before /proc shows the new image)
-    with open(f"/proc/{execd.pid}/comm") as f:
-        if f.read() == "sleep\n":
+for _ in range(200):  # Popen returns at the exec, a moment before /proc shows the new image;
+    # exec sets comm before the arguments, so wait for cmdline itself
+    with open(f"/proc/{execd.pid}/cmdline", "rb") as f:
+        if f.read() == b"/bin/sleep\x0030\x00":
             break
     time.sleep(0.01)
 seen = {}
