@@ -413,7 +413,7 @@ def part_model_code(name: str, args, cfg: ts.Configs, judge: Judge, pool: dict[s
     runs.update(judge.runs(items_first, "first-failure"))
     rows: dict[str, list[tuple[bool, bool | None]]] = {tier: [] for tier in (*TIERS, "all kept", "official")}
     problems_in: dict[str, set[str]] = {tier: set() for tier in rows}
-    disputed = []
+    disputed, disputed_tests = [], []
     for s in samples:
         v = kept.get(s.problem_id)
         if v is None:
@@ -435,7 +435,9 @@ def part_model_code(name: str, args, cfg: ts.Configs, judge: Judge, pool: dict[s
             first = next((i for i, r in enumerate(mine or []) if r and (r["status"] != "AC" or r["time_s"] > at)), None)
             disputed.append({"solution": s.sid, "tier": tiers.get(first), "status": (mine or [{}])[first]["status"]
                              if first is not None else None, "input": v.tests[first].input[:200] if first is not None else None})
-    pool[name] = {"kept": kept, "samples": samples, "runs": runs}
+            if first is not None:  # whole, for reading by hand (`--out`'s .disputed.jsonl)
+                disputed_tests.append({"solution": s.sid, "input": v.tests[first].input, "expected": v.tests[first].output})
+    pool[name] = {"kept": kept, "samples": samples, "runs": runs, "disputed_tests": disputed_tests}
     table = {tier: {"problems": len(problems_in[tier]), **record_of(outs)} for tier, outs in rows.items()}
     return {"problems": len(official), "kept": len(kept), "dropped": dict(dropped), "table": table, "kind": kind,
             "samples": dict(Counter("correct" if s.correct else "incorrect" for s in samples)),
@@ -666,9 +668,9 @@ def main() -> None:
                          "on DeepSeek-Coder's LeetCode contest problems, labelled by the contest's ~100 tests).")
     ap.add_argument("--limit", type=int, default=40, help="Problems per source (0: all).")
     ap.add_argument("--pick", choices=ts.PICKS, default="spread",
-                    help="spread: evenly over the file; spread-shifted, spread-quarter, spread-three-quarters: half, "
-                         "a quarter, three quarters of a step later (disjoint sets: a fresh one after rules were read "
-                         "from the last one's failures).")
+                    help="spread: evenly over the file; spread-shifted, spread-quarter, spread-three-quarters, "
+                         "spread-one-eighth: half, a quarter, three quarters, an eighth of a step later (disjoint "
+                         "sets: a fresh one after rules were read from the last one's failures).")
     ap.add_argument("--ids", default=None, help="Only these problems (comma-separated source ids), instead of --limit.")
     ap.add_argument("--samples", type=int, default=100, help="CodeGen-16B samples per HumanEval problem (humaneval part).")
     ap.add_argument("--split-samples", type=int, default=20, help="Samples per problem in the split part.")
@@ -716,6 +718,10 @@ def main() -> None:
         Path(args.out).write_text(json.dumps({"code": ts.git_revision(), "args": {k: str(v) for k, v in vars(args).items()},
                                               "results": results}, indent=1, default=str))
         log(f"wrote {args.out}")
+        tests = [t for got in pool.values() for t in got.get("disputed_tests", [])]
+        if tests:  # each correct-labelled response's first failing test, whole: to run it against the reference
+            Path(args.out).with_suffix(".disputed.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tests))
+            log(f"wrote {Path(args.out).with_suffix('.disputed.jsonl')}")
 
 
 if __name__ == "__main__":

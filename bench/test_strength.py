@@ -148,25 +148,22 @@ def load_mbpp(data: Path, workdir: Path) -> tuple[list[Problem], Counter]:
 LOADERS = {"leetcodedataset": load_leetcodedataset, "humaneval": load_humaneval, "mbpp": load_mbpp}
 
 
-PICKS = ("spread", "spread-shifted", "spread-quarter", "spread-three-quarters", "first")
+# where each spread pick starts, in eighths of a step (all disjoint: a step is ~19 problems of 1,890)
+_EIGHTHS = {"spread": 0, "spread-one-eighth": 1, "spread-quarter": 2, "spread-shifted": 4, "spread-three-quarters": 6}
+PICKS = (*_EIGHTHS, "first")
 
 
 def pick(problems: list[Problem], limit: int, how: str) -> list[Problem]:
     """`limit` problems: the first ones, or spread evenly over the file (closer to the whole split's mix).
     `spread-shifted` takes the problems half a step after `spread`'s: as well spread, none of them
-    the same (for a figure on problems that no rule was read from); `spread-quarter` and
-    `spread-three-quarters` a quarter and three quarters of a step after (none of the others': a
-    fresh set each time rules were read from the last one's failures)."""
+    the same (for a figure on problems that no rule was read from); `spread-quarter`,
+    `spread-three-quarters` and `spread-one-eighth` a quarter, three quarters and an eighth of a step
+    after (none of the others': a fresh set each time rules were read from the last one's failures)."""
     if limit >= len(problems):
         return list(problems)
     if how == "first":
         return problems[:limit]
-    if how == "spread-shifted":
-        return [problems[(2 * i + 1) * len(problems) // (2 * limit)] for i in range(limit)]
-    if how in ("spread-quarter", "spread-three-quarters"):
-        offset = 1 if how == "spread-quarter" else 3
-        return [problems[(4 * i + offset) * len(problems) // (4 * limit)] for i in range(limit)]
-    return [problems[i * len(problems) // limit] for i in range(limit)]
+    return [problems[(8 * i + _EIGHTHS[how]) * len(problems) // (8 * limit)] for i in range(limit)]
 
 
 # --- solutions --------------------------------------------------------------------------------------------------
@@ -706,7 +703,8 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=30, help="Problems per source.")
     ap.add_argument("--pick", choices=PICKS, default="spread",
                     help="spread: evenly over each file (the whole split's mix); spread-shifted, spread-quarter, "
-                         "spread-three-quarters: half, a quarter, three quarters of a step later (disjoint sets); "
+                         "spread-three-quarters, spread-one-eighth: half, a quarter, three quarters, an eighth of a "
+                         "step later (disjoint sets); "
                          "first: the first --limit.")
     ap.add_argument("--samples", type=int, default=20, help="CodeGen-16B samples per HumanEval problem (0: none).")
     ap.add_argument("--mutants", type=int, default=8, help="Mutants of the first reference per problem.")

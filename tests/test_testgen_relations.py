@@ -314,6 +314,27 @@ def test_a_line_read_as_bounds_that_never_evaluate_is_unmodelled():
     assert sp.unmodelled == [] and sp.blocked() is None
 
 
+def test_a_digit_range_in_brackets_and_an_alphabet_of_one_place():
+    # held-out LeetCodeDataset problems whose correct responses generated inputs failed (spread-three-quarters)
+    sp = _space(["digits"], [STR], "Constraints:\n\n0 <= digits.length <= 4\ndigits[i] is a digit in the range ['2', '9'].\n",
+                [["23"], [""], ["2"]])
+    assert sp.c.alphabets["val:digits"] == "23456789" and sp.unmodelled == []
+    assert sp.violations(["20"]) and {ch for (d,) in _inputs(sp) for ch in d} <= set("23456789")
+    # `board[clickr][clickc] is either 'M' or 'E'` is one place of the board, not its alphabet; and
+    # `0 <= clickr < m` bounds click's parts only in the prose: nothing ties clickr to click[0]
+    board = [["E", "E"], ["E", "M"]]
+    sweeper = ("Constraints:\n\nm == board.length\nn == board[i].length\n1 <= m, n <= 50\n"
+               "board[i][j] is either 'M', 'E', 'B', or a digit from '1' to '8'.\nclick.length == 2\n"
+               "0 <= clickr < m\n0 <= clickc < n\nboard[clickr][clickc] is either 'M' or 'E'.\n")
+    sp = _space(["board", "click"], [Type("list", LIST_STR), LIST_INT], sweeper, [[board, [1, 0]], [[["B", "1"]], [0, 1]]])
+    assert sp.c.alphabets["val:board[][]"] == "12345678BEM"
+    assert sorted(sp.unmodelled) == ["0 <= clickc < n", "0 <= clickr < m", "board[clickr][clickc] is either 'M' or 'E'."]
+    assert sp.blocked() == UNMODELLED
+    # a free name that is no parameter's part stays as it was (`n`, the length in the prose)
+    sp = _space(["nums"], [LIST_INT], "Constraints:\n\n3 <= n <= 50\n1 <= nums[i] <= 50\n", [[[1, 2, 3]], [[5, 4, 3, 2]]])
+    assert sp.unmodelled == [] and sp.blocked() is None
+
+
 def test_lines_that_other_rules_read_are_not_unmodelled():
     tree = ("Constraints:\n\nThe number of nodes in the tree is n.\n1 <= n <= 10^4\nedges.length == n - 1\n"
             "edges represents a valid tree.\n1 <= m * n <= 10^5\n")

@@ -646,11 +646,21 @@ def _parse_char_range(text: str, keys: KeyMap, c: Constraints) -> bool:
     return True
 
 
+def _one_place(text: str, keys: KeyMap) -> bool:
+    """Whether the line is about one place of a string (`board[clickr][clickc] is either 'M' or 'E'`:
+    indexed by a name or a number, not by `i`) and about no whole one: no alphabet of it."""
+    places = [bool(re.match(r"\[\s*(?:\d+|[A-Za-z_]\w+)\s*\]", text[m.end():]))
+              for n, t in keys.params.items() if t.is_stringy()
+              for m in re.finditer(rf"(?<![\w.\[]){re.escape(n)}(?!\w)", text)]
+    return any(places) and all(places)
+
+
 def _parse_words(text: str, keys: KeyMap, c: Constraints) -> bool:
     low = text.lower()
     named = [n for n in keys.params if re.search(rf"(?<![\w.\[]){re.escape(n)}(\[[a-z]\])*(?![\w(])", text)]
     found = False
-    if re.search(r"consist|contain|only|either|characters|letters|digits|is one of|'.' or '.'", low) and not _SCOPED.search(low):
+    if (re.search(r"consist|contain|only|either|characters|letters|digits|is one of|'.' or '.'", low)
+            and not _SCOPED.search(low) and not _one_place(text, keys)):
         lower = re.search(r"lower\s*-?\s*case", low)
         upper = re.search(r"upper\s*-?\s*case", low)
         if lower or upper:
@@ -659,7 +669,9 @@ def _parse_words(text: str, keys: KeyMap, c: Constraints) -> bool:
             chars = string.ascii_letters if re.search(r"\bletters\b", low) else ""
         if re.search(r"\bdigits?\b", low):
             chars += string.digits
-        spans = re.findall(r"""['"](.)['"]\s*(?:-|to)\s*['"](.)['"]""", text)  # digits from '2' - '9'
+        # digits from '2' - '9', a digit in the range ['2', '9']
+        spans = re.findall(r"""['"](.)['"]\s*(?:-|to)\s*['"](.)['"]|\[\s*['"](.)['"]\s*,\s*['"](.)['"]\s*\]""", text)
+        spans = [(a or c, b or d) for a, b, c, d in spans]
         if spans and re.search(r"\bdigits?\b", low) and not re.search(r"letters", low):
             chars = chars.replace(string.digits, "")
         for a, b in spans:

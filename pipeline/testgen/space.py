@@ -360,8 +360,8 @@ class Space:
 
     def _unevaluable(self, line: str) -> bool:
         """Whether all a line was read as are bounds on a parameter that never evaluate: they name
-        a part of one that no key stands for (`triangle[i].length == triangle[i - 1].length + 1`), so
-        nothing models the line. A bound naming only what is no input (`n == grid.length` where `n`
+        a part of one that no key stands for (`triangle[i].length == triangle[i - 1].length + 1`) or
+        a name tied to no input (`_unbound`), so nothing models the line. A bound naming only what is no input (`n == grid.length` where `n`
         is the input) says nothing to break."""
         found, got = self._reading(line)
         if not found or any(
@@ -370,11 +370,21 @@ class Space:
             return False
 
         def never(expr: str) -> bool:
-            refs = [r for r in _refs(_parsed(expr)) if not r.startswith(_SUM_LEN) and self.keys.key(r) is None]
-            return _parsed(expr) is None or any(re.match(r"\w*", r).group(0) in self.types for r in refs)
+            refs = [r for r in _refs(_parsed(expr)) if not r.startswith(_SUM_LEN)]
+            return _parsed(expr) is None or any(
+                re.match(r"\w*", r).group(0) in self.types for r in refs if self.keys.key(r) is None) or any(
+                self._unbound(self.keys.key(r)) for r in refs)
 
-        bounds = [b for table in (got.lower, got.upper) for row in table.values() for b in row]
-        return bool(bounds) and all(never(b.expr) for b in bounds)
+        bounds = [(key, b) for table in (got.lower, got.upper) for key, row in table.items() for b in row]
+        return bool(bounds) and all(self._unbound(key) or never(b.expr) for key, b in bounds)
+
+    def _unbound(self, key: str | None) -> bool:
+        """Whether `key` names a part of a list parameter that the statement ties to no key
+        (`0 <= clickr < m`: clickr is click[0] in the prose only): no value is ever observed or drawn
+        under it. (Other free names, `1 <= n <= 10^5` with n the length in the prose, are left.)"""
+        name = key[4:] if key and key.startswith("var:") else ""
+        return any(name.startswith(n) and len(name) > len(n) for n, t in self.types.items() if t.kind == "list") and not any(
+            k.startswith(("len:", "val:")) for k in self.groups.members(key, self._keys))
 
     def _partly_read(self, line: str) -> bool:
         """Whether a line says more than what it was read as: an order between neighbouring items
@@ -414,6 +424,7 @@ class Space:
         out = []
         read_wrong = [x for x in self.c.lines if x not in self.c.unparsed and (
             self._misread(x) or self._unevaluable(x) or self._partly_read(x))]
+        dead = {x for x in read_wrong if self._unevaluable(x)}  # `0 <= clickr < m`: about an input, unnamed
         promises = [x for x in body_promises(self.statement) if not 0 < self._kept_reading(x)[0] == self._kept_reading(x)[1]]
         for line in self.c.unparsed + read_wrong + promises:  # a promise restating a line read is read
             if line in handled or (self.tree_edges and _TREE_EDGES.search(line)) or (self.bst and _BST.search(line)):
@@ -425,7 +436,7 @@ class Space:
                 continue
             named = any(re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", line) for n in names)
             promise = _PROMISE.search(line) and not _answer_size(line)  # about the input, named or not
-            if named or promise or (trees and re.search(r"\b(?:node|nodes|tree|leaf|leaves|root)\b", line, re.I)):
+            if named or promise or line in dead or (trees and re.search(r"\b(?:node|nodes|tree|leaf|leaves|root)\b", line, re.I)):
                 out.append(line)
         return out
 
