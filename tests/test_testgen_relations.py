@@ -335,6 +335,61 @@ def test_a_digit_range_in_brackets_and_an_alphabet_of_one_place():
     assert sp.unmodelled == [] and sp.blocked() is None
 
 
+def _is_tree(n: int, edges: list) -> bool:
+    root = list(range(n))
+
+    def find(x: int) -> int:
+        while root[x] != x:
+            x = root[x]
+        return x
+    for a, b in edges:
+        if find(a) == find(b):
+            return False
+        root[find(a)] = find(b)
+    return len(edges) == n - 1
+
+
+def test_what_a_given_sentence_says_of_the_inputs():
+    # held-out LeetCodeDataset problems whose correct responses generated inputs failed (spread-one-eighth)
+    three = ("Given three integer arrays arr1, arr2 and arr3 sorted in strictly increasing order, return a sorted array "
+             "of only the integers that appeared in all three arrays.\n\nConstraints:\n\n"
+             "1 <= arr1.length, arr2.length, arr3.length <= 1000\n1 <= arr1[i], arr2[i], arr3[i] <= 2000\n")
+    sp = _space(["arr1", "arr2", "arr3"], [LIST_INT] * 3, three, [[[1, 2, 3, 4, 5], [1, 2, 5, 7, 9], [1, 3, 4, 5, 8]]])
+    assert all(sp.c.flags[f"val:{n}"] == {"sorted", "distinct"} for n in ("arr1", "arr2", "arr3"))
+    assert all(a == sorted(set(a)) for row in _inputs(sp) for a in row)
+    free = ("You are given an integer array nums, which contains distinct elements and an integer k.\n\n"
+            "Constraints:\n\n1 <= nums.length <= 50\n1 <= nums[i] <= 1000\n1 <= k <= 1000\n")
+    sp = _space(["nums", "k"], [LIST_INT, INT], free, [[[5, 4, 6], 1], [[2, 3, 5, 8], 5]])
+    assert sp.c.flags["val:nums"] == {"distinct"} and all(len(set(a)) == len(a) for a, _ in _inputs(sp))
+    # the only list, unnamed ("a sorted array"); what is asked is no fact ("choose four distinct indices");
+    # a reading the examples break is dropped ("sort the array in increasing order")
+    sp = _space(["nums"], [LIST_INT], "You are given a sorted array of integers.\n\nConstraints:\n\n1 <= nums.length <= 10\n",
+                [[[1, 1, 2]]])
+    assert sp.c.flags["val:nums"] == {"sorted"}
+    sp = _space(["nums"], [LIST_INT], "Given an integer array nums, choose four distinct indices w, x, y, and z.\n\n"
+                "Constraints:\n\n4 <= nums.length <= 10\n", [[[5, 6, 2, 7, 4]]])
+    assert not sp.c.flags.get("val:nums")
+    sp = _space(["nums"], [LIST_INT], "Given an array of integers nums, sort the array in increasing order based on the "
+                "frequency of the values.\n\nConstraints:\n\n1 <= nums.length <= 100\n", [[[1, 1, 2, 2, 2, 3]], [[2, 3, 1, 3, 2]]])
+    assert not sp.c.flags.get("val:nums") and "flag sorted of val:nums" in sp.dropped
+
+
+def test_how_often_values_occur_is_unmodelled_and_a_given_tree_is_drawn_as_one():
+    single = ("You are given a sorted array consisting of only integers where every element appears exactly twice, except "
+              "for one element which appears exactly once.\nReturn the single element that appears only once.\n\n"
+              "Constraints:\n\n1 <= nums.length <= 10^5\n0 <= nums[i] <= 10^5\n")
+    sp = _space(["nums"], [LIST_INT], single, [[[1, 1, 2, 3, 3, 4, 4, 8, 8]], [[3, 3, 7, 7, 10, 11, 11]]])
+    assert len(sp.unmodelled) == 1 and sp.unmodelled[0].startswith("You are given a sorted array") and sp.blocked() == UNMODELLED
+    goal = "Given a string s, remove duplicate letters so that every letter appears once and only once.\n\n" + \
+           "Constraints:\n\n1 <= s.length <= 10^4\ns consists of lowercase English letters.\n"
+    assert _space(["s"], [STR], goal, [["bcabc"], ["cbacdcbc"]]).unmodelled == []
+    tree = ("You are given a tree (i.e. a connected, undirected graph that has no cycles) consisting of n nodes numbered "
+            "from 0 to n - 1 and exactly n - 1 edges.\n\nConstraints:\n\n1 <= n <= 10^5\nedges.length == n - 1\n"
+            "edges[i].length == 2\n0 <= ai, bi < n\nai != bi\n")
+    sp = _space(["n", "edges"], [INT, GRID], tree, [[7, [[0, 1], [0, 2], [1, 4], [1, 5], [2, 3], [2, 6]]], [4, [[0, 2], [0, 3], [1, 2]]]])
+    assert sp.tree_edges and all(_is_tree(n, edges) for n, edges in _inputs(sp))
+
+
 def test_lines_that_other_rules_read_are_not_unmodelled():
     tree = ("Constraints:\n\nThe number of nodes in the tree is n.\n1 <= n <= 10^4\nedges.length == n - 1\n"
             "edges represents a valid tree.\n1 <= m * n <= 10^5\n")

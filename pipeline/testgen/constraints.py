@@ -258,7 +258,61 @@ def parse_constraints(statement: str, keys: KeyMap) -> Constraints:
         if not _parse_line(line, keys, c):
             c.unparsed.append(line)
     _prose_distinct(statement, keys, c)
+    if c.section:
+        _given_facts(statement, keys, c)
     return c
+
+
+def body_sentences(statement: str) -> list[str]:
+    """The sentences before a Constraints section and its examples (none without a section)."""
+    text = statement.translate(_ZERO_WIDTH)
+    m = re.search(r"^\s*Constraints\s*:?\s*$", text, re.M | re.I) or re.search(r"Constraints\s*:", text, re.I)
+    if not m:
+        return []
+    body = re.split(r"^\s*(?:\*\*)?Example\b", text[:m.start()], maxsplit=1, flags=re.M | re.I)[0]
+    return [x.strip() for x in re.split(r"(?<=[.!?])\s+|\n+", body) if x.strip()]
+
+
+_GIVEN = re.compile(r"(?:Given|You are given|You're given)\b")
+_NOT_FACT = re.compile(r"\(?\b(?:not necessarily|may or may not be) (?:distinct|unique|sorted)\)?|may contain duplicates", re.I)
+# distinct items of a list ("distinct characters" are a string's: no fact about a list)
+_DISTINCT_ITEMS = re.compile(r"\b(?:distinct|unique) (?:(?:positive|negative|non-negative|prime) )?(?:integers|numbers|elements|values"
+                             r"|digits|strings|words)\b|\b(?:integers|numbers|elements|values) (?:are |is )?(?:all )?"
+                             r"(?:distinct|unique)\b", re.I)
+
+
+def given_facts(statement: str) -> list[str]:
+    """The parts of the sentences introducing the inputs ("You are given an integer array nums, which
+    contains distinct elements and an integer k"; "Given three integer arrays arr1, arr2 and arr3
+    sorted in strictly increasing order, return ...") up to what is asked ("return"), without
+    "(not necessarily distinct)"."""
+    out = []
+    for sentence in body_sentences(statement):
+        if _GIVEN.match(sentence):
+            part = _NOT_FACT.sub("", re.split(r"\breturn\b", sentence, maxsplit=1, flags=re.I)[0]).strip(" ,")
+            if part:
+                out.append(part)
+    return out
+
+
+def _given_facts(statement: str, keys: KeyMap, c: Constraints) -> None:
+    """What a Given sentence says of a list's order or items (sorted, strictly increasing, distinct
+    items, a permutation), read as a Constraints line would be; an example that breaks it drops it
+    (`Space._drop_broken_bounds`), as it does a misread line."""
+    lists = [n for n, t in keys.params.items() if t.kind == "list"]
+    for part in given_facts(statement):
+        if len(lists) == 1 and not any(re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", part) for n in keys.params):
+            part = f"{part} ({lists[0]})"  # "You are given a sorted array consisting of only integers": the one list
+        got = Constraints()
+        _parse_words(part, keys, got)
+        for key, flags in got.flags.items():
+            typ = keys.params.get(key[4:].split("[")[0])
+            if typ is None or (key.count("[") == 0 and typ.inner is not None and typ.inner.kind == "list"):
+                continue  # a grid's own order ("sort each matrix diagonal in ascending order") is no list's
+            if "distinct" in flags and not _DISTINCT_ITEMS.search(part) and not {"sorted", "desc"} & flags:
+                flags = flags - {"distinct"}  # "choose four distinct indices" is no fact about nums
+            if flags:
+                c.flags[key] |= flags
 
 
 _DISTINCT_PROSE = re.compile(r"\b(?:array|list|set)\s+of\s+(?:\w+\s+)?(?:unique|distinct)\s+(strings|words|integers|numbers|elements|values)"

@@ -48,8 +48,10 @@ from microcoder.pipeline.testgen.constraints import (
     Unresolved,
     _parse_line,
     _parsed,
+    body_sentences,
     evaluate,
     finite,
+    given_facts,
     parse_constraints,
     to_python,
 )
@@ -274,7 +276,12 @@ _VALID = re.compile(r"\bvalid\b|\bwell-formed\b|\bbalanced\b", re.I)
 _BST = re.compile(r"binary search tree|\bBST\b")
 _UNIQUE_NODES = re.compile(r"(unique|distinct) values?|values? (of|in) the (tree|nodes?) (are|is) (unique|distinct)", re.I)
 _TREE_EDGES = re.compile(r"valid tree|represents? a (valid )?tree|forms? a tree|edges? (of|form) a tree"
-                         r"|(input|graph|edges) (is|are) guaranteed to (be|form) a tree", re.I)
+                         r"|(input|graph|edges) (is|are) guaranteed to (be|form) a tree"
+                         r"|\bgiven an? (?:(?:undirected|rooted|weighted|connected),? )*tree\b", re.I)
+# "Given an integer array nums where every element appears three times except for one": how often
+# each value occurs, which no rule draws
+_MULTIPLICITY = re.compile(r"\b(?:appears?|occurs?) (?:exactly |only )?(?:once|twice|(?:two|three|\w+) times)\b"
+                           r"|\bmore than \d+ ?%", re.I)
 
 
 class Space:
@@ -426,7 +433,9 @@ class Space:
             self._misread(x) or self._unevaluable(x) or self._partly_read(x))]
         dead = {x for x in read_wrong if self._unevaluable(x)}  # `0 <= clickr < m`: about an input, unnamed
         promises = [x for x in body_promises(self.statement) if not 0 < self._kept_reading(x)[0] == self._kept_reading(x)[1]]
-        for line in self.c.unparsed + read_wrong + promises:  # a promise restating a line read is read
+        # named or not; not a goal ("remove duplicate letters so that every letter appears once")
+        counted = [x for x in given_facts(self.statement) if _MULTIPLICITY.search(re.split(r"\bso that\b", x)[0])]
+        for line in self.c.unparsed + read_wrong + promises + counted:  # a promise restating a line read is read
             if line in handled or (self.tree_edges and _TREE_EDGES.search(line)) or (self.bst and _BST.search(line)):
                 continue
             if _FIELDS.search(line.translate(_ZERO_WIDTH)):  # `events[i] = [startDayi, endDayi]` names the fields
@@ -436,7 +445,7 @@ class Space:
                 continue
             named = any(re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", line) for n in names)
             promise = _PROMISE.search(line) and not _answer_size(line)  # about the input, named or not
-            if named or promise or line in dead or (trees and re.search(r"\b(?:node|nodes|tree|leaf|leaves|root)\b", line, re.I)):
+            if named or promise or line in dead or line in counted or (trees and re.search(r"\b(?:node|nodes|tree|leaf|leaves|root)\b", line, re.I)):
                 out.append(line)
         return out
 
@@ -1205,13 +1214,7 @@ def body_promises(statement: str) -> list[str]:
     cases are generated so that the given input always makes it possible", "It is guaranteed an
     answer exists"), but not the answer's size. Only where there is a section: HumanEval's
     docstrings describe."""
-    text = statement.translate(_ZERO_WIDTH)
-    m = re.search(r"^\s*Constraints\s*:?\s*$", text, re.M | re.I) or re.search(r"Constraints\s*:", text, re.I)
-    if not m:
-        return []
-    body = re.split(r"^\s*(?:\*\*)?Example\b", text[:m.start()], maxsplit=1, flags=re.M | re.I)[0]
-    sentences = re.split(r"(?<=[.!?])\s+|\n+", body)
-    return [x.strip() for x in sentences if _PROMISE.search(x) and not _answer_size(x)]
+    return [x for x in body_sentences(statement) if _PROMISE.search(x) and not _answer_size(x)]
 
 
 def position_text(path: tuple[int, ...], op: str, value: Any) -> str:
