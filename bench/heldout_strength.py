@@ -669,9 +669,9 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=40, help="Problems per source (0: all).")
     ap.add_argument("--pick", choices=ts.PICKS, default="spread",
                     help="spread: evenly over the file; spread-shifted, spread-quarter, spread-three-quarters, "
-                         "spread-one-eighth, spread-three-eighths: half, a quarter, three quarters, an eighth, three "
-                         "eighths of a step later (disjoint sets: a fresh one after rules were read from the last "
-                         "one's failures).")
+                         "spread-one-eighth, -three-eighths, -five-eighths: half, a quarter, three quarters, one, "
+                         "three, five eighths of a step later (disjoint sets: a fresh one after rules were read from "
+                         "the last one's failures).")
     ap.add_argument("--ids", default=None, help="Only these problems (comma-separated source ids), instead of --limit.")
     ap.add_argument("--samples", type=int, default=100, help="CodeGen-16B samples per HumanEval problem (humaneval part).")
     ap.add_argument("--split-samples", type=int, default=20, help="Samples per problem in the split part.")

@@ -150,7 +150,7 @@ LOADERS = {"leetcodedataset": load_leetcodedataset, "humaneval": load_humaneval,
 
 # where each spread pick starts, in eighths of a step (all disjoint: a step is ~19 problems of 1,890)
 _EIGHTHS = {"spread": 0, "spread-one-eighth": 1, "spread-quarter": 2, "spread-three-eighths": 3, "spread-shifted": 4,
-            "spread-three-quarters": 6}
+            "spread-five-eighths": 5, "spread-three-quarters": 6}
 PICKS = (*_EIGHTHS, "first")
 
 
@@ -158,9 +158,9 @@ def pick(problems: list[Problem], limit: int, how: str) -> list[Problem]:
     """`limit` problems: the first ones, or spread evenly over the file (closer to the whole split's mix).
     `spread-shifted` takes the problems half a step after `spread`'s: as well spread, none of them
     the same (for a figure on problems that no rule was read from); `spread-quarter`,
-    `spread-three-quarters`, `spread-one-eighth` and `spread-three-eighths` a quarter, three quarters,
-    an eighth and three eighths of a step after (none of the others': a fresh set each time rules were
-    read from the last one's failures)."""
+    `spread-three-quarters` and `spread-one-eighth`, `-three-eighths`, `-five-eighths` a quarter, three
+    quarters, one, three and five eighths of a step after (none of the others': a fresh set each time
+    rules were read from the last one's failures)."""
     if limit >= len(problems):
         return list(problems)
     if how == "first":
@@ -705,8 +705,8 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=30, help="Problems per source.")
     ap.add_argument("--pick", choices=PICKS, default="spread",
                     help="spread: evenly over each file (the whole split's mix); spread-shifted, spread-quarter, "
-                         "spread-three-quarters, spread-one-eighth, spread-three-eighths: half, a quarter, three "
-                         "quarters, an eighth, three eighths of a step later (disjoint sets); "
+                         "spread-three-quarters, spread-one-eighth, -three-eighths, -five-eighths: half, a quarter, "
+                         "three quarters, one, three, five eighths of a step later (disjoint sets); "
                          "first: the first --limit.")
     ap.add_argument("--samples", type=int, default=20, help="CodeGen-16B samples per HumanEval problem (0: none).")
     ap.add_argument("--mutants", type=int, default=8, help="Mutants of the first reference per problem.")

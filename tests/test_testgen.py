@@ -258,6 +258,7 @@ def test_unannotated_parameters_take_their_examples_types():
 def test_sizes_fixed_by_a_product_of_scalars_stay_within_the_budget():
     # last-day-where-you-can-still-cross: drawing row and col near 2*10^4 each once asked for 10^8 rows
     sp = _space(["row", "col", "cells"], [INT, INT, GRID],
+                "cells[i] = [ri, ci] is the cell flooded on day i.\n\n"
                 "Constraints:\n2 <= row, col <= 2 * 104\n4 <= row * col <= 2 * 104\ncells.length == row * col\n"
                 "1 <= ri <= row\n1 <= ci <= col", [[2, 2, [[1, 1], [2, 1], [1, 2], [2, 2]]]])
     cands = generate_inputs(sp, "p", 20, seed=0, max_elements=400, max_input_bytes=1_000_000, existing=set())

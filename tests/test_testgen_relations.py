@@ -384,10 +384,34 @@ def test_how_often_values_occur_is_unmodelled_and_a_given_tree_is_drawn_as_one()
            "Constraints:\n\n1 <= s.length <= 10^4\ns consists of lowercase English letters.\n"
     assert _space(["s"], [STR], goal, [["bcabc"], ["cbacdcbc"]]).unmodelled == []
     tree = ("You are given a tree (i.e. a connected, undirected graph that has no cycles) consisting of n nodes numbered "
-            "from 0 to n - 1 and exactly n - 1 edges.\n\nConstraints:\n\n1 <= n <= 10^5\nedges.length == n - 1\n"
+            "from 0 to n - 1 and exactly n - 1 edges. The edges array is given on the form edges[i] = [ai, bi].\n\nConstraints:\n\n1 <= n <= 10^5\nedges.length == n - 1\n"
             "edges[i].length == 2\n0 <= ai, bi < n\nai != bi\n")
     sp = _space(["n", "edges"], [INT, GRID], tree, [[7, [[0, 1], [0, 2], [1, 4], [1, 5], [2, 3], [2, 6]]], [4, [[0, 2], [0, 3], [1, 2]]]])
     assert sp.tree_edges and all(_is_tree(n, edges) for n, edges in _inputs(sp))
+
+
+def test_bounds_on_an_index_or_an_unbound_field_are_unmodelled_and_fields_bind_more_ways():
+    # held-out LeetCodeDataset problems whose correct responses generated inputs failed (spread-three-eighths)
+    rooms = "Constraints:\n\nn == nextVisit.length\n2 <= n <= 10^5\n0 <= nextVisit[i] <= i\n"
+    sp = _space(["nextVisit"], [LIST_INT], rooms, [[[0, 0]], [[0, 0, 2]], [[0, 1, 2, 0]]])
+    assert sp.unmodelled == ["0 <= nextVisit[i] <= i"] and sp.blocked() == UNMODELLED
+    circles = ("You are given an array points where points[i] = [xi, yi] and an array queries where queries[j] = "
+               "[xj, yj, rj].\n\nConstraints:\n\n1 <= points.length <= 500\n0 <= xi, yi <= 500\n"
+               "1 <= queries.length <= 500\n0 <= xj, yj <= 500\n1 <= rj <= 500\n")
+    sp = _space(["points", "queries"], [GRID, GRID], circles, [[[[1, 3], [3, 3]], [[2, 3, 1], [4, 3, 1]]]])
+    assert sp.unmodelled == ["0 <= xj, yj <= 500", "1 <= rj <= 500"]  # `queries[j]`: no binding reads it
+    # "Each rectangle[i] = [...]" names the list `rectangles`; a relation of two fields is held as a row's
+    area = ("Each rectangle[i] = [xi1, yi1, xi2, yi2] denotes the ith rectangle.\n\nConstraints:\n\n"
+            "1 <= rectangles.length <= 200\nrectanges[i].length == 4\n0 <= xi1, yi1, xi2, yi2 <= 10^9\n"
+            "xi1 <= xi2\nyi1 <= yi2\n")
+    sp = _space(["rectangles"], [GRID], area, [[[[0, 0, 2, 2], [1, 0, 2, 3], [1, 0, 3, 1]]], [[[0, 0, 1000000000, 1000000000]]]])
+    assert sp.unmodelled == [] and sp.blocked() is None
+    assert all(0 <= x1 <= x2 <= 10**9 and 0 <= y1 <= y2 <= 10**9 for (rects,) in _inputs(sp) for x1, y1, x2, y2 in rects)
+    delay = ("times[i] = (ui, vi, wi), where ui is the source node.\n\nConstraints:\n\n1 <= k <= n <= 100\n"
+             "1 <= times.length <= 6000\ntimes[i].length == 3\n1 <= ui, vi <= n\nui != vi\n0 <= wi <= 100\n")
+    sp = _space(["times", "n", "k"], [GRID, INT, INT], delay, [[[[2, 1, 1], [2, 3, 1], [3, 4, 1]], 4, 2], [[[1, 2, 1]], 2, 1]])
+    assert sp.keys.fields == {"ui": "val:times[][0]", "vi": "val:times[][1]", "wi": "val:times[][2]"}
+    assert all(1 <= u <= n and 1 <= v <= n and u != v and 0 <= w <= 100 for times, n, _ in _inputs(sp) for u, v, w in times)
 
 
 def test_lines_that_other_rules_read_are_not_unmodelled():

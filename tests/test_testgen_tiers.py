@@ -164,7 +164,8 @@ The number of nodes in the tree is in the range [0, 104].
 -100 <= Node.val <= 100
 """
 
-MIN_HEIGHT_TREES = """Return a list of all the roots of minimum height trees.
+MIN_HEIGHT_TREES = """Given an array of n - 1 edges where edges[i] = [ai, bi] indicates an undirected edge between
+the two nodes ai and bi in the tree. Return a list of all the roots of minimum height trees.
 
 Constraints:
 

@@ -47,7 +47,7 @@ _CMP = re.compile(r"(<=|>=|==|!=|<|>)")
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\ufeff\xa0"), " ")
 _TARGET = re.compile(r"^[A-Za-z_]\w*(\[[A-Za-z_0-9]+\])*(\.(length|val|size))?$")
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:\s*(?:\^|\*\*)\s*(\d+))?(?![\w.])")
-_FIELDS = re.compile(r"(\w+)\[i\]\s*=\s*\[([^\]\n]+)\]")
+_FIELDS = re.compile(r"(\w+)\[i\]\s*=\s*[\[(]([^\])\n]+)[\])]")  # `times[i] = (ui, vi, wi)` too
 # `X is in the range [a, b]`: the tail is found first and X is what comes before it on the line; a
 # bound is at most 200 characters of one line. (Unbounded, the lazy `(.+?)` before the tail and a
 # bound without its `]` each took quadratic time: 2.4 s on a 14 KB line.)
@@ -221,7 +221,7 @@ class KeyMap:
         self.params = params  # name -> Type (microcoder.pipeline.testgen.types)
         self.fields: dict[str, str] = {}  # `fromi` -> `val:flights[][0]`
         for m in _FIELDS.finditer(statement.translate(_ZERO_WIDTH)):
-            owner = m.group(1)
+            owner = m.group(1) if m.group(1) in params else m.group(1) + "s"  # "Each rectangle[i] = [xi1, ...]"
             if owner not in params:
                 continue
             for k, name in enumerate(n.strip() for n in m.group(2).split(",")):

@@ -349,10 +349,15 @@ class Space:
         if not found:
             return 0, 0
         made = kept = 0
+        # a bound between two fields of a row (`xi1 <= xi2`) is held as a row relation instead
+        rows = {(r.owner, r.field, r.side, r.expr) for rels in self.row_relations.values() for r in rels}
         for side, table in (("lower", got.lower), ("upper", got.upper)):
             for key, bounds in table.items():
                 now = {b.expr for b in getattr(self.c, side).get(key, [])}
-                made, kept = made + len(bounds), kept + sum(b.expr in now for b in bounds)
+                field = re.fullmatch(r"val:(\w+)\[\]\[(\d+)\]", key)
+                made += len(bounds)
+                kept += sum(b.expr in now or bool(field and (field.group(1), int(field.group(2)), side, b.expr) in rows)
+                            for b in bounds)
         for key, flags in got.flags.items():
             made, kept = made + len(flags), kept + len(flags & self.c.flags.get(key, set()))
         for mine, theirs in ((got.present, self.c.present), (got.excluded, self.c.excluded),
@@ -368,30 +373,37 @@ class Space:
     def _unevaluable(self, line: str) -> bool:
         """Whether all a line was read as are bounds on a parameter that never evaluate: they name
         a part of one that no key stands for (`triangle[i].length == triangle[i - 1].length + 1`) or
-        a name tied to no input (`_unbound`), so nothing models the line. A bound naming only what is no input (`n == grid.length` where `n`
-        is the input) says nothing to break."""
+        a name tied to no input (`_unbound`), so nothing models the line; or one of its bounds is
+        such a name (`0 <= nextVisit[i] <= i`: the upper bound never holds anything). A bound naming
+        only what is no input (`n == grid.length` where `n` is the input) says nothing to break."""
         found, got = self._reading(line)
         if not found or any(
                 (got.flags, got.alphabets, got.equal, got.differ, got.contains, got.present, got.excluded,
                  got.positions, got.unique_answer)):
             return False
 
+        def unbound_refs(expr: str) -> bool:
+            return any(self._unbound(self.keys.key(r)) for r in _refs(_parsed(expr)) if not r.startswith(_SUM_LEN))
+
         def never(expr: str) -> bool:
-            refs = [r for r in _refs(_parsed(expr)) if not r.startswith(_SUM_LEN)]
-            return _parsed(expr) is None or any(
-                re.match(r"\w*", r).group(0) in self.types for r in refs if self.keys.key(r) is None) or any(
-                self._unbound(self.keys.key(r)) for r in refs)
+            refs = [r for r in _refs(_parsed(expr)) if not r.startswith(_SUM_LEN) and self.keys.key(r) is None]
+            return _parsed(expr) is None or any(re.match(r"\w*", r).group(0) in self.types for r in refs)
 
         bounds = [(key, b) for table in (got.lower, got.upper) for key, row in table.items() for b in row]
-        return bool(bounds) and all(self._unbound(key) or never(b.expr) for key, b in bounds)
+        return bool(bounds) and (any(unbound_refs(b.expr) for _, b in bounds)
+                                 or all(self._unbound(key) or never(b.expr) for key, b in bounds))
 
     def _unbound(self, key: str | None) -> bool:
-        """Whether `key` names a part of a list parameter that the statement ties to no key
-        (`0 <= clickr < m`: clickr is click[0] in the prose only): no value is ever observed or drawn
-        under it. (Other free names, `1 <= n <= 10^5` with n the length in the prose, are left.)"""
+        """Whether `key` is a name the statement ties to no key, yet one of an input's parts: a list
+        parameter's name and more (`0 <= clickr < m`: clickr is click[0] in the prose only), an index
+        (`i`, `j`), or a field's name (`xi1`, `uj`: a name and a subscript i or j) that no
+        `rectangles[i] = [xi1, ...]` binds. No value is ever observed or drawn under it. (Other free
+        names, `1 <= n <= 10^5` with n the length in the prose, are left.)"""
         name = key[4:] if key and key.startswith("var:") else ""
-        return any(name.startswith(n) and len(name) > len(n) for n, t in self.types.items() if t.kind == "list") and not any(
-            k.startswith(("len:", "val:")) for k in self.groups.members(key, self._keys))
+        part = any(name.startswith(n) and len(name) > len(n) for n, t in self.types.items() if t.kind == "list")
+        if not (part or name in ("i", "j") or re.fullmatch(r"[A-Za-z]+\d*[ij]\d*", name) and len(name) > 1):
+            return False
+        return not any(k.startswith(("len:", "val:")) for k in self.groups.members(key, self._keys))
 
     def _partly_read(self, line: str) -> bool:
         """Whether a line says more than what it was read as: an order between neighbouring items
