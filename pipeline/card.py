@@ -167,8 +167,9 @@ BENCH_HELD_OUT = (
     "samples HumanEval's official check accepts (most of the rest are bugs that check misses) and fail 98.5% "
     "(7849/7967) of those it rejects (the official tests: 100.0%, 99.7%); with half of each problem's samples "
     "choosing the tests, the other half: TPR 98.7% (232/235), TNR 98.2% (821/836). On LeetCode problems the "
-    "input rules were not read from, the tests pass 91.8% (90/98) of LeetCodeDataset's model-written responses "
-    "(`--sources leetcodedataset --limit 100 --pick spread-three-quarters`), and on DeepSeek-Coder's LeetCode contest "
+    "input rules were not read from, the tests pass 91.7% (88/96) of LeetCodeDataset's model-written responses "
+    "(`--sources leetcodedataset --limit 100 --pick spread-five-eighths`; 91.8-94.9% on three earlier such sets), "
+    "and on DeepSeek-Coder's LeetCode contest "
     "problems, whose ~100 tests label the responses, pass 91.9% (114/124) of the right ones (9 of the 10 failures "
     "are over the time or memory limit on full-size inputs) and fail 88.9% (8/9) of the wrong ones "
     "(`--sources leetcode-contest`); a problem with a constraint line no rule models gets no generated test.")
