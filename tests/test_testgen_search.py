@@ -170,6 +170,19 @@ def test_outputs_by_agreement_of_the_references_that_finish(tmp_path):
     assert report_of(result, "one-slow")["strength"]["after"]["known_wrong"]["correct_passing"] == 1
 
 
+# A reference computing in floats on some inputs (LeetCodeDataset's `from math import *` makes `pow` math.pow)
+FLOAT_ON_POSITIVE_K = REFERENCE.replace("        return ans\n", "        return ans if k <= 0 else float(ans)\n")
+
+
+def test_a_float_from_a_function_declared_int_is_no_expected_output(tmp_path):
+    result = testgen_problems([functional("floats", FLOAT_ON_POSITIVE_K)], cfg(tmp_path, target_tests=10, search_rounds=0),
+                              evaluator=EV, progress=False)
+    kept = {p.id: p for p in result.kept}["floats"]
+    assert report_of(result, "floats")["dropped"]["reference returned a float from a function declared to return int"] > 0
+    generated = kept.tests[1:]
+    assert generated and all(parse_input(t.input, 2)[1] <= 0 and "." not in t.output for t in generated)
+
+
 # --- validity -------------------------------------------------------------------------------------------
 STDIO_STATEMENT = "Read n, then n integers; print their sum.\n\nConstraints: 1 <= n <= 100, |a_i| <= 1000."
 GENERATOR = """import random

@@ -11,6 +11,7 @@ OLE; a functional result that is not plain JSON: RE).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -136,7 +137,29 @@ def by_agreement(p: Problem, per_ref: list[Run], slow_limit_s: float, index: lis
         return Expected(None, f"reference {silent.status}" if silent else "reference too slow", 0, cost)
     if not all(agree(p, voters[0].output, r.output) for r in voters[1:]):
         return Expected(None, "references disagree", 0, cost)
+    if _float_from_int_function(p, voters[0].output):
+        return Expected(None, FLOAT_FOR_INT, 0, cost)
     return Expected(voters[0].output, None, len(voters), cost, tuple(k for k, _ in voting))
+
+
+# A reference whose `-> int` function returns a float computed it in floats (LeetCodeDataset's
+# prompt does `from math import *`, so `pow` is math.pow): inexact past 2^53, and no reason to trust.
+FLOAT_FOR_INT = "reference returned a float from a function declared to return int"
+
+
+def _float_from_int_function(p: Problem, output: str | None) -> bool:
+    if p.style != "functional" or not output:
+        return False
+    try:
+        value = json.loads(output)
+    except (ValueError, RecursionError):
+        return False
+    if not isinstance(value, float):
+        return False
+    name = re.escape((p.entry_point or "").rsplit(".", 1)[-1].replace("()", "").strip())
+    declared = rf"def\s+{name}\s*\(.*?\)\s*->\s*int\s*:"
+    return bool(name) and any(re.search(declared, code or "", re.S)
+                              for code in (p.starter_code, *(r.code for r in references_of(p))))
 
 
 def references_of(p: Problem) -> list:

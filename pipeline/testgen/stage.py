@@ -66,7 +66,7 @@ from microcoder.pipeline.testgen.stdio import (
 from microcoder.pipeline.testgen.types import Unsupported, signature_of
 
 _BLOCKED = {UNIQUE_ANSWER, UNMODELLED}  # a space that draws nothing, and why (testgen.space)
-VERSION = "14"  # bump when generation changes: cached results of older versions are not reused
+VERSION = "15"  # bump when generation changes: cached results of older versions are not reused
 
 
 def judge_config(cfg: TestgenConfig, evaluator: EvaluatorConfig | None) -> EvaluatorConfig:
