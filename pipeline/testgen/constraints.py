@@ -725,7 +725,7 @@ def _parse_words(text: str, keys: KeyMap, c: Constraints) -> bool:
             chars += string.digits
         # digits from '2' - '9', a digit in the range ['2', '9']
         spans = re.findall(r"""['"](.)['"]\s*(?:-|to)\s*['"](.)['"]|\[\s*['"](.)['"]\s*,\s*['"](.)['"]\s*\]""", text)
-        spans = [(a or c, b or d) for a, b, c, d in spans]
+        spans = [(dash_lo or list_lo, dash_hi or list_hi) for dash_lo, dash_hi, list_lo, list_hi in spans]
         if spans and re.search(r"\bdigits?\b", low) and not re.search(r"letters", low):
             chars = chars.replace(string.digits, "")
         for a, b in spans:
